@@ -1,0 +1,33 @@
+// Runs the dtype-flow analysis over translation units and turns its events
+// into findings with the rule engines of rules/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "dtype_lint/finding.h"
+
+namespace dtype_lint::analyzer {
+
+struct TranslationUnitReport {
+  std::string file;
+  unsigned compileErrors = 0;
+  std::string firstError;
+  bool parsed = false;
+};
+
+struct AnalysisResult {
+  std::vector<Finding> findings;  // deduplicated, suppressions applied, in location order
+  std::vector<TranslationUnitReport> units;
+};
+
+struct AnalysisOptions {
+  unsigned jobs = 1;
+  std::vector<std::string> ruleGlobs;  // empty: every rule
+};
+
+AnalysisResult analyze(const clang::tooling::CompilationDatabase& database, const std::vector<std::string>& files,
+                       const AnalysisOptions& options);
+
+}  // namespace dtype_lint::analyzer

@@ -1,0 +1,156 @@
+#include "compilation.h"
+
+#include <algorithm>
+#include <set>
+
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "tool_flags.h"
+
+namespace dtype_lint::analyzer {
+
+using clang::tooling::CompilationDatabase;
+using clang::tooling::CompileCommand;
+
+namespace {
+
+// The project's database, and fallback flags for files it does not list.
+class DatabaseWithFallback : public CompilationDatabase {
+ public:
+  explicit DatabaseWithFallback(std::unique_ptr<CompilationDatabase> inner) : inner_(std::move(inner)) {}
+
+  std::vector<CompileCommand> getCompileCommands(llvm::StringRef file) const override {
+    if (inner_) {
+      auto commands = inner_->getCompileCommands(file);
+      if (!commands.empty()) return commands;
+    }
+    std::vector<std::string> line{"clang++"};
+    for (const std::string& flag : fallbackFlags()) line.push_back(flag);
+    line.push_back(file.str());
+    return {CompileCommand(llvm::sys::path::parent_path(file), file, line, "")};
+  }
+  std::vector<std::string> getAllFiles() const override {
+    return inner_ ? inner_->getAllFiles() : std::vector<std::string>{};
+  }
+
+ private:
+  std::unique_ptr<CompilationDatabase> inner_;
+};
+
+std::string absolute(llvm::StringRef path) {
+  llvm::SmallString<256> out(path);
+  llvm::sys::fs::make_absolute(out);
+  llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
+  return std::string(out);
+}
+
+bool isSourceFile(llvm::StringRef path) {
+  const llvm::StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c++" || ext == ".cu";
+}
+
+llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::string& jsonPath) {
+  std::string error;
+  auto db = clang::tooling::JSONCompilationDatabase::loadFromFile(
+      jsonPath, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!db) {
+    // The loader's message spans lines; the user gets the first.
+    std::string firstLine = error.substr(0, error.find('\n'));
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot load compilation database '%s': %s",
+                                   jsonPath.c_str(), firstLine.c_str());
+  }
+  return std::unique_ptr<CompilationDatabase>(std::move(db));
+}
+
+// compile_commands.json in the path's directory or a parent, or in their build/.
+std::string findDatabaseNear(const std::string& path) {
+  llvm::SmallString<256> dir(path);
+  if (!llvm::sys::fs::is_directory(dir)) llvm::sys::path::remove_filename(dir);
+  for (; !dir.empty(); dir = llvm::sys::path::parent_path(dir)) {
+    for (const char* candidate : {"compile_commands.json", "build/compile_commands.json"}) {
+      llvm::SmallString<256> file(dir);
+      llvm::sys::path::append(file, candidate);
+      if (llvm::sys::fs::exists(file)) return std::string(file);
+    }
+    if (dir == llvm::sys::path::root_path(dir)) break;
+  }
+  return "";
+}
+
+}  // namespace
+
+llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const std::string& buildDir) {
+  WorkList work;
+  std::vector<std::string> inputs;
+  for (const std::string& p : paths) {
+    if (!llvm::sys::fs::exists(p))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no such file or directory: '%s'", p.c_str());
+    inputs.push_back(absolute(p));
+  }
+
+  std::unique_ptr<CompilationDatabase> db;
+  if (!buildDir.empty()) {
+    std::string json = buildDir;
+    if (llvm::sys::fs::is_directory(buildDir)) {
+      llvm::SmallString<256> file(buildDir);
+      llvm::sys::path::append(file, "compile_commands.json");
+      json = std::string(file);
+    }
+    if (!llvm::sys::fs::exists(json))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no compile_commands.json in '%s'",
+                                     buildDir.c_str());
+    work.databasePath = absolute(json);
+  } else {
+    for (const std::string& input : inputs)
+      if (work.databasePath = findDatabaseNear(input); !work.databasePath.empty()) break;
+  }
+  if (!work.databasePath.empty()) {
+    auto loaded = loadDatabase(work.databasePath);
+    if (!loaded) return loaded.takeError();
+    db = std::move(*loaded);
+  }
+
+  std::set<std::string> inDatabase;
+  if (db)
+    for (const std::string& f : db->getAllFiles()) inDatabase.insert(absolute(f));
+
+  std::set<std::string> files, outside;
+  for (const std::string& input : inputs) {
+    if (!llvm::sys::fs::is_directory(input)) {
+      files.insert(input);
+      if (!inDatabase.count(input)) outside.insert(input);
+      continue;
+    }
+    const std::string prefix = input + "/";
+    size_t found = 0;
+    for (const std::string& f : inDatabase)
+      if (f.compare(0, prefix.size(), prefix) == 0) {
+        files.insert(f);
+        ++found;
+      }
+    if (found) continue;
+    if (db)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no translation unit under '%s' in '%s'", input.c_str(),
+                                     work.databasePath.c_str());
+    // No database at all: every source file under the directory, with fallback flags.
+    std::error_code ec;
+    for (llvm::sys::fs::recursive_directory_iterator it(input, ec), end; it != end && !ec; it.increment(ec))
+      if (isSourceFile(it->path()) && !llvm::sys::fs::is_directory(it->path())) {
+        files.insert(absolute(it->path()));
+        outside.insert(absolute(it->path()));
+        ++found;
+      }
+    if (!found)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no C++ source files under '%s' and no compile_commands.json found",
+                                     input.c_str());
+  }
+  work.files.assign(files.begin(), files.end());
+  work.outsideDatabase.assign(outside.begin(), outside.end());
+  work.database = std::make_unique<DatabaseWithFallback>(std::move(db));
+  return work;
+}
+
+}  // namespace dtype_lint::analyzer

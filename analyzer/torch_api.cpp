@@ -1,0 +1,208 @@
+#include "torch_api.h"
+
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+
+namespace dtype_lint::analyzer {
+
+using namespace clang;
+
+const Expr* ignoreWrappers(const Expr* e) {
+  while (e) {
+    const Expr* next = e->IgnoreParenImpCasts();
+    if (auto* m = dyn_cast<MaterializeTemporaryExpr>(next)) next = m->getSubExpr();
+    if (auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
+    if (auto* c = dyn_cast<ExprWithCleanups>(next)) next = c->getSubExpr();
+    if (auto* f = dyn_cast<CXXFunctionalCastExpr>(next)) next = f->getSubExpr();
+    if (auto* c = dyn_cast<CXXConstructExpr>(next);
+        c && c->getNumArgs() >= 1 && c->getConstructor()->isCopyOrMoveConstructor())
+      next = c->getArg(0);
+    if (next == e) return e;
+    e = next;
+  }
+  return e;
+}
+
+namespace {
+
+const CXXRecordDecl* recordOf(QualType type) {
+  type = type.getNonReferenceType().getCanonicalType();
+  if (const auto* ptr = type->getAs<PointerType>()) type = ptr->getPointeeType().getCanonicalType();
+  return type->getAsCXXRecordDecl();
+}
+
+bool hasQualifiedName(const NamedDecl* d, llvm::StringRef name) {
+  return d && d->getQualifiedNameAsString() == name;
+}
+
+bool derivesFrom(const CXXRecordDecl* record, llvm::StringRef baseName) {
+  if (!record || !record->hasDefinition()) return false;
+  record = record->getDefinition();
+  if (hasQualifiedName(record, baseName)) return true;
+  for (const CXXBaseSpecifier& base : record->bases())
+    if (derivesFrom(base.getType()->getAsCXXRecordDecl(), baseName)) return true;
+  return false;
+}
+
+const TemplateArgumentList* templateArgs(const CXXRecordDecl* record) {
+  if (auto* spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(record)) return &spec->getTemplateArgs();
+  return nullptr;
+}
+
+bool isNamespace(const DeclContext* ctx, llvm::StringRef name) {
+  const auto* ns = dyn_cast_or_null<NamespaceDecl>(ctx);
+  return ns && ns->getName() == name;
+}
+
+}  // namespace
+
+bool isTensorType(QualType type) {
+  const CXXRecordDecl* r = recordOf(type);
+  return r && (hasQualifiedName(r, "at::Tensor") || hasQualifiedName(r, "at::TensorBase"));
+}
+
+bool isTensorListType(QualType type) {
+  const CXXRecordDecl* r = recordOf(type);
+  if (!r) return false;
+  const std::string name = r->getQualifiedNameAsString();
+  if (name != "std::vector" && name != "c10::ArrayRef" && name != "std::initializer_list") return false;
+  const TemplateArgumentList* args = templateArgs(r);
+  return args && args->size() >= 1 && (*args)[0].getKind() == TemplateArgument::Type &&
+         isTensorType((*args)[0].getAsType());
+}
+
+bool isScalarTypeType(QualType type) {
+  type = type.getNonReferenceType().getCanonicalType().getUnqualifiedType();
+  if (const auto* e = type->getAs<EnumType>()) return hasQualifiedName(e->getDecl(), "c10::ScalarType");
+  const CXXRecordDecl* r = recordOf(type);
+  if (!r) return false;
+  if (hasQualifiedName(r, "caffe2::TypeMeta")) return true;
+  const std::string name = r->getQualifiedNameAsString();
+  if (name == "c10::optional" || name == "std::optional") {
+    const TemplateArgumentList* args = templateArgs(r);
+    return args && args->size() == 1 && (*args)[0].getKind() == TemplateArgument::Type &&
+           isScalarTypeType((*args)[0].getAsType());
+  }
+  return false;
+}
+
+bool isTensorOptionsType(QualType type) { return hasQualifiedName(recordOf(type), "c10::TensorOptions"); }
+
+const CXXRecordDecl* moduleImplClass(QualType type) {
+  const CXXRecordDecl* r = recordOf(type);
+  if (!r) return nullptr;
+  // shared_ptr<Impl>, ModuleHolder<Impl>, and holders such as Linear or
+  // TORCH_MODULE(Net) that derive from ModuleHolder<Impl>.
+  auto firstTypeArgument = [](const CXXRecordDecl* holder) -> const CXXRecordDecl* {
+    const TemplateArgumentList* args = templateArgs(holder);
+    if (!args || args->size() < 1 || (*args)[0].getKind() != TemplateArgument::Type) return nullptr;
+    return moduleImplClass((*args)[0].getAsType());
+  };
+  const std::string name = r->getQualifiedNameAsString();
+  if (name == "torch::nn::ModuleHolder" || name == "std::shared_ptr") return firstTypeArgument(r);
+  if (r->hasDefinition())
+    for (const CXXBaseSpecifier& base : r->getDefinition()->bases())
+      if (const CXXRecordDecl* b = base.getType()->getAsCXXRecordDecl();
+          b && b->getQualifiedNameAsString() == "torch::nn::ModuleHolder")
+        return firstTypeArgument(b);
+  return derivesFrom(r, "torch::nn::Module") ? r->getDefinition() : nullptr;
+}
+
+std::string builtinModuleOp(const CXXRecordDecl* impl) {
+  if (!impl || !isNamespace(impl->getDeclContext(), "nn")) return "";
+  const llvm::StringRef name = impl->getName();
+  struct Entry {
+    llvm::StringRef impl, op;
+  };
+  static constexpr Entry kOps[] = {
+      {"LinearImpl", "linear"},           {"Conv1dImpl", "conv1d"},
+      {"Conv2dImpl", "conv2d"},           {"Conv3dImpl", "conv3d"},
+      {"ConvTranspose1dImpl", "conv_transpose1d"}, {"ConvTranspose2dImpl", "conv_transpose2d"},
+      {"ConvTranspose3dImpl", "conv_transpose3d"}, {"BilinearImpl", "bilinear"},
+      {"SequentialImpl", "linear"},
+  };
+  for (const Entry& e : kOps)
+    if (name == e.impl) return e.op.str();
+  return "";
+}
+
+bool isUserModule(const CXXRecordDecl* impl) {
+  return impl && !isNamespace(impl->getDeclContext(), "nn") && derivesFrom(impl, "torch::nn::Module");
+}
+
+bool isOptimizerType(QualType type) {
+  const CXXRecordDecl* r = recordOf(type);
+  if (r && (r->getQualifiedNameAsString() == "std::unique_ptr" || r->getQualifiedNameAsString() == "std::shared_ptr")) {
+    const TemplateArgumentList* args = templateArgs(r);
+    if (args && args->size() >= 1 && (*args)[0].getKind() == TemplateArgument::Type)
+      return isOptimizerType((*args)[0].getAsType());
+  }
+  return derivesFrom(r, "torch::optim::Optimizer");
+}
+
+bool isCustomAutogradFunction(const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition()) return false;
+  for (const CXXBaseSpecifier& base : record->getDefinition()->bases())
+    if (hasQualifiedName(base.getType()->getAsCXXRecordDecl(), "torch::autograd::Function")) return true;
+  return false;
+}
+
+bool isTorchFunction(const FunctionDecl* fn) {
+  if (!fn) return false;
+  const DeclContext* ctx = fn->getDeclContext();
+  const DeclContext* outermost = nullptr;
+  for (; ctx && !ctx->isTranslationUnit(); ctx = ctx->getParent())
+    if (isa<NamespaceDecl>(ctx)) outermost = ctx;
+  return isNamespace(outermost, "at") || isNamespace(outermost, "torch") || isNamespace(outermost, "c10");
+}
+
+bool isAutocastFunction(const FunctionDecl* fn) {
+  return fn && isNamespace(fn->getDeclContext(), "autocast") &&
+         isNamespace(fn->getDeclContext()->getParent(), "at");
+}
+
+std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (!e) return std::nullopt;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
+    if (const auto* enumerator = dyn_cast<EnumConstantDecl>(ref->getDecl())) {
+      if (hasQualifiedName(dyn_cast<EnumDecl>(enumerator->getDeclContext()), "c10::ScalarType"))
+        return scalarTypeFromName(enumerator->getName());
+      return std::nullopt;
+    }
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl());
+        var && var->getType().isConstQualified() && var->getInit())
+      return evaluateScalarTypeConstant(var->getInit());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> evaluateDeviceTypeConstant(const Expr* e) {
+  e = ignoreWrappers(e);
+  const auto* ref = e ? dyn_cast<DeclRefExpr>(e) : nullptr;
+  if (!ref) return std::nullopt;
+  if (const auto* enumerator = dyn_cast<EnumConstantDecl>(ref->getDecl())) {
+    if (!hasQualifiedName(dyn_cast<EnumDecl>(enumerator->getDeclContext()), "c10::DeviceType")) return std::nullopt;
+    return enumerator->getName().str();
+  }
+  if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit())
+    return evaluateDeviceTypeConstant(var->getInit());
+  return std::nullopt;
+}
+
+bool isLibTorchPath(llvm::StringRef path) {
+  for (llvm::StringRef marker : {"/ATen/", "/c10/", "/torch/csrc/", "/caffe2/", "/torch/include/"})
+    if (path.contains(marker)) return true;
+  return false;
+}
+
+bool isUserCode(SourceLocation loc, const SourceManager& sm) {
+  if (loc.isInvalid()) return false;
+  loc = sm.getExpansionLoc(loc);
+  if (sm.isInSystemHeader(loc)) return false;
+  if (sm.isInMainFile(loc)) return true;
+  const FileEntry* file = sm.getFileEntryForID(sm.getFileID(loc));
+  return file && !isLibTorchPath(file->getName());
+}
+
+}  // namespace dtype_lint::analyzer

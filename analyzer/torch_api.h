@@ -1,0 +1,54 @@
+// Recognizing LibTorch in Clang's AST: tensor and module types, dtype
+// constants, which namespace a call belongs to. No dataflow here.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/Basic/SourceManager.h"
+#include "dtype_lint/dtype.h"
+
+namespace dtype_lint::analyzer {
+
+// Strips parens, implicit casts, temporaries and copy constructions.
+const clang::Expr* ignoreWrappers(const clang::Expr* e);
+
+bool isTensorType(clang::QualType type);
+// std::vector<at::Tensor> (variable_list) or at::TensorList.
+bool isTensorListType(clang::QualType type);
+bool isScalarTypeType(clang::QualType type);  // c10::ScalarType, optional<ScalarType>, TypeMeta
+bool isTensorOptionsType(clang::QualType type);
+
+// The torch::nn::Module subclass behind a module holder (Linear), a
+// shared_ptr<Impl> or the Impl itself; nullptr for other types.
+const clang::CXXRecordDecl* moduleImplClass(clang::QualType type);
+// The ATen op a built-in module's forward runs ("linear" for LinearImpl), or
+// empty for modules this tool does not model as one op.
+std::string builtinModuleOp(const clang::CXXRecordDecl* impl);
+bool isUserModule(const clang::CXXRecordDecl* impl);
+
+// A class derived from torch::optim::Optimizer, through pointers and references.
+bool isOptimizerType(clang::QualType type);
+// The Function<T> subclass T when `record` derives from torch::autograd::Function<T>.
+bool isCustomAutogradFunction(const clang::CXXRecordDecl* record);
+
+// at::, torch:: (including torch::nn::functional), c10::.
+bool isTorchFunction(const clang::FunctionDecl* fn);
+// at::autocast::<name>
+bool isAutocastFunction(const clang::FunctionDecl* fn);
+
+// The value of a c10::ScalarType constant expression (torch::kHalf,
+// at::ScalarType::Half, c10::kBFloat16, ...).
+std::optional<ScalarType> evaluateScalarTypeConstant(const clang::Expr* e);
+// "CUDA" or "CPU" for a c10::DeviceType constant (at::kCUDA, c10::DeviceType::CPU).
+std::optional<std::string> evaluateDeviceTypeConstant(const clang::Expr* e);
+
+// Headers of LibTorch itself, wherever it is installed.
+bool isLibTorchPath(llvm::StringRef path);
+// Code the user wrote: in the main file or a user header, not a system or LibTorch header.
+bool isUserCode(clang::SourceLocation loc, const clang::SourceManager& sm);
+
+}  // namespace dtype_lint::analyzer

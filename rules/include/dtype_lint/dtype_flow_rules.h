@@ -1,0 +1,33 @@
+// The DL1xx rule engines: dtype flow through tensor ops, autocast regions and
+// custom backward passes. Fed by OpEvent/OptimizerStepEvent from either front end.
+#pragma once
+
+#include <vector>
+
+#include "dtype_lint/events.h"
+#include "dtype_lint/finding.h"
+#include "dtype_lint/op_contracts.h"
+
+namespace dtype_lint {
+
+class DtypeFlowRules {
+ public:
+  explicit DtypeFlowRules(TorchVersion torch) : torch_(torch) {}
+
+  void onOp(const OpEvent& event, std::vector<Finding>& out) const;
+  void onOptimizerStep(const OptimizerStepEvent& event, std::vector<Finding>& out) const;
+
+  // Tristate::On when autocast casts this op's inputs on some enabled device,
+  // Unknown when an enabled flag is unknown.
+  Tristate autocastCasts(std::string_view op, const AutocastState& state) const;
+
+ private:
+  void checkMixedMatmul(const OpEvent& event, std::vector<Finding>& out) const;
+  void checkOutDtype(const OpEvent& event, std::vector<Finding>& out) const;
+  void checkLowPrecisionReduction(const OpEvent& event, std::vector<Finding>& out) const;
+  void checkHalfLossBackward(const OpEvent& event, std::vector<Finding>& out) const;
+
+  TorchVersion torch_;
+};
+
+}  // namespace dtype_lint

@@ -1,0 +1,73 @@
+// The events both front ends emit. They say what happened (this op ran on a
+// Half and a Float tensor, outside autocast); the rule engines decide what is a bug.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/dtype.h"
+#include "dtype_lint/finding.h"
+
+namespace dtype_lint {
+
+enum class Tristate { Off, On, Unknown };
+
+// Autocast state of one device type, as set by set_enabled/set_autocast_enabled.
+struct DeviceAutocast {
+  Tristate enabled = Tristate::Off;
+  DtypeSet dtype;  // the lower-precision dtype autocast casts to
+  std::optional<SourceLocation> enabledAt;
+
+  friend bool operator==(const DeviceAutocast& a, const DeviceAutocast& b) {
+    return a.enabled == b.enabled && a.dtype == b.dtype;
+  }
+};
+
+struct AutocastState {
+  DeviceAutocast cpu{Tristate::Off, DtypeSet(ScalarType::BFloat16), std::nullopt};
+  DeviceAutocast cuda{Tristate::Off, DtypeSet(ScalarType::Half), std::nullopt};
+
+  bool definitelyOff() const { return cpu.enabled == Tristate::Off && cuda.enabled == Tristate::Off; }
+  bool anyOn() const { return cpu.enabled == Tristate::On || cuda.enabled == Tristate::On; }
+  friend bool operator==(const AutocastState& a, const AutocastState& b) {
+    return a.cpu == b.cpu && a.cuda == b.cuda;
+  }
+};
+
+// One tensor operand as the front end saw it.
+struct Operand {
+  std::string description;  // "'x'", "the parameters of 'fc'"
+  DtypeSet dtype;
+  std::optional<Note> origin;  // where it got that dtype
+};
+
+// A tensor op: a call the front end mapped to an ATen op name.
+struct OpEvent {
+  std::string op;  // ATen name: "mm", "linear", "mm_out", "mul_", "softmax", "backward", ...
+  SourceLocation location;
+  std::vector<Operand> inputs;          // the operands whose dtypes meet
+  std::optional<Operand> destination;   // out= argument, or self of an in-place op
+  bool explicitDtype = false;           // a dtype= argument fixes the computation dtype
+  bool reducesAllDims = false;          // sum()/mean() with no dim
+  AutocastState autocast;
+  // Set inside the backward of a custom autograd Function: where its forward
+  // ran under autocast, if it did.
+  bool inCustomBackward = false;
+  std::optional<Note> forwardUnderAutocast;
+  std::vector<Note> callChain;  // outermost last: "called from here"
+};
+
+// optimizer.step() or an equivalent parameter update.
+struct OptimizerStepEvent {
+  SourceLocation location;
+  std::string optimizer;  // description: "'opt'"
+  AutocastState autocast;
+  // Where an op under autocast last filled the weight-cast cache that no
+  // clear_cache() emptied since; unset when the cache is known to be empty.
+  std::optional<SourceLocation> cacheFilledAt;
+  std::optional<SourceLocation> regionLeftAt;  // autocast disabled here without clear_cache()
+  std::vector<Note> callChain;
+};
+
+}  // namespace dtype_lint

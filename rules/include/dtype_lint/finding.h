@@ -1,0 +1,45 @@
+// What every finding carries, whichever front end made it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/catalog.h"
+
+namespace dtype_lint {
+
+// A source range; columns are 1-based, endColumn is inclusive.
+struct SourceLocation {
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+  unsigned endLine = 0;
+  unsigned endColumn = 0;
+
+  bool valid() const { return !file.empty() && line != 0; }
+};
+
+struct Note {
+  SourceLocation location;
+  std::string message;
+};
+
+struct FixIt {
+  SourceLocation range;  // the text to replace
+  std::string replacement;
+};
+
+struct Finding {
+  const RuleInfo* rule = nullptr;
+  Severity severity = Severity::Warning;
+  std::string message;
+  SourceLocation location;
+  std::vector<Note> notes;
+  std::optional<FixIt> fixIt;
+};
+
+// Orders findings by file, line, column, then rule, for deterministic output.
+bool locationOrder(const Finding& a, const Finding& b);
+
+}  // namespace dtype_lint

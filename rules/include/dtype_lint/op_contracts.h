@@ -1,0 +1,62 @@
+// Op contracts as data: which ATen ops form the matmul family, which are
+// precision-sensitive, how autocast treats each op per device and LibTorch
+// version, and what factory functions produce.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dtype_lint/dtype.h"
+
+namespace dtype_lint {
+
+struct TorchVersion {
+  int major = 1;
+  int minor = 13;
+  bool atLeast(int ma, int mi) const { return major > ma || (major == ma && minor >= mi); }
+};
+
+enum class Device { CPU, CUDA };
+
+// What autocast does to an op's floating inputs (aten/src/ATen/autocast_mode.cpp).
+enum class AutocastPolicy {
+  None,            // not in any list: inputs reach the op unchanged
+  LowerPrecision,  // cast to the autocast dtype
+  Fp32,            // cast to Float
+  Promote,         // cast to the widest input dtype
+};
+
+AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion version);
+
+// mm, matmul, bmm, addmm, baddbmm, addmv, mv, dot, linear, conv*, einsum, ...
+bool isMatmulFamily(std::string_view op);
+// softmax, log_softmax, layer_norm, sum, mean, exp, pow, norm, the losses, ...
+bool isPrecisionSensitive(std::string_view op);
+// sum and mean: only a reduction over all dims is flagged statically.
+bool needsFullReductionToBeSensitive(std::string_view op);
+
+// "mm" for "mm_out"; nullopt for an op that is not an out= variant.
+std::optional<std::string_view> outVariantBase(std::string_view op);
+// "mul" for "mul_"; nullopt for an op that is not in place.
+std::optional<std::string_view> inPlaceBase(std::string_view op);
+
+// Factory functions (randn, zeros, ...) and what they produce without a dtype.
+enum class FactoryKind {
+  NotFactory,
+  DefaultFloat,  // randn, zeros, ones, empty, rand, eye, linspace, ...: the default dtype, Float
+  Long,          // randint, randperm
+  Like,          // *_like: the dtype of the first argument
+};
+FactoryKind factoryKind(std::string_view fn);
+
+// Ops whose result keeps the dtype of self (unary elementwise, views, copies).
+bool preservesDtype(std::string_view op);
+// Ops whose result is Bool (comparisons, isnan, ...).
+bool returnsBool(std::string_view op);
+// Ops whose result is Long (argmax, argsort, nonzero, ...).
+bool returnsLong(std::string_view op);
+// Binary ops whose result is the promotion of their tensor operands.
+bool promotesOperands(std::string_view op);
+
+}  // namespace dtype_lint

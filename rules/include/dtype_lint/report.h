@@ -1,0 +1,32 @@
+// Report writers: clang-style text, JSON, and SARIF 2.1.0.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/finding.h"
+#include "dtype_lint/source_text.h"
+
+namespace dtype_lint {
+
+enum class ReportFormat { Text, Json, Sarif };
+
+struct ReportOptions {
+  bool color = false;       // ANSI colors in text output
+  std::string baseDir;      // paths under it are written relative to it
+  std::string toolVersion;  // for SARIF's driver
+};
+
+void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,
+                 const ReportOptions& options, SourceText& source);
+
+// A fingerprint that survives unrelated line shifts: the rule, the file and the
+// text of the finding's line (with the ordinal of identical keys in the file).
+// Paths under baseDir are hashed relative to it, so clones hash alike.
+std::vector<std::string> fingerprints(const std::vector<Finding>& findings, SourceText& source,
+                                      const std::string& baseDir);
+
+extern const char* const kToolVersion;
+
+}  // namespace dtype_lint

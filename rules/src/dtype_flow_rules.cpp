@@ -1,0 +1,187 @@
+#include "dtype_lint/dtype_flow_rules.h"
+
+#include <fmt/format.h>
+
+namespace dtype_lint {
+namespace {
+
+Finding makeFinding(std::string_view ruleId, std::string message, const SourceLocation& at,
+                    const std::vector<Note>& callChain) {
+  Finding f;
+  f.rule = findRule(ruleId);
+  f.severity = f.rule->severity;
+  f.message = std::move(message);
+  f.location = at;
+  f.notes = callChain;
+  return f;
+}
+
+// Where the operand got its dtype; skipped when that is the finding's own line.
+void addOrigin(Finding& f, const Operand& operand) {
+  if (!operand.origin || !operand.origin->location.valid()) return;
+  const SourceLocation& at = operand.origin->location;
+  if (at.file == f.location.file && at.line == f.location.line) return;
+  for (const Note& n : f.notes)
+    if (n.location.file == at.file && n.location.line == at.line && n.message == operand.origin->message) return;
+  f.notes.insert(f.notes.begin(), *operand.origin);
+}
+
+// Every operand has one known floating dtype.
+bool allSingleFloating(const std::vector<Operand>& operands) {
+  for (const Operand& o : operands)
+    if (!o.dtype.single() || !o.dtype.allFloating()) return false;
+  return !operands.empty();
+}
+
+DtypeSet promoteAll(const std::vector<Operand>& operands) {
+  DtypeSet out = operands.front().dtype;
+  for (size_t i = 1; i < operands.size(); ++i) out = out.promoteWith(operands[i].dtype);
+  return out;
+}
+
+// A destination that cannot hold the computed dtype without rounding.
+bool narrows(ScalarType destination, ScalarType computed) { return promote(destination, computed) != destination; }
+
+}  // namespace
+
+Tristate DtypeFlowRules::autocastCasts(std::string_view op, const AutocastState& state) const {
+  bool unknown = false;
+  for (auto [device, autocast] : {std::pair{Device::CPU, &state.cpu}, std::pair{Device::CUDA, &state.cuda}}) {
+    if (autocast->enabled == Tristate::Off) continue;
+    if (autocast->enabled == Tristate::Unknown) {
+      unknown = true;
+      continue;
+    }
+    if (autocastPolicy(op, device, torch_) != AutocastPolicy::None) return Tristate::On;
+  }
+  return unknown ? Tristate::Unknown : Tristate::Off;
+}
+
+void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const {
+  if (event.op == "backward") return checkHalfLossBackward(event, out);
+  if (outVariantBase(event.op) || inPlaceBase(event.op)) return checkOutDtype(event, out);
+  if (isMatmulFamily(event.op)) checkMixedMatmul(event, out);
+  if (isPrecisionSensitive(event.op)) checkLowPrecisionReduction(event, out);
+}
+
+void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>& out) const {
+  const Operand* first = nullptr;
+  const Operand* second = nullptr;
+  for (size_t i = 0; i < event.inputs.size() && !second; ++i)
+    for (size_t j = i + 1; j < event.inputs.size(); ++j)
+      if (definitelyDifferentFloating(event.inputs[i].dtype, event.inputs[j].dtype)) {
+        first = &event.inputs[i];
+        second = &event.inputs[j];
+        break;
+      }
+  if (!second) return;
+
+  if (event.inCustomBackward) {
+    // Backward never runs under autocast, whatever the caller's state.
+    std::string_view rule = event.forwardUnderAutocast ? "DL103" : "DL101";
+    Finding f = makeFinding(
+        rule,
+        fmt::format("'{}' in a custom autograd backward on operands of different dtypes ({}: {}, {}: {}); "
+                    "backward does not run under autocast{}",
+                    event.op, first->description, first->dtype.toString(), second->description,
+                    second->dtype.toString(),
+                    event.forwardUnderAutocast ? ", which reconciled these dtypes in forward" : ""),
+        event.location, event.callChain);
+    addOrigin(f, *second);
+    addOrigin(f, *first);
+    if (event.forwardUnderAutocast) f.notes.push_back(*event.forwardUnderAutocast);
+    out.push_back(std::move(f));
+    return;
+  }
+
+  const Tristate casts = autocastCasts(event.op, event.autocast);
+  if (casts != Tristate::Off) return;
+  std::string where = event.autocast.anyOn()
+                          ? fmt::format("inside an autocast region that does not cast '{}'", event.op)
+                          : "outside autocast";
+  Finding f = makeFinding("DL101",
+                          fmt::format("'{}' on operands of different dtypes {} ({}: {}, {}: {})", event.op,
+                                      where, first->description, first->dtype.toString(),
+                                      second->description, second->dtype.toString()),
+                          event.location, event.callChain);
+  addOrigin(f, *second);
+  addOrigin(f, *first);
+  out.push_back(std::move(f));
+}
+
+void DtypeFlowRules::checkOutDtype(const OpEvent& event, std::vector<Finding>& out) const {
+  if (!event.destination || event.inputs.empty()) return;
+  const Operand& destination = *event.destination;
+  const auto destType = destination.dtype.single();
+  if (!destType || !isFloating(*destType) || !allSingleFloating(event.inputs)) return;
+  const ScalarType computed = *promoteAll(event.inputs).single();
+
+  const bool isOut = outVariantBase(event.op).has_value();
+  const std::string_view base = isOut ? *outVariantBase(event.op) : *inPlaceBase(event.op);
+  // Matmul-family kernels check the destination dtype exactly; elementwise
+  // kernels cast into it, which only loses information when it narrows.
+  const bool exact = isMatmulFamily(base);
+  if (exact ? computed == *destType : !narrows(*destType, computed)) return;
+
+  std::string message =
+      isOut ? fmt::format("'{}' writes a {} result into a {} destination {}; out= variants are never autocast",
+                          event.op, name(computed), name(*destType),
+                          destination.description)
+            : fmt::format("in-place '{}' computes {} but its destination {} is {}{}", event.op, name(computed),
+                          destination.description, name(*destType),
+                          exact ? "; in-place ops are never autocast" : ": the result is rounded to " +
+                                                                            std::string(name(*destType)));
+  Finding f = makeFinding("DL102", std::move(message), event.location, event.callChain);
+  for (const Operand& input : event.inputs)
+    if (input.dtype.single() == computed) {
+      addOrigin(f, input);
+      break;
+    }
+  addOrigin(f, destination);
+  out.push_back(std::move(f));
+}
+
+void DtypeFlowRules::checkLowPrecisionReduction(const OpEvent& event, std::vector<Finding>& out) const {
+  if (event.inputs.empty() || event.explicitDtype || !event.autocast.definitelyOff()) return;
+  if (needsFullReductionToBeSensitive(event.op) && !event.reducesAllDims) return;
+  const Operand& input = event.inputs.front();
+  if (!input.dtype.allLowPrecisionFloat()) return;
+  Finding f = makeFinding("DL105",
+                          fmt::format("'{}' computed in {} outside autocast: {} is {} and no dtype= or upcast to "
+                                      "Float is given, so the result can overflow to inf/NaN",
+                                      event.op, input.dtype.toString(), input.description,
+                                      input.dtype.toString()),
+                          event.location, event.callChain);
+  addOrigin(f, input);
+  out.push_back(std::move(f));
+}
+
+void DtypeFlowRules::checkHalfLossBackward(const OpEvent& event, std::vector<Finding>& out) const {
+  if (event.inputs.empty()) return;
+  const Operand& loss = event.inputs.front();
+  if (!loss.dtype.allLowPrecisionFloat()) return;
+  Finding f = makeFinding("DL106",
+                          fmt::format("backward() on a {} loss {}: compute the loss in Float (e.g. "
+                                      "loss.to(torch::kFloat)) before backward()",
+                                      loss.dtype.toString(), loss.description),
+                          event.location, event.callChain);
+  addOrigin(f, loss);
+  out.push_back(std::move(f));
+}
+
+void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vector<Finding>& out) const {
+  if (!event.cacheFilledAt) return;
+  const bool stillOn = event.autocast.anyOn();
+  Finding f = makeFinding(
+      "DL107",
+      fmt::format("optimizer step on {} while autocast's cache still holds low-precision copies of the old "
+                  "weights{}: the next forward under autocast uses them; call at::autocast::clear_cache() when "
+                  "leaving the autocast region",
+                  event.optimizer, stillOn ? " (autocast is still enabled)" : ""),
+      event.location, event.callChain);
+  f.notes.push_back({*event.cacheFilledAt, "weights cast under autocast and cached here"});
+  if (event.regionLeftAt) f.notes.push_back({*event.regionLeftAt, "autocast disabled here without clear_cache()"});
+  out.push_back(std::move(f));
+}
+
+}  // namespace dtype_lint

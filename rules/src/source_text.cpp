@@ -1,0 +1,45 @@
+#include "dtype_lint/source_text.h"
+
+#include <fstream>
+
+namespace dtype_lint {
+
+const std::vector<std::string>& SourceText::lines(const std::string& file) {
+  auto [it, inserted] = files_.try_emplace(file);
+  if (inserted) {
+    std::ifstream in(file);
+    for (std::string l; std::getline(in, l);) {
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+      it->second.push_back(std::move(l));
+    }
+  }
+  return it->second;
+}
+
+std::string_view SourceText::line(const std::string& file, unsigned lineNumber) {
+  const auto& all = lines(file);
+  if (lineNumber == 0 || lineNumber > all.size()) return {};
+  return all[lineNumber - 1];
+}
+
+bool globMatch(std::string_view pattern, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace dtype_lint

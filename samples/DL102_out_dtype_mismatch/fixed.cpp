@@ -1,0 +1,29 @@
+// DL102 fixed: the products are computed in BFloat16 and accumulated into the
+// Float buffers, which widens instead of asking mm_out for a Float result.
+#include <torch/torch.h>
+
+#include <iostream>
+
+void lora_backward(const torch::Tensor& x, const torch::Tensor& grad_out, const torch::Tensor& lora_a,
+                   const torch::Tensor& lora_b, torch::Tensor& grad_a, torch::Tensor& grad_b) {
+  auto grad_h = grad_out.mm(lora_b);  // [N, r]
+  grad_a.copy_(grad_h.t().mm(x));
+  auto h = x.mm(lora_a.t());  // [N, r]
+  grad_b.add_(grad_out.t().mm(h));
+}
+
+int main() {
+  torch::manual_seed(0);
+  const int64_t n = 8, in = 16, out = 12, rank = 4;
+  auto x = torch::randn({n, in}, torch::kBFloat16);
+  auto lora_a = torch::randn({rank, in}, torch::kBFloat16) * 0.01;
+  auto lora_b = torch::zeros({out, rank}, torch::kBFloat16);
+  auto grad_a = torch::zeros({rank, in});  // Float master gradients
+  auto grad_b = torch::zeros({out, rank});
+  for (int step = 0; step < 3; ++step) {
+    auto grad_out = torch::randn({n, out}, torch::kBFloat16);
+    lora_backward(x, grad_out, lora_a, lora_b, grad_a, grad_b);
+    std::cout << "step " << step << " |grad_a| " << grad_a.norm().item<float>() << "\n";
+  }
+  return 0;
+}

@@ -1,0 +1,34 @@
+// DL105 fixed: the precision-sensitive ops get Float inputs or a dtype=.
+#include <torch/torch.h>
+
+#include <iostream>
+
+namespace F = torch::nn::functional;
+
+struct Student : torch::nn::Module {
+  Student() { proj = register_module("proj", torch::nn::Linear(32, 10)); }
+  torch::Tensor forward(torch::Tensor x) { return proj(x); }
+  torch::nn::Linear proj{nullptr};
+};
+
+int main() {
+  torch::manual_seed(0);
+  auto student = std::make_shared<Student>();
+  student->to(torch::kBFloat16);
+  torch::optim::SGD optimizer(student->parameters(), 0.05);
+  auto features = torch::randn({16, 32}).to(torch::kBFloat16);
+  auto teacher_logits = torch::randn({16, 10});
+
+  for (int step = 0; step < 3; ++step) {
+    optimizer.zero_grad();
+    auto x = torch::layer_norm(features.to(torch::kFloat), {32}).to(torch::kBFloat16);
+    auto logits = student->forward(x);
+    auto student_probs = torch::softmax(logits, -1, torch::kFloat);
+    auto teacher_probs = torch::softmax(teacher_logits, -1);
+    auto loss = F::mse_loss(student_probs, teacher_probs);
+    loss.backward();
+    optimizer.step();
+    std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
+  }
+  return 0;
+}

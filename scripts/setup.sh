@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set-up on a fresh Debian 12 machine: the packages dtype-lint builds with,
+# then configure and build (tests and samples included) into build/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++
+  llvm-16-dev libclang-16-dev clang-16   # the analyzer (Clang LibTooling)
+  libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
+  libfmt-dev nlohmann-json3-dev libgtest-dev libdw-dev
+)
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,58 @@
+// DL107: an optimizer step while autocast's weight cache is filled.
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+void kept_on_across_steps() {
+  torch::nn::Linear fc(4, 1);
+  torch::optim::Adam opt(fc->parameters());
+  at::autocast::set_enabled(true);
+  for (int i = 0; i < 3; ++i) {
+    auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
+    loss.backward();
+    opt.step();  // dtype-lint-expect: DL107
+  }
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+}
+
+void cleared_every_iteration() {
+  torch::nn::Linear fc(4, 1);
+  torch::optim::SGD opt(fc->parameters(), 0.1);
+  for (int i = 0; i < 3; ++i) {
+    at::autocast::set_enabled(true);
+    auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
+    at::autocast::set_enabled(false);
+    at::autocast::clear_cache();
+    loss.backward();
+    opt.step();
+  }
+}
+
+void cleared_on_one_path_only(bool clear) {
+  torch::nn::Linear fc(4, 1);
+  auto opt = std::make_unique<torch::optim::SGD>(fc->parameters(), 0.1);
+  at::autocast::set_cpu_enabled(true);
+  auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
+  at::autocast::set_cpu_enabled(false);
+  if (clear) at::autocast::clear_cache();
+  loss.backward();
+  opt->step();  // filled on one path only: not reported
+}
+
+void no_autocast_no_cache() {
+  torch::nn::Linear fc(4, 1);
+  torch::optim::SGD opt(fc->parameters(), 0.1);
+  auto loss = fc(torch::randn({2, 4})).sum();
+  loss.backward();
+  opt.step();
+}
+
+void through_a_pointer() {
+  torch::nn::Linear fc(4, 1);
+  auto opt = std::make_unique<torch::optim::SGD>(fc->parameters(), 0.1);
+  at::autocast::set_cpu_enabled(true);
+  auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
+  at::autocast::set_cpu_enabled(false);
+  loss.backward();
+  opt->step();  // dtype-lint-expect: DL107
+}

@@ -1,0 +1,71 @@
+// Flow: branches merge, loops iterate, early returns end paths.
+#include <torch/torch.h>
+
+void branch_on_one_path(bool use_half) {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4});
+  if (use_half) x = x.to(torch::kHalf);
+  x.mm(w);  // Half on one path only: not reported (precision first)
+}
+
+void branch_on_every_path(bool flag) {
+  auto w = torch::randn({4, 4});
+  torch::Tensor x;
+  if (flag)
+    x = torch::randn({4, 4}, torch::kHalf);
+  else
+    x = torch::randn({4, 4}, torch::kBFloat16);
+  x.mm(w);  // dtype-lint-expect: DL101
+}
+
+void correlated_branches(bool use_half) {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4});
+  if (use_half) {
+    x = x.to(torch::kHalf);
+    w = w.to(torch::kHalf);
+  }
+  x.mm(w);  // equal on every real path: silent
+}
+
+void converted_then_fixed() {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4}).to(torch::kHalf);
+  x = x.to(torch::kFloat);
+  x.mm(w);
+}
+
+void loop_keeps_dtype(int steps) {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4}, torch::kHalf);
+  for (int i = 0; i < steps; ++i) {
+    auto y = x.mm(w);  // dtype-lint-expect: DL101
+    if (i == 2) continue;
+    x = x * 0.9;
+  }
+}
+
+void early_return(bool done) {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4}, torch::kHalf);
+  if (done) return;
+  while (true) {
+    x.mm(w);  // dtype-lint-expect: DL101
+    break;
+  }
+}
+
+void inside_lambda_is_not_followed() {
+  auto w = torch::randn({4, 4});
+  auto run = [&](const torch::Tensor& t) { return t.mm(w); };
+  run(torch::randn({4, 4}));
+}
+
+void try_catch() {
+  auto w = torch::randn({4, 4});
+  try {
+    auto x = torch::randn({4, 4}, torch::kBFloat16);
+    x.mm(w);  // dtype-lint-expect: DL101
+  } catch (const c10::Error&) {
+  }
+}

@@ -1,0 +1,60 @@
+// DL103: custom autograd functions; backward never runs under autocast.
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct MatmulFn : torch::autograd::Function<MatmulFn> {
+  static torch::Tensor forward(AutogradContext* ctx, torch::Tensor a, torch::Tensor b) {
+    ctx->save_for_backward({a, b});
+    return a.matmul(b);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
+    auto grad = grad_outputs[0];
+    auto grad_a = grad.matmul(saved[1].t());  // dtype-lint-expect: DL103
+    auto grad_b = saved[0].t().matmul(grad);  // dtype-lint-expect: DL103
+    return {grad_a, grad_b};
+  }
+};
+
+struct CastingFn : torch::autograd::Function<CastingFn> {
+  static torch::Tensor forward(AutogradContext* ctx, torch::Tensor a, torch::Tensor b) {
+    ctx->save_for_backward({a, b});
+    return a.matmul(b);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
+    auto grad = grad_outputs[0].to(saved[0].dtype());
+    return {grad.matmul(saved[1].t()), saved[0].t().matmul(grad)};
+  }
+};
+
+void under_autocast() {
+  auto a = torch::randn({4, 4}, torch::requires_grad());
+  auto b = torch::randn({4, 4}, torch::requires_grad());
+  at::autocast::set_cpu_enabled(true);
+  auto y = MatmulFn::apply(a, b);
+  auto z = CastingFn::apply(a, b);
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
+
+struct PlainFn : torch::autograd::Function<PlainFn> {
+  static torch::Tensor forward(AutogradContext* ctx, torch::Tensor a, torch::Tensor b) {
+    ctx->save_for_backward({a, b});
+    return a.matmul(b);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
+    auto grad = grad_outputs[0];
+    return {grad.matmul(saved[1].t()), saved[0].t().matmul(grad)};
+  }
+};
+
+void without_autocast() {
+  auto a = torch::randn({4, 4}, torch::requires_grad());
+  auto b = torch::randn({4, 4}, torch::requires_grad());
+  auto y = PlainFn::apply(a, b);
+}

@@ -1,0 +1,87 @@
+// Where dtypes come from: factories, TensorOptions, conversions, *_like,
+// promotion, parameters and members. DL101 is the probe.
+#include <torch/torch.h>
+
+void factories() {
+  auto w = torch::randn({4, 4});
+  auto a = torch::randn({4, 4}, torch::kHalf);
+  a.mm(w);  // dtype-lint-expect: DL101
+  auto b = torch::ones({4, 4}, torch::dtype(torch::kBFloat16));
+  torch::mm(b, w);  // dtype-lint-expect: DL101
+  auto c = torch::zeros({4, 4}, torch::TensorOptions().dtype(torch::kHalf).requires_grad(true));
+  c.matmul(w);  // dtype-lint-expect: DL101
+  auto d = torch::empty({4, 4}, torch::TensorOptions().device(torch::kCPU));  // default dtype: Float
+  d.mm(w);
+  auto e = torch::zeros_like(a);  // inherits Half
+  e.mm(w);  // dtype-lint-expect: DL101
+  auto f = torch::zeros_like(a, torch::kFloat);
+  f.mm(w);
+  auto g = torch::randn({4, 4}, torch::requires_grad());
+  g.mm(w);
+}
+
+void conversions() {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4});
+  auto h = x.toType(torch::kHalf);
+  h.mm(w);  // dtype-lint-expect: DL101
+  auto b = x.to(torch::kCPU, torch::kBFloat16);
+  b.mm(w);  // dtype-lint-expect: DL101
+  auto back = b.to(w.dtype());
+  back.mm(w);
+  auto same = h.to(w);
+  same.mm(w);
+  auto as = h.type_as(w);
+  as.mm(w);
+  auto moved = h.to(torch::kCPU);  // device only: still Half
+  moved.mm(w);  // dtype-lint-expect: DL101
+  auto scalar_type = h.to(w.scalar_type());
+  scalar_type.mm(w);
+  auto opts = h.to(w.options());
+  opts.mm(w);
+}
+
+void promotion() {
+  auto w = torch::randn({4, 4});
+  auto h = torch::randn({4, 4}, torch::kHalf);
+  auto scaled = h * 0.5;  // a scalar does not promote
+  scaled.mm(w);  // dtype-lint-expect: DL101
+  auto sum = h + w;  // Half + Float -> Float
+  sum.mm(w);
+  auto relu = torch::relu(h).t().contiguous();
+  relu.mm(w);  // dtype-lint-expect: DL101
+  auto mask = h > 0;  // Bool, not a matmul operand
+  auto idx = torch::argmax(h, 1);
+}
+
+torch::Tensor half_copy(const torch::Tensor& t) { return t.to(torch::kHalf); }
+torch::Tensor passthrough(torch::Tensor t) { return t; }
+
+void helpers() {
+  auto w = torch::randn({4, 4});
+  auto h = half_copy(w);
+  h.mm(w);  // dtype-lint-expect: DL101
+  auto p = passthrough(w);
+  p.mm(w);
+  auto q = passthrough(h);
+  q.mm(w);  // dtype-lint-expect: DL101
+}
+
+struct Projection {
+  torch::Tensor weight = torch::randn({4, 4});
+  torch::Tensor apply(const torch::Tensor& x) { return x.mm(weight); }
+};
+
+void parameters_unknown(torch::Tensor x, torch::Tensor y) {
+  x.mm(y);  // nothing is known about either: silent
+  auto z = x.to(torch::kHalf);
+  z.mm(y);  // y unknown: silent
+}
+
+void einsum_and_linear() {
+  auto w = torch::randn({4, 4});
+  auto h = torch::randn({2, 4}, torch::kBFloat16);
+  torch::einsum("ij,jk->ik", {h, w});  // dtype-lint-expect: DL101
+  torch::nn::functional::linear(h, w);  // dtype-lint-expect: DL101
+  torch::nn::functional::linear(h.to(torch::kFloat), w);
+}

@@ -1,0 +1,75 @@
+// Modules: parameter dtypes follow ->to(); calls are matmul-family ops
+// between the input and the parameters; user modules are followed.
+#include <torch/torch.h>
+
+struct MlpImpl : torch::nn::Module {
+  MlpImpl() {
+    fc1 = register_module("fc1", torch::nn::Linear(8, 8));
+    fc2 = register_module("fc2", torch::nn::Linear(8, 2));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(fc1->forward(x));  // dtype-lint-expect: DL101
+    return fc2(x);
+  }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+struct CastingNet : torch::nn::Module {
+  CastingNet() { fc = register_module("fc", torch::nn::Linear(8, 2)); }
+  torch::Tensor forward(torch::Tensor x) { return fc(x.to(torch::kFloat)); }
+  torch::nn::Linear fc{nullptr};
+};
+
+void holder_module() {
+  Mlp mlp;
+  mlp(torch::randn({2, 8}, torch::kHalf));
+  mlp->forward(torch::randn({2, 8}));
+}
+
+void module_moved_to_half() {
+  auto net = std::make_shared<MlpImpl>();
+  net->to(torch::kHalf);
+  net->forward(torch::randn({2, 8}, torch::kHalf));
+  torch::nn::Linear fc(8, 8);
+  fc->to(torch::kBFloat16);
+  fc(torch::randn({2, 8}));  // dtype-lint-expect: DL101
+  fc->to(torch::kCPU, torch::kFloat);
+  fc(torch::randn({2, 8}));
+}
+
+void casting_module_is_clean() {
+  auto net = std::make_shared<CastingNet>();
+  net->forward(torch::randn({2, 8}, torch::kBFloat16));
+}
+
+void sequential_and_conv() {
+  torch::nn::Sequential seq(torch::nn::Linear(8, 8), torch::nn::ReLU());
+  seq->forward(torch::randn({2, 8}, torch::kBFloat16));  // dtype-lint-expect: DL101
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3));
+  conv->to(torch::kHalf);
+  conv(torch::randn({1, 3, 8, 8}));  // dtype-lint-expect: DL101
+  conv(torch::randn({1, 3, 8, 8}).to(torch::kHalf));
+}
+
+void weights_are_module_dtype() {
+  torch::nn::Linear fc(4, 4);
+  auto x = torch::randn({2, 4}, torch::kBFloat16);
+  torch::matmul(x, fc->weight.t());  // dtype-lint-expect: DL101
+  fc->to(torch::kBFloat16);
+  torch::matmul(x, fc->weight.t());
+}
+
+torch::Tensor apply_layer(torch::nn::Linear& layer, const torch::Tensor& x) {
+  return layer(x);  // dtype-lint-expect: DL101
+}
+
+void module_through_a_helper() {
+  torch::nn::Linear layer(4, 4);
+  apply_layer(layer, torch::randn({2, 4}, torch::kHalf));
+}
+
+void embedding_takes_indices() {
+  torch::nn::Embedding embedding(10, 4);
+  embedding(torch::randint(0, 10, {2}));
+}

@@ -1,0 +1,39 @@
+// DL102: out= variants need the computed dtype exactly; in-place ops are
+// flagged when they narrow.
+#include <torch/torch.h>
+
+void out_variants() {
+  auto a = torch::randn({4, 4}, torch::kBFloat16);
+  auto b = torch::randn({4, 4}, torch::kBFloat16);
+  auto out = torch::empty({4, 4});
+  at::mm_out(out, a, b);  // dtype-lint-expect: DL102
+  torch::matmul_out(out, a, b);  // dtype-lint-expect: DL102
+  at::mm_outf(a, b, out);  // dtype-lint-expect: DL102
+  auto out_bf16 = torch::empty({4, 4}, torch::kBFloat16);
+  at::mm_out(out_bf16, a, b);
+  at::bmm_out(out_bf16, a.unsqueeze(0), b.unsqueeze(0));
+  auto bias = torch::zeros({4}, torch::kBFloat16);
+  at::addmm_out(out, bias, a, b);  // dtype-lint-expect: DL102
+}
+
+void in_place_matmul() {
+  auto a = torch::randn({4, 4}, torch::kHalf);
+  auto acc = torch::zeros({4, 4});
+  acc.addmm_(a, a);  // dtype-lint-expect: DL102
+  auto acc_half = torch::zeros({4, 4}, torch::kHalf);
+  acc_half.addmm_(a, a);
+}
+
+void in_place_elementwise() {
+  auto h = torch::randn({4}, torch::kHalf);
+  auto f = torch::randn({4});
+  f.add_(h);  // widening: fine
+  f += h;
+  h.mul_(f);  // dtype-lint-expect: DL102
+  h += f;  // dtype-lint-expect: DL102
+  h.mul_(2.0);
+  h.copy_(f);  // dtype-lint-expect: DL102
+  f.copy_(h);
+  auto mask = h > 0;
+  h.masked_fill_(mask, 0.0);
+}

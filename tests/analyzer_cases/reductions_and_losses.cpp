@@ -1,0 +1,58 @@
+// DL105 precision-sensitive ops in Half/BFloat16 outside autocast, DL106
+// backward on a low-precision loss.
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+namespace F = torch::nn::functional;
+
+void reductions() {
+  auto h = torch::randn({4, 16}, torch::kHalf);
+  torch::softmax(h, 1);  // dtype-lint-expect: DL105
+  torch::log_softmax(h, 1);  // dtype-lint-expect: DL105
+  h.softmax(-1);  // dtype-lint-expect: DL105
+  h.softmax(-1, torch::kFloat);
+  torch::softmax(h, 1, torch::kFloat);
+  F::softmax(h, F::SoftmaxFuncOptions(1));  // dtype-lint-expect: DL105
+  F::softmax(h, F::SoftmaxFuncOptions(1).dtype(torch::kFloat));
+  h.sum();  // dtype-lint-expect: DL105
+  h.sum(torch::kFloat);
+  h.sum(1);  // over one dim of unknown size: not flagged
+  h.mean();  // dtype-lint-expect: DL105
+  h.exp();  // dtype-lint-expect: DL105
+  h.pow(2);  // dtype-lint-expect: DL105
+  h.norm();  // dtype-lint-expect: DL105
+  torch::layer_norm(h, {16});  // dtype-lint-expect: DL105
+  h.to(torch::kFloat).softmax(1);
+  auto f = torch::randn({4, 16});
+  f.softmax(1);
+  h.relu();
+  h.abs().max();
+}
+
+void losses() {
+  auto logits = torch::randn({4, 10}, torch::kBFloat16);
+  auto targets = torch::randint(0, 10, {4});
+  auto loss = F::cross_entropy(logits, targets);  // dtype-lint-expect: DL105
+  loss.backward();  // dtype-lint-expect: DL106
+  auto good = F::cross_entropy(logits.to(torch::kFloat), targets);
+  good.backward();
+  auto mse = torch::mse_loss(logits, torch::zeros_like(logits));  // dtype-lint-expect: DL105
+  mse.to(torch::kFloat).backward();
+}
+
+void under_autocast_losses_are_float() {
+  torch::nn::Linear fc(10, 10);
+  auto x = torch::randn({4, 10});
+  at::autocast::set_enabled(true);
+  auto out = fc(x);  // Half by autocast
+  auto loss = torch::mse_loss(out, torch::zeros({4, 10}));  // Float by autocast
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+  loss.backward();
+  auto s = out.sum(torch::kFloat);
+  s.backward();
+  auto raw = out.sum();  // dtype-lint-expect: DL105
+  torch::autograd::backward({raw});  // dtype-lint-expect: DL106
+}
+
+void backward_on_unknown(torch::Tensor loss) { loss.backward(); }

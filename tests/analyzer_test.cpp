@@ -1,0 +1,135 @@
+// The analyzer on real LibTorch code: every `dtype-lint-expect` marker in
+// tests/analyzer_cases/ and samples/ must be found, and nothing else.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "analysis.h"
+#include "compilation.h"
+#include "expectations.h"
+
+namespace dtype_lint::testing {
+namespace {
+
+const analyzer::AnalysisResult& analysisOf(const std::string& dir) {
+  static std::map<std::string, analyzer::AnalysisResult> results;
+  auto it = results.find(dir);
+  if (it != results.end()) return it->second;
+  auto work = analyzer::selectWork({dir}, DTYPE_LINT_BINARY_DIR);
+  if (!work) {
+    ADD_FAILURE() << llvm::toString(work.takeError());
+    return results[dir];
+  }
+  analyzer::AnalysisOptions options;
+  options.jobs = std::max(1u, std::thread::hardware_concurrency());
+  return results[dir] = analyzer::analyze(*work->database, work->files, options);
+}
+
+std::string relativeName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = std::filesystem::relative(info.param, DTYPE_LINT_SOURCE_DIR).string();
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+void expectMarkersMatch(const std::string& dir, const std::string& file) {
+  const analyzer::AnalysisResult& result = analysisOf(dir);
+  for (const auto& unit : result.units)
+    if (unit.file == file) EXPECT_EQ(unit.compileErrors, 0u) << unit.firstError;
+  const std::string diff = compare(readMarkers(file), findingsIn(result.findings, file), file);
+  EXPECT_TRUE(diff.empty()) << diff;
+}
+
+class AnalyzerCases : public ::testing::TestWithParam<std::string> {};
+TEST_P(AnalyzerCases, FindingsMatchMarkers) {
+  expectMarkersMatch(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases", GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Files, AnalyzerCases,
+                         ::testing::ValuesIn(sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases")),
+                         relativeName);
+
+class SamplesCorpus : public ::testing::TestWithParam<std::string> {};
+TEST_P(SamplesCorpus, FindingsMatchMarkers) {
+  expectMarkersMatch(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples", GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Files, SamplesCorpus,
+                         ::testing::ValuesIn(sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples")),
+                         relativeName);
+
+TEST(SamplesCorpus, EveryImplementedStaticRuleHasABuggyAndAFixedSample) {
+  const std::string samples = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples";
+  std::set<std::string> marked;
+  for (const std::string& file : sourceFiles(samples))
+    for (const auto& [line, rule] : readMarkers(file)) marked.insert(rule);
+  for (const RuleInfo& rule : ruleCatalog()) {
+    if (!rule.checkedStatically) continue;
+    EXPECT_TRUE(marked.count(std::string(rule.id))) << rule.id << " has no marked buggy sample";
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(samples)) {
+    if (!entry.is_directory()) continue;
+    EXPECT_TRUE(std::filesystem::exists(entry.path() / "buggy.cpp")) << entry.path();
+    EXPECT_TRUE(std::filesystem::exists(entry.path() / "fixed.cpp")) << entry.path();
+    EXPECT_TRUE(readMarkers((entry.path() / "fixed.cpp").string()).empty()) << "fixed twins carry no markers";
+  }
+}
+
+// What a finding says, beyond its line: dtypes, related places, call chains.
+const Finding* findingAt(const std::string& file, unsigned line, std::string_view rule) {
+  for (const Finding& f : analysisOf(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases").findings)
+    if (f.location.file == file && f.location.line == line && f.rule->id == rule) return &f;
+  return nullptr;
+}
+
+unsigned lineOf(const std::string& file, const std::string& needle) {
+  std::ifstream in(file);
+  unsigned n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(needle) != std::string::npos) return n;
+  }
+  return 0;
+}
+
+const std::string kMessagesCase = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/messages.cpp";
+
+TEST(AnalyzerMessages, MixedMatmulNamesBothDtypesAndWhereEachCameFrom) {
+  const Finding* f = findingAt(kMessagesCase, lineOf(kMessagesCase, "auto logits = head(features);"), "DL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("input 'features': BFloat16"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("the parameters of 'head': Float"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("outside autocast"), std::string::npos) << f->message;
+  ASSERT_EQ(f->notes.size(), 2u);
+  EXPECT_EQ(f->notes[0].location.line, lineOf(kMessagesCase, "features = features.to(torch::kBFloat16);"));
+  EXPECT_EQ(f->notes[0].message, "'features' became BFloat16 here");
+  EXPECT_EQ(f->notes[1].location.line, lineOf(kMessagesCase, "torch::nn::Linear head(8, 2);"));
+  EXPECT_EQ(f->location.column, 17u);
+}
+
+TEST(AnalyzerMessages, FindingInAHelperPointsAtTheCall) {
+  const Finding* f = findingAt(kMessagesCase, lineOf(kMessagesCase, "return a.matmul(b);"), "DL101");
+  ASSERT_NE(f, nullptr);
+  ASSERT_FALSE(f->notes.empty());
+  EXPECT_EQ(f->notes.back().location.line, lineOf(kMessagesCase, "auto scores = project(q, k);"));
+  EXPECT_NE(f->notes.back().message.find("'project'"), std::string::npos);
+}
+
+TEST(AnalyzerMessages, OutDtypeMismatchNamesComputedAndDestinationDtypes) {
+  const Finding* f = findingAt(kMessagesCase, lineOf(kMessagesCase, "at::mm_out(grad_buffer, g, x);"), "DL102");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("BFloat16 result into a Float destination 'grad_buffer'"), std::string::npos)
+      << f->message;
+}
+
+TEST(AnalyzerMessages, CacheFindingPointsAtTheCastAndTheRegionExit) {
+  const Finding* f = findingAt(kMessagesCase, lineOf(kMessagesCase, "optimizer.step();  // stale"), "DL107");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->notes.size(), 2u);
+  EXPECT_EQ(f->notes[0].location.line, lineOf(kMessagesCase, "auto y = net(x);  // cached"));
+  EXPECT_EQ(f->notes[1].location.line, lineOf(kMessagesCase, "at::autocast::set_cpu_enabled(false);  // left"));
+}
+
+}  // namespace
+}  // namespace dtype_lint::testing

@@ -1,0 +1,164 @@
+// The dtype-lint executable as users run it: exit codes, formats, bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "expectations.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ToolRun {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+ToolRun dtypeLint(const std::string& args) {
+  const fs::path errFile = fs::temp_directory_path() / ("dtype_lint_cli_err_" + std::to_string(::getpid()));
+  const std::string command = std::string(DTYPE_LINT_EXE) + " " + args + " 2>" + errFile.string();
+  ToolRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  for (size_t n; (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) run.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.err = slurp(errFile);
+  fs::remove(errFile);
+  return run;
+}
+
+const std::string kSource = DTYPE_LINT_SOURCE_DIR;
+const std::string kBuild = std::string("-p ") + DTYPE_LINT_BINARY_DIR;
+const std::string kBuggy = kSource + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
+const std::string kFixed = kSource + "/samples/DL101_mixed_dtype_matmul/fixed.cpp";
+
+size_t lineCount(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dtype_lint_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+TEST(Cli, FindingsExitWithOneAndPrintClangStyleLines) {
+  ToolRun run = dtypeLint(kBuild + " " + kBuggy);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  const auto markers = dtype_lint::testing::readMarkers(kBuggy);
+  ASSERT_FALSE(markers.empty());
+  const std::string expected =
+      "buggy.cpp:" + std::to_string(markers.begin()->first) + ":";
+  EXPECT_NE(run.out.find(expected), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("[DL101-mixed-dtype-matmul]"), std::string::npos);
+  EXPECT_NE(run.out.find("^"), std::string::npos) << "a caret under the source line";
+  EXPECT_EQ(run.out.find("\033["), std::string::npos) << "no color when stdout is not a terminal";
+}
+
+TEST(Cli, CleanCodeExitsWithZeroAndPrintsNothing) {
+  ToolRun run = dtypeLint(kBuild + " " + kFixed);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST_F(TempDir, SarifToAFileParsesAndNamesTheRule) {
+  const std::string out = (dir_ / "report.sarif").string();
+  ToolRun run = dtypeLint(kBuild + " --format sarif -o " + out + " " + kBuggy);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  EXPECT_EQ(run.out, "");
+  const auto sarif = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(sarif.at("version"), "2.1.0");
+  const auto& results = sarif.at("runs").at(0).at("results");
+  ASSERT_EQ(results.size(), dtype_lint::testing::readMarkers(kBuggy).size());
+  for (const auto& r : results) {
+    EXPECT_EQ(r.at("ruleId"), "DL101");
+    EXPECT_GT(r.at("locations").at(0).at("physicalLocation").at("region").at("startLine").get<int>(), 0);
+  }
+}
+
+TEST(Cli, JsonListsEachFindingWithItsLine) {
+  ToolRun run = dtypeLint(kBuild + " --format json " + kBuggy);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  dtype_lint::testing::LineRules lines;
+  for (const auto& f : json.at("findings")) lines.emplace(f.at("location").at("line"), f.at("rule"));
+  EXPECT_EQ(lines, dtype_lint::testing::readMarkers(kBuggy));
+}
+
+TEST(Cli, RuleFilterExcludesRules) {
+  ToolRun run = dtypeLint(kBuild + " --rules=-DL101 " + kBuggy);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+}
+
+TEST(Cli, ListRulesPrintsTheWholeCatalog) {
+  ToolRun run = dtypeLint("--list-rules");
+  EXPECT_EQ(run.exitCode, 0);
+  EXPECT_EQ(lineCount(run.out), 22u);
+  EXPECT_NE(run.out.find("DL101  DL101-mixed-dtype-matmul"), std::string::npos);
+}
+
+// Bad input: one line on stderr, exit code 2.
+void expectToolError(const ToolRun& run, const std::string& needle) {
+  EXPECT_EQ(run.exitCode, 2);
+  EXPECT_EQ(lineCount(run.err), 1u) << run.err;
+  EXPECT_EQ(run.err.rfind("dtype-lint: error: ", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
+}
+
+TEST(Cli, MissingPathIsAToolError) { expectToolError(dtypeLint("/no/such/dir"), "no such file or directory"); }
+TEST(Cli, NoPathIsAToolError) { expectToolError(dtypeLint(""), "no input paths"); }
+TEST(Cli, UnknownOptionIsAToolError) { expectToolError(dtypeLint("--frobnicate " + kFixed), "frobnicate"); }
+TEST(Cli, UnknownRuleGlobIsAToolError) { expectToolError(dtypeLint("--rules=DL9* " + kFixed), "matches no rule"); }
+
+TEST_F(TempDir, BuildDirWithoutDatabaseIsAToolError) {
+  expectToolError(dtypeLint("-p " + dir_.string() + " " + kFixed), "no compile_commands.json");
+}
+
+TEST_F(TempDir, MalformedDatabaseIsAToolError) {
+  write("compile_commands.json", "[{\"directory\": ");
+  expectToolError(dtypeLint("-p " + dir_.string() + " " + kFixed), "cannot load compilation database");
+}
+
+TEST_F(TempDir, DirectoryWithoutTranslationUnitsIsAToolError) {
+  write("compile_commands.json", "[]");
+  fs::create_directories(dir_ / "src");
+  expectToolError(dtypeLint("-p " + dir_.string() + " " + (dir_ / "src").string()), "no translation unit under");
+}
+
+TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounted) {
+  const std::string file = write("broken.cpp",
+                                 "#include <torch/torch.h>\n"
+                                 "void train() {\n"
+                                 "  auto loss = torch::randn({4}, torch::kHalf).sum(0);\n"
+                                 "  loss.backward();\n"
+                                 "  this_does_not_compile;\n"
+                                 "}\n");
+  ToolRun run = dtypeLint(file);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  EXPECT_NE(run.out.find("broken.cpp:4:3: warning: backward() on a Half loss"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("fallback flags"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("1 compile error(s)"), std::string::npos) << run.err;
+}
+
+}  // namespace

@@ -1,0 +1,24 @@
+// `// dtype-lint-expect: DL101, DL105` markers, and comparing them with findings.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dtype_lint/finding.h"
+
+namespace dtype_lint::testing {
+
+// (line, rule ID) pairs.
+using LineRules = std::set<std::pair<unsigned, std::string>>;
+
+LineRules readMarkers(const std::string& file);
+LineRules findingsIn(const std::vector<Finding>& findings, const std::string& file);
+// Empty when equal; otherwise one line per missing or unexpected finding.
+std::string compare(const LineRules& expected, const LineRules& actual, const std::string& file);
+// The .cpp files of a directory tree, sorted.
+std::vector<std::string> sourceFiles(const std::string& dir);
+
+}  // namespace dtype_lint::testing
