@@ -216,7 +216,8 @@ class FunctionAnalysis {
   void transferStmt(const Stmt* s);
   void transferCall(const CallExpr* call);
   void transferConstruct(const CXXConstructExpr* construct);
-  void transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx, const Expr* at);
+  void transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx);
+  void applyCalleeExit(const FunctionResult& result);
   void assign(const Expr* lhs, const Expr* rhs, const Expr* at);
   void bindVariable(const VarDecl* var, const Expr* init);
   void handleAutocastCall(const FunctionDecl* fn, const CallExpr* call);
@@ -237,8 +238,16 @@ class FunctionAnalysis {
   // Calls the analysis follows into
   std::optional<CallContext> userCallContext(const CallExpr* call, const FunctionDecl* callee);
   const FunctionDecl* moduleForward(const CXXRecordDecl* impl);
-  const FunctionResult* analyzeModuleCall(const CXXRecordDecl* impl, const Expr* moduleExpr,
-                                          std::vector<const Expr*> args, const Expr* at);
+  // fc(x), fc->forward(x), model(x): a module applied to tensors.
+  struct ModuleCall {
+    const CXXRecordDecl* impl = nullptr;
+    const Expr* module = nullptr;
+    std::vector<const Expr*> args;
+    std::string op;  // the ATen op of a built-in module; empty for user modules
+  };
+  std::optional<ModuleCall> asModuleCall(const CallExpr* call);
+  void transferModuleCall(const ModuleCall& module, const CallExpr* call);
+  const FunctionResult* analyzeModuleCall(const ModuleCall& module, const Expr* at);
   const FunctionResult* analyzeAutogradApply(const CallExpr* call, const CXXRecordDecl* function);
 
   // Helpers
@@ -416,6 +425,10 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (!e) return {};
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
+    // model->fc1: a submodule shares its parent's dtype.
+    if (const auto* member = dyn_cast<MemberExpr>(e);
+        member && !isa<CXXThisExpr>(member->getBase()->IgnoreImpCasts()) && moduleImplClass(member->getBase()->getType()))
+      return evalModule(member->getBase());
     // Submodules of the module whose member function this is share its dtype.
     if (isa<FieldDecl>(d) && ctx_.thisModule) return *ctx_.thisModule;
     return {};
@@ -507,7 +520,19 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
   const FunctionDecl* callee = call->getDirectCallee();
   const std::string name = calleeName(call);
 
-  // Operators on tensors: a + b, a * 2, saved[0], module(x).
+  if (auto module = asModuleCall(call)) {
+    if (module->args.empty()) return {};
+    if (module->op.empty()) {
+      const FunctionResult* r = analyzeModuleCall(*module, call);
+      return r ? r->returned : TensorFact{};
+    }
+    std::vector<TensorFact> inputs;
+    for (const Expr* arg : module->args) inputs.push_back(evalTensor(arg));
+    if (isMatmulFamily(module->op)) inputs = {inputs.front(), evalModule(module->module)};
+    return opResult(module->op, inputs, call);
+  }
+
+  // Operators on tensors: a + b, a * 2, saved[0].
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     const OverloadedOperatorKind kind = op->getOperator();
     if (kind == OO_Subscript) {
@@ -518,15 +543,7 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
         return list[size_t(index->getExtValue())];
       return {};
     }
-    if (kind == OO_Call) {
-      if (const CXXRecordDecl* impl = moduleImplClass(op->getArg(0)->getType())) {
-        std::vector<const Expr*> args = tensorArgs(op, 1);
-        if (const std::string moduleOp = builtinModuleOp(impl); !moduleOp.empty() && !args.empty())
-          return opResult(moduleOp, {evalTensor(args.front()), evalModule(op->getArg(0))}, call);
-        if (const FunctionResult* r = analyzeModuleCall(impl, op->getArg(0), args, call)) return r->returned;
-      }
-      return {};
-    }
+    if (kind == OO_Call) return {};
     static const std::map<OverloadedOperatorKind, std::string_view> kArithmetic = {
         {OO_Plus, "add"}, {OO_Minus, "sub"}, {OO_Star, "mul"}, {OO_Slash, "div"}};
     if (auto it = kArithmetic.find(kind); it != kArithmetic.end()) {
@@ -562,15 +579,6 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
       std::vector<TensorFact> inputs{self};
       for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
       return opResult(name, inputs, call);
-    }
-    if (name == "forward") {
-      if (const CXXRecordDecl* impl = moduleImplClass(object->getType())) {
-        std::vector<const Expr*> args = tensorArgs(call);
-        if (const std::string moduleOp = builtinModuleOp(impl); !moduleOp.empty() && !args.empty())
-          return opResult(moduleOp, {evalTensor(args.front()), evalModule(object)}, call);
-        if (const FunctionResult* r = analyzeModuleCall(impl, object, args, call)) return r->returned;
-        return {};
-      }
     }
   }
 
@@ -666,8 +674,47 @@ const FunctionDecl* FunctionAnalysis::moduleForward(const CXXRecordDecl* impl) {
   return nullptr;
 }
 
-const FunctionResult* FunctionAnalysis::analyzeModuleCall(const CXXRecordDecl* impl, const Expr* moduleExpr,
-                                                          std::vector<const Expr*> args, const Expr* at) {
+std::optional<FunctionAnalysis::ModuleCall> FunctionAnalysis::asModuleCall(const CallExpr* call) {
+  ModuleCall out;
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getOperator() == OO_Call) {
+    out.module = op->getArg(0);
+    out.args = tensorArgs(op, 1);
+  } else if (const auto* member = dyn_cast<CXXMemberCallExpr>(call); member && calleeName(call) == "forward") {
+    out.module = member->getImplicitObjectArgument();
+    out.args = tensorArgs(call);
+  } else {
+    return std::nullopt;
+  }
+  out.impl = moduleImplClass(out.module->getType());
+  if (!out.impl) return std::nullopt;
+  out.op = builtinModuleOp(out.impl);
+  if (out.op.empty() && !isUserModule(out.impl)) return std::nullopt;  // built-in modules not modeled
+  return out;
+}
+
+void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallExpr* call) {
+  if (module.args.empty()) return;
+  if (module.op.empty()) {
+    if (const FunctionResult* r = analyzeModuleCall(module, call)) applyCalleeExit(*r);
+    return;
+  }
+  if (isMatmulFamily(module.op)) return emitModuleCall(module.op, call, module.args.front(), module.module);
+  // Norm and loss modules: the op runs on the inputs.
+  emitOp(module.op, call, module.args, nullptr, false, false);
+}
+
+void FunctionAnalysis::applyCalleeExit(const FunctionResult& r) {
+  if (!r.exitReached) return;
+  // Helpers, forwards and RAII guards that switch autocast or clear its cache.
+  state_.autocast = r.exitAutocast;
+  state_.cacheFilledAt = r.exitCacheFilledAt;
+  state_.regionLeftAt = r.exitRegionLeftAt;
+}
+
+const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& module, const Expr* at) {
+  const CXXRecordDecl* impl = module.impl;
+  const Expr* moduleExpr = module.module;
+  const std::vector<const Expr*>& args = module.args;
   if (!isUserModule(impl) || ctx_.depth >= kMaxCallDepth) return nullptr;
   const FunctionDecl* forward = moduleForward(impl);
   if (!tu_.analyzable(forward)) return nullptr;
@@ -855,14 +902,8 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
   }
 }
 
-void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx, const Expr* at) {
-  (void)at;
-  const FunctionResult* r = tu_.analyze(callee, calleeCtx);
-  if (!r || !r->exitReached) return;
-  // Helpers and RAII guards that switch autocast or clear its cache.
-  state_.autocast = r->exitAutocast;
-  state_.cacheFilledAt = r->exitCacheFilledAt;
-  state_.regionLeftAt = r->exitRegionLeftAt;
+void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx) {
+  if (const FunctionResult* r = tu_.analyze(callee, calleeCtx)) applyCalleeExit(*r);
 }
 
 void FunctionAnalysis::transferConstruct(const CXXConstructExpr* construct) {
@@ -876,7 +917,7 @@ void FunctionAnalysis::transferConstruct(const CXXConstructExpr* construct) {
   c.callChain = ctx_.callChain;
   for (unsigned i = 0; i < def->getNumParams(); ++i)
     c.args.push_back(i < construct->getNumArgs() ? evalValue(construct->getArg(i), def->getParamDecl(i)->getType()) : Value{});
-  transferUserCall(def, c, construct);
+  transferUserCall(def, c);
 }
 
 void FunctionAnalysis::transferCall(const CallExpr* call) {
@@ -884,6 +925,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
   const std::string name = calleeName(call);
 
   if (callee && isAutocastFunction(callee)) return handleAutocastCall(callee, call);
+  if (auto module = asModuleCall(call)) return transferModuleCall(*module, call);
 
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     const OverloadedOperatorKind kind = op->getOperator();
@@ -896,19 +938,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
       emitOp(it->second, op, inputs, ignoreWrappers(op->getArg(0)), false, false);
       return;
     }
-    if (kind == OO_Call) {
-      if (const CXXRecordDecl* impl = moduleImplClass(op->getArg(0)->getType())) {
-        std::vector<const Expr*> args = tensorArgs(op, 1);
-        if (const std::string moduleOp = builtinModuleOp(impl); !moduleOp.empty()) {
-          if (!args.empty()) emitModuleCall(moduleOp, op, args.front(), op->getArg(0));
-        } else if (const FunctionResult* r = analyzeModuleCall(impl, op->getArg(0), args, op); r && r->exitReached) {
-          state_.autocast = r->exitAutocast;
-          state_.cacheFilledAt = r->exitCacheFilledAt;
-          state_.regionLeftAt = r->exitRegionLeftAt;
-        }
-      }
-      return;
-    }
+    if (kind == OO_Call) return;
     // Other operators: arithmetic is evaluated where its value is used.
     if (!callee || !tu_.analyzable(callee->getDefinition())) return;
   }
@@ -934,7 +964,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
       tu_.events().steps.push_back(std::move(step));
       return;
     }
-    if (const CXXRecordDecl* impl = moduleImplClass(objectType)) {
+    if (moduleImplClass(objectType)) {
       // model->to(torch::kHalf) changes the dtype of every parameter of the module.
       if (name == "to") {
         for (const Expr* arg : call->arguments())
@@ -949,19 +979,6 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
             }
             break;
           }
-        return;
-      }
-      if (name == "forward") {
-        std::vector<const Expr*> args = tensorArgs(call);
-        if (const std::string moduleOp = builtinModuleOp(impl); !moduleOp.empty()) {
-          if (!args.empty()) emitModuleCall(moduleOp, call, args.front(), object);
-          return;
-        }
-        if (const FunctionResult* r = analyzeModuleCall(impl, object, args, call); r && r->exitReached) {
-          state_.autocast = r->exitAutocast;
-          state_.cacheFilledAt = r->exitCacheFilledAt;
-          state_.regionLeftAt = r->exitRegionLeftAt;
-        }
         return;
       }
     }
@@ -1022,7 +1039,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
   // User functions: follow them for their effects and events.
   if (callee && callee->getDefinition() && tu_.analyzable(callee->getDefinition())) {
     const FunctionDecl* def = callee->getDefinition();
-    if (auto c = userCallContext(call, def)) transferUserCall(def, *c, call);
+    if (auto c = userCallContext(call, def)) transferUserCall(def, *c);
   }
 }
 
@@ -1055,7 +1072,7 @@ void FunctionAnalysis::transfer(const CFGElement& element) {
     c.cacheFilledAt = state_.cacheFilledAt;
     c.depth = ctx_.depth + 1;
     c.callChain = ctx_.callChain;
-    transferUserCall(def, c, nullptr);
+    transferUserCall(def, c);
   }
 }
 

@@ -120,6 +120,14 @@ std::string builtinModuleOp(const CXXRecordDecl* impl) {
       {"ConvTranspose1dImpl", "conv_transpose1d"}, {"ConvTranspose2dImpl", "conv_transpose2d"},
       {"ConvTranspose3dImpl", "conv_transpose3d"}, {"BilinearImpl", "bilinear"},
       {"SequentialImpl", "linear"},
+      // Precision-sensitive modules: the op runs on their inputs.
+      {"LayerNormImpl", "layer_norm"},    {"GroupNormImpl", "group_norm"},
+      {"SoftmaxImpl", "softmax"},         {"LogSoftmaxImpl", "log_softmax"},
+      {"MSELossImpl", "mse_loss"},        {"CrossEntropyLossImpl", "cross_entropy"},
+      {"NLLLossImpl", "nll_loss"},        {"L1LossImpl", "l1_loss"},
+      {"SmoothL1LossImpl", "smooth_l1_loss"}, {"HuberLossImpl", "huber_loss"},
+      {"KLDivLossImpl", "kl_div"},        {"BCEWithLogitsLossImpl", "binary_cross_entropy_with_logits"},
+      {"BCELossImpl", "binary_cross_entropy"},
   };
   for (const Entry& e : kOps)
     if (name == e.impl) return e.op.str();

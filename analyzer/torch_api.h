@@ -25,7 +25,8 @@ bool isTensorOptionsType(clang::QualType type);
 // The torch::nn::Module subclass behind a module holder (Linear), a
 // shared_ptr<Impl> or the Impl itself; nullptr for other types.
 const clang::CXXRecordDecl* moduleImplClass(clang::QualType type);
-// The ATen op a built-in module's forward runs ("linear" for LinearImpl), or
+// The ATen op a built-in module's forward runs ("linear" for LinearImpl,
+// "mse_loss" for MSELossImpl), or
 // empty for modules this tool does not model as one op.
 std::string builtinModuleOp(const clang::CXXRecordDecl* impl);
 bool isUserModule(const clang::CXXRecordDecl* impl);

@@ -12,19 +12,22 @@ struct TypeFacts {
   int rank;  // position in the promotion order within its category
   double maxFinite;
   double smallestSubnormal;
+  double smallestNormal;
 };
 
 constexpr std::array<TypeFacts, size_t(ScalarType::Count)> kFacts = {{
-    {"Bool", false, 0, 1, 0},
-    {"Byte", false, 1, 255, 0},
-    {"Char", false, 1, 127, 0},
-    {"Short", false, 2, 32767, 0},
-    {"Int", false, 3, 2147483647.0, 0},
-    {"Long", false, 4, 9.2233720368547758e18, 0},
-    {"Half", true, 1, 65504.0, 5.9604644775390625e-08},
-    {"BFloat16", true, 1, 3.3895313892515355e38, 9.183549615799121e-41},
-    {"Float", true, 2, std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()},
-    {"Double", true, 3, std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min()},
+    {"Bool", false, 0, 1, 0, 0},
+    {"Byte", false, 1, 255, 0, 0},
+    {"Char", false, 1, 127, 0, 0},
+    {"Short", false, 2, 32767, 0, 0},
+    {"Int", false, 3, 2147483647.0, 0, 0},
+    {"Long", false, 4, 9.2233720368547758e18, 0, 0},
+    {"Half", true, 1, 65504.0, 5.9604644775390625e-08, 6.103515625e-05},
+    {"BFloat16", true, 1, 3.3895313892515355e38, 9.183549615799121e-41, 1.1754943508222875e-38},
+    {"Float", true, 2, std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
+     std::numeric_limits<float>::min()},
+    {"Double", true, 3, std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min(),
+     std::numeric_limits<double>::min()},
 }};
 
 const TypeFacts& facts(ScalarType t) { return kFacts[size_t(t)]; }
@@ -57,6 +60,7 @@ bool isFloating(ScalarType t) { return facts(t).floating; }
 bool isLowPrecisionFloat(ScalarType t) { return t == ScalarType::Half || t == ScalarType::BFloat16; }
 double maxFinite(ScalarType t) { return facts(t).maxFinite; }
 double smallestSubnormal(ScalarType t) { return facts(t).smallestSubnormal; }
+double smallestNormal(ScalarType t) { return facts(t).smallestNormal; }
 
 ScalarType promote(ScalarType a, ScalarType b) {
   if (a == b) return a;

@@ -5,17 +5,6 @@
 namespace dtype_lint {
 namespace {
 
-Finding makeFinding(std::string_view ruleId, std::string message, const SourceLocation& at,
-                    const std::vector<Note>& callChain) {
-  Finding f;
-  f.rule = findRule(ruleId);
-  f.severity = f.rule->severity;
-  f.message = std::move(message);
-  f.location = at;
-  f.notes = callChain;
-  return f;
-}
-
 // Where the operand got its dtype; skipped when that is the finding's own line.
 void addOrigin(Finding& f, const Operand& operand) {
   if (!operand.origin || !operand.origin->location.valid()) return;

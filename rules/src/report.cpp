@@ -10,12 +10,6 @@ namespace dtype_lint {
 
 const char* const kToolVersion = "0.1.0";
 
-bool locationOrder(const Finding& a, const Finding& b) {
-  const auto& l = a.location;
-  const auto& r = b.location;
-  return std::tie(l.file, l.line, l.column, a.rule->id) < std::tie(r.file, r.line, r.column, b.rule->id);
-}
-
 namespace {
 
 using nlohmann::json;

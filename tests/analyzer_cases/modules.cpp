@@ -73,3 +73,10 @@ void embedding_takes_indices() {
   torch::nn::Embedding embedding(10, 4);
   embedding(torch::randint(0, 10, {2}));
 }
+
+void submodule_from_outside() {
+  auto net = std::make_shared<MlpImpl>();
+  net->fc2(torch::randn({2, 8}, torch::kBFloat16));  // dtype-lint-expect: DL101
+  net->to(torch::kBFloat16);
+  net->fc2(torch::randn({2, 8}, torch::kBFloat16));
+}

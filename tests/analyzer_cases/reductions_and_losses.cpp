@@ -56,3 +56,15 @@ void under_autocast_losses_are_float() {
 }
 
 void backward_on_unknown(torch::Tensor loss) { loss.backward(); }
+
+void loss_and_norm_modules() {
+  torch::nn::MSELoss criterion;
+  auto pred = torch::randn({4, 1}, torch::kHalf);
+  auto loss = criterion(pred, torch::zeros_like(pred));  // dtype-lint-expect: DL105
+  loss.backward();  // dtype-lint-expect: DL106
+  torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({16}));
+  norm->to(torch::kHalf);
+  norm(torch::randn({2, 16}, torch::kHalf));  // dtype-lint-expect: DL105
+  auto ok = criterion(pred.to(torch::kFloat), torch::zeros({4, 1}));
+  ok.backward();
+}

@@ -35,6 +35,8 @@ bool isLowPrecisionFloat(ScalarType t);  // Half or BFloat16
 double maxFinite(ScalarType t);
 // Smallest positive subnormal of a floating type (5.96e-8 for Half).
 double smallestSubnormal(ScalarType t);
+// Smallest positive normal value of a floating type (6.10e-5 for Half).
+double smallestNormal(ScalarType t);
 // torch.promote_types for two tensor operands of the same dimension category.
 ScalarType promote(ScalarType a, ScalarType b);
 

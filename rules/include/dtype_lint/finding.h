@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtype_lint/catalog.h"
@@ -38,6 +39,10 @@ struct Finding {
   std::vector<Note> notes;
   std::optional<FixIt> fixIt;
 };
+
+// A finding of a catalog rule, with the rule's default severity.
+Finding makeFinding(std::string_view ruleId, std::string message, const SourceLocation& at,
+                    std::vector<Note> notes = {});
 
 // Orders findings by file, line, column, then rule, for deterministic output.
 bool locationOrder(const Finding& a, const Finding& b);

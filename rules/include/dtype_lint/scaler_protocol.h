@@ -1,0 +1,121 @@
+// The gradient-scaler protocol (DL2xx) as a state machine, per (scaler,
+// optimizer) pair, mirroring PyTorch's GradScaler: READY -(unscale_)->
+// UNSCALED -(step)-> STEPPED, update() puts every optimizer of the scaler back
+// to READY, step() on a READY optimizer unscales implicitly. The linter adds
+// its own fact per optimizer: do the gradients hold a scaled backward?
+//
+// The state is a value: front ends that merge control flow (the analyzer)
+// join states, so every fact is a set of possibilities. A finding is made
+// when a violation is possible on some path reaching the call (the protocol
+// is about call order, which the paths show), except where the rule says
+// "on every path".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/dtype.h"
+#include "dtype_lint/finding.h"
+
+namespace dtype_lint {
+
+// An object the protocol follows (a scaler or an optimizer): a stable id
+// from the front end and how to name it in messages ("'scaler'").
+struct ObjectRef {
+  uintptr_t id = 0;
+  std::string name;
+};
+
+enum Stage : uint8_t { kReady = 1, kUnscaled = 2, kStepped = 4 };
+// What the gradients of an optimizer hold.
+enum Grads : uint8_t { kNoGrads = 1, kScaledGrads = 2, kUnscaledGrads = 4 };
+
+struct PairFacts {
+  uint8_t stages = kReady;
+  std::optional<SourceLocation> unscaledAt, steppedAt;
+  std::optional<SourceLocation> updateSkippedAt;  // a `continue`/`return` that left STEPPED behind
+};
+
+struct OptimizerFacts {
+  std::string name;
+  uint8_t grads = kNoGrads;
+  std::optional<SourceLocation> scaledBackwardAt, unscaledBackwardAt;
+  DtypeSet parameterDtype = DtypeSet::unknown();
+  std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
+  uintptr_t module = 0;                   // the module whose parameters it updates, if known
+};
+
+struct ScalerFacts {
+  std::string name;
+  // Whether a step() happened since the last update() (or since creation).
+  bool mayHaveStepped = false;
+  bool mayNotHaveStepped = true;
+  std::optional<SourceLocation> lastUpdateAt;
+};
+
+class ScalerProtocol {
+ public:
+  // Facts start unknown for objects the protocol has not seen: nothing is
+  // reported about them until a transition makes their state known.
+  void declareScaler(const ObjectRef& scaler);
+  void declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
+                        uintptr_t module);
+
+  void scaledBackward(const ObjectRef& scaler, const SourceLocation& at);
+  void unscaledBackward(const SourceLocation& at);
+  void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+               std::vector<Finding>& out);
+  void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
+  void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
+  void optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
+  // Clipping the gradients of an optimizer, or of a module's parameters (module != 0).
+  void clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at, std::vector<Finding>& out);
+  void zeroGrad(const ObjectRef& optimizer);
+  // Control leaves the iteration (continue/return) at `at`: remembered on
+  // pairs that may be STEPPED, for DL204's note.
+  void leaveIteration(const SourceLocation& at);
+
+  void join(const ScalerProtocol& other);
+  bool operator==(const ScalerProtocol& other) const;
+  // A compact description of the state, for memoizing analyses by it.
+  std::string key() const;
+  bool knows(uintptr_t id) const { return scalers_.count(id) || optimizers_.count(id); }
+
+  const OptimizerFacts* optimizer(uintptr_t id) const;
+
+ private:
+  PairFacts& pair(uintptr_t scaler, uintptr_t optimizer);
+  void checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                           std::vector<Finding>& out) const;
+
+  std::map<uintptr_t, ScalerFacts> scalers_;
+  std::map<uintptr_t, OptimizerFacts> optimizers_;
+  std::map<std::pair<uintptr_t, uintptr_t>, PairFacts> pairs_;
+};
+
+// DL203's facts: a loss multiplied before backward() and the gradients
+// divided back by hand.
+struct ManualScaling {
+  SourceLocation multipliedAt;
+  std::string factor;  // "1024" or "'loss_scale'"
+  bool largeConstant = false;  // a constant >= 128
+};
+void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
+                                  std::vector<Finding>& out);
+void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out);
+void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
+                                const SourceLocation& dividedAt, std::vector<Finding>& out);
+
+// DL304: Adam/AdamW eps that rounds to zero (or a subnormal) in the parameters' dtype.
+void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,
+                           const std::optional<Note>& parametersOrigin, const SourceLocation& at,
+                           std::vector<Finding>& out);
+
+// DL209: scaling with BFloat16 autocast, where loss scaling buys nothing.
+void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
+                             const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out);
+
+}  // namespace dtype_lint

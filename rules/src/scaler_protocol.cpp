@@ -1,0 +1,336 @@
+#include "dtype_lint/scaler_protocol.h"
+
+#include <fmt/format.h>
+
+namespace dtype_lint {
+namespace {
+
+template <typename T>
+void keepFirst(std::optional<T>& into, const std::optional<T>& other) {
+  if (!into) into = other;
+}
+
+void addNote(Finding& f, const std::optional<SourceLocation>& at, std::string message) {
+  if (at && at->valid()) f.notes.push_back(Note{*at, std::move(message)});
+}
+
+std::string formatEps(double eps) { return fmt::format("{:g}", eps); }
+
+}  // namespace
+
+void ScalerProtocol::declareScaler(const ObjectRef& scaler) {
+  scalers_[scaler.id] = ScalerFacts{scaler.name, false, true, std::nullopt};
+  for (auto it = pairs_.begin(); it != pairs_.end();)
+    it = it->first.first == scaler.id ? pairs_.erase(it) : std::next(it);
+}
+
+void ScalerProtocol::declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
+                                      uintptr_t module) {
+  OptimizerFacts facts;
+  facts.name = optimizer.name;
+  facts.parameterDtype = parameterDtype;
+  facts.parametersOrigin = std::move(origin);
+  facts.module = module;
+  optimizers_[optimizer.id] = std::move(facts);
+}
+
+const OptimizerFacts* ScalerProtocol::optimizer(uintptr_t id) const {
+  auto it = optimizers_.find(id);
+  return it == optimizers_.end() ? nullptr : &it->second;
+}
+
+PairFacts& ScalerProtocol::pair(uintptr_t scaler, uintptr_t optimizer) {
+  auto [it, inserted] = pairs_.try_emplace({scaler, optimizer});
+  // A pair starts READY when its scaler's state is known; otherwise unknown (0).
+  if (inserted) it->second.stages = scalers_.count(scaler) ? kReady : 0;
+  return it->second;
+}
+
+void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at) {
+  for (auto& [id, facts] : optimizers_) {
+    facts.grads = kScaledGrads;
+    facts.scaledBackwardAt = at;
+  }
+  (void)scaler;
+}
+
+void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
+  for (auto& [id, facts] : optimizers_) {
+    facts.grads = kUnscaledGrads;
+    facts.unscaledBackwardAt = at;
+  }
+}
+
+void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                                         std::vector<Finding>& out) const {
+  const OptimizerFacts* facts = this->optimizer(optimizer.id);
+  if (!facts) return;
+  const auto dtype = facts->parameterDtype.single();
+  if (dtype == ScalarType::Half) {
+    Finding f = makeFinding("DL202",
+                            fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises "
+                                        "'Attempting to unscale FP16 gradients.'; keep Float master parameters and "
+                                        "use autocast instead of converting the model",
+                                        scaler.name, optimizer.name),
+                            at);
+    if (facts->parametersOrigin) f.notes.push_back(*facts->parametersOrigin);
+    out.push_back(std::move(f));
+  } else if (dtype == ScalarType::BFloat16) {
+    Finding f = makeFinding("DL209",
+                            fmt::format("{} scales the gradients of {}, whose parameters are BFloat16: BFloat16 has "
+                                        "Float's range and needs no loss scaling (on CUDA the unscale kernel rejects "
+                                        "BFloat16 gradients)",
+                                        scaler.name, optimizer.name),
+                            at);
+    if (facts->parametersOrigin) f.notes.push_back(*facts->parametersOrigin);
+    out.push_back(std::move(f));
+  }
+}
+
+void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                             std::vector<Finding>& out) {
+  PairFacts& p = pair(scaler.id, optimizer.id);
+  if (p.stages & kUnscaled) {
+    Finding f = makeFinding("DL201",
+                            fmt::format("gradients of {} unscaled again before {}.update(): they are divided by the "
+                                        "scale twice (PyTorch raises 'unscale_() has already been called on this "
+                                        "optimizer since the last update()')",
+                                        optimizer.name, scaler.name),
+                            at);
+    addNote(f, p.unscaledAt, "first unscale here");
+    out.push_back(std::move(f));
+  } else if (p.stages & kStepped) {
+    Finding f = makeFinding("DL206",
+                            fmt::format("unscale_() of {} after {}.step() and before update(): PyTorch raises "
+                                        "'unscale_() is being called after step().'",
+                                        optimizer.name, scaler.name),
+                            at);
+    addNote(f, p.steppedAt, "step() here");
+    out.push_back(std::move(f));
+  }
+  checkParameterDtype(scaler, optimizer, at, out);
+  p.stages = kUnscaled;
+  p.unscaledAt = at;
+  p.updateSkippedAt.reset();
+  if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) it->second.grads = kUnscaledGrads;
+}
+
+void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                          std::vector<Finding>& out) {
+  PairFacts& p = pair(scaler.id, optimizer.id);
+  const OptimizerFacts* facts = this->optimizer(optimizer.id);
+  if (p.stages & kStepped) {
+    Finding f = makeFinding("DL204",
+                            fmt::format("{}.step({}) reached again without {}.update() since the previous step(): the "
+                                        "scale never adapts, and after one overflow every step is skipped",
+                                        scaler.name, optimizer.name, scaler.name),
+                            at);
+    addNote(f, p.steppedAt, "previous step() here");
+    addNote(f, p.updateSkippedAt, "update() not reached on this path: control leaves the iteration here");
+    out.push_back(std::move(f));
+  } else if (p.stages == kReady && facts && facts->grads == kUnscaledGrads) {
+    Finding f = makeFinding("DL207",
+                            fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: step() "
+                                        "divides the gradients by the scale (updates ~65536x too small); call "
+                                        "{}.scale(loss).backward()",
+                                        scaler.name, optimizer.name, scaler.name),
+                            at);
+    addNote(f, facts->unscaledBackwardAt, "backward() on the unscaled loss here");
+    out.push_back(std::move(f));
+  }
+  if (p.stages == kReady) checkParameterDtype(scaler, optimizer, at, out);  // step() unscales implicitly
+  p.stages = kStepped;
+  p.steppedAt = at;
+  p.updateSkippedAt.reset();
+  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
+  it->second.mayHaveStepped = true;
+  it->second.mayNotHaveStepped = false;
+  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.grads = kUnscaledGrads;
+}
+
+void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
+  // An unknown scaler may have stepped: nothing to report about it.
+  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
+  ScalerFacts& facts = it->second;
+  if (!facts.mayHaveStepped) {
+    Finding f = makeFinding(
+        "DL210",
+        fmt::format("{}.update() with no step() since {}: PyTorch raises 'No inf checks were recorded prior to "
+                    "update.'",
+                    scaler.name, facts.lastUpdateAt ? "the last update()" : "the scaler was created"),
+        at);
+    addNote(f, facts.lastUpdateAt, "last update() here");
+    out.push_back(std::move(f));
+  }
+  facts.mayHaveStepped = false;
+  facts.mayNotHaveStepped = true;
+  facts.lastUpdateAt = at;
+  for (auto& [key, p] : pairs_)
+    if (key.first == scaler.id) p = PairFacts{};
+}
+
+void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {
+  const OptimizerFacts* facts = this->optimizer(optimizer.id);
+  if (!facts || facts->grads != kScaledGrads) return;
+  Finding f = makeFinding("DL208",
+                          fmt::format("{}.step() called directly on gradients of a scaled loss: it steps with "
+                                      "gradients multiplied by the scale and skips the inf/NaN check; call "
+                                      "scaler.step({}) and scaler.update()",
+                                      optimizer.name, optimizer.name),
+                          at);
+  addNote(f, facts->scaledBackwardAt, "scaled backward() here");
+  out.push_back(std::move(f));
+}
+
+void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at,
+                          std::vector<Finding>& out) {
+  std::vector<const OptimizerFacts*> candidates;
+  if (optimizer) {
+    if (const OptimizerFacts* facts = this->optimizer(optimizer->id)) candidates.push_back(facts);
+  } else {
+    for (const auto& [id, facts] : optimizers_)
+      if (module && facts.module == module) candidates.push_back(&facts);
+    if (candidates.empty())
+      for (const auto& [id, facts] : optimizers_) candidates.push_back(&facts);
+  }
+  if (candidates.empty()) return;
+  for (const OptimizerFacts* facts : candidates)
+    if (facts->grads != kScaledGrads) return;
+  Finding f = makeFinding("DL205",
+                          "gradients clipped while they hold the scaled loss's gradients: the threshold applies to "
+                          "gradients multiplied by the scale; call scaler.unscale_(optimizer) before clipping",
+                          at);
+  addNote(f, candidates.front()->scaledBackwardAt, "scaled backward() here");
+  out.push_back(std::move(f));
+}
+
+void ScalerProtocol::zeroGrad(const ObjectRef& optimizer) {
+  if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) it->second.grads = kNoGrads;
+}
+
+void ScalerProtocol::leaveIteration(const SourceLocation& at) {
+  for (auto& [key, p] : pairs_)
+    if (p.stages & kStepped) p.updateSkippedAt = at;
+}
+
+void ScalerProtocol::join(const ScalerProtocol& other) {
+  for (const auto& [id, theirs] : other.scalers_) {
+    auto [it, inserted] = scalers_.try_emplace(id, theirs);
+    if (inserted) continue;
+    it->second.mayHaveStepped |= theirs.mayHaveStepped;
+    it->second.mayNotHaveStepped |= theirs.mayNotHaveStepped;
+    keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
+  }
+  for (const auto& [id, theirs] : other.optimizers_) {
+    auto [it, inserted] = optimizers_.try_emplace(id, theirs);
+    if (inserted) continue;
+    OptimizerFacts& mine = it->second;
+    mine.grads |= theirs.grads;
+    keepFirst(mine.scaledBackwardAt, theirs.scaledBackwardAt);
+    keepFirst(mine.unscaledBackwardAt, theirs.unscaledBackwardAt);
+    mine.parameterDtype = mine.parameterDtype.join(theirs.parameterDtype);
+    keepFirst(mine.parametersOrigin, theirs.parametersOrigin);
+  }
+  // A pair missing on one side is at that side's default.
+  auto defaultStages = [](const ScalerProtocol& side, uintptr_t scaler) -> uint8_t {
+    return side.scalers_.count(scaler) ? kReady : 0;
+  };
+  std::map<std::pair<uintptr_t, uintptr_t>, PairFacts> joined;
+  for (const auto& [key, mine] : pairs_) {
+    PairFacts p = mine;
+    auto it = other.pairs_.find(key);
+    const uint8_t theirs = it != other.pairs_.end() ? it->second.stages : defaultStages(other, key.first);
+    p.stages = (p.stages == 0 || theirs == 0) ? 0 : uint8_t(p.stages | theirs);
+    if (it != other.pairs_.end()) {
+      keepFirst(p.unscaledAt, it->second.unscaledAt);
+      keepFirst(p.steppedAt, it->second.steppedAt);
+      keepFirst(p.updateSkippedAt, it->second.updateSkippedAt);
+    }
+    joined[key] = p;
+  }
+  for (const auto& [key, theirs] : other.pairs_) {
+    if (pairs_.count(key)) continue;
+    PairFacts p = theirs;
+    const uint8_t mine = defaultStages(*this, key.first);
+    p.stages = (p.stages == 0 || mine == 0) ? 0 : uint8_t(p.stages | mine);
+    joined[key] = p;
+  }
+  pairs_ = std::move(joined);
+}
+
+bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key() == other.key(); }
+
+std::string ScalerProtocol::key() const {
+  std::string k;
+  for (const auto& [id, s] : scalers_) k += fmt::format("s{:x}:{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value());
+  for (const auto& [id, o] : optimizers_)
+    k += fmt::format("o{:x}:{}{};", id, int(o.grads), o.parameterDtype.toString());
+  for (const auto& [key, p] : pairs_)
+    k += fmt::format("p{:x}.{:x}:{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value());
+  return k;
+}
+
+void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
+                                  std::vector<Finding>& out) {
+  if (!scaling.largeConstant) return;
+  Finding f = makeFinding("DL203",
+                          fmt::format("backward() on a loss multiplied by {} by hand: manual loss scaling has no inf/NaN "
+                                      "skip and no dynamic scale; use a GradScaler",
+                                      scaling.factor),
+                          backwardAt);
+  if (scaling.multipliedAt.line != backwardAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
+  out.push_back(std::move(f));
+}
+
+void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out) {
+  Finding f = makeFinding("DL203",
+                          fmt::format("the loss is multiplied by {} inside the scaler's scale(): it is scaled twice, "
+                                      "and the scaler's inf/NaN checks see the wrong magnitude",
+                                      scaling.factor),
+                          scaleAt);
+  if (scaling.multipliedAt.line != scaleAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
+  out.push_back(std::move(f));
+}
+
+void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
+                                const SourceLocation& dividedAt, std::vector<Finding>& out) {
+  Finding f = makeFinding("DL203",
+                          fmt::format("backward() on a loss multiplied by {}, and the gradients divided back by hand: "
+                                      "manual loss scaling has no inf/NaN skip and no dynamic scale; use a GradScaler",
+                                      scaling.factor),
+                          backwardAt);
+  if (scaling.multipliedAt.line != backwardAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
+  f.notes.push_back(Note{dividedAt, "gradients divided back here"});
+  out.push_back(std::move(f));
+}
+
+void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,
+                           const std::optional<Note>& parametersOrigin, const SourceLocation& at,
+                           std::vector<Finding>& out) {
+  const auto dtype = parameterDtype.single();
+  if (!dtype || !isFloating(*dtype) || eps >= smallestNormal(*dtype)) return;
+  const bool zero = eps < smallestSubnormal(*dtype) / 2;
+  Finding f = makeFinding(
+      "DL304",
+      fmt::format("{} eps={} is {} in {}, the dtype of its parameters{}", optimizer, formatEps(eps),
+                  zero ? "zero" : "subnormal", name(*dtype),
+                  zero ? ": the update divides by sqrt(v) + 0 and blows up where v underflows"
+                       : ": it loses its precision and barely guards the division"),
+      at);
+  if (parametersOrigin) f.notes.push_back(*parametersOrigin);
+  out.push_back(std::move(f));
+}
+
+void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
+                             const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out) {
+  if (!bfloat16AutocastAt) return;
+  Finding f = makeFinding("DL209",
+                          fmt::format("{} scales a loss computed under BFloat16 autocast: BFloat16 has Float's range "
+                                      "and needs no loss scaling",
+                                      scaler.name),
+                          at);
+  f.notes.push_back(Note{*bfloat16AutocastAt, "autocast enabled with BFloat16 here"});
+  out.push_back(std::move(f));
+}
+
+}  // namespace dtype_lint
