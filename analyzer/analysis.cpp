@@ -54,51 +54,60 @@ int macroInteger(Preprocessor& pp, llvm::StringRef name, int fallback) {
 
 class DtypeFlowConsumer : public ASTConsumer {
  public:
-  DtypeFlowConsumer(CompilerInstance& ci, std::vector<Finding>& findings) : ci_(ci), findings_(findings) {}
+  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, std::vector<Finding>& findings)
+      : ci_(ci), scalerApi_(scalerApi), findings_(findings) {}
 
   void HandleTranslationUnit(ASTContext& context) override {
     Preprocessor& pp = ci_.getPreprocessor();
     const TorchVersion torch{macroInteger(pp, "TORCH_VERSION_MAJOR", 1), macroInteger(pp, "TORCH_VERSION_MINOR", 13)};
-    const AnalysisEvents events = analyzeDtypeFlow(context, torch);
+    const AnalysisEvents events = analyzeDtypeFlow(context, torch, scalerApi_);
     const DtypeFlowRules rules(torch);
     for (const OpEvent& op : events.ops) rules.onOp(op, findings_);
     for (const OptimizerStepEvent& step : events.steps) rules.onOptimizerStep(step, findings_);
+    findings_.insert(findings_.end(), events.protocolFindings.begin(), events.protocolFindings.end());
   }
 
  private:
   CompilerInstance& ci_;
+  const ScalerApi& scalerApi_;
   std::vector<Finding>& findings_;
 };
 
 class DtypeFlowAction : public ASTFrontendAction {
  public:
-  explicit DtypeFlowAction(std::vector<Finding>& findings) : findings_(findings) {}
+  DtypeFlowAction(const ScalerApi& scalerApi, std::vector<Finding>& findings)
+      : scalerApi_(scalerApi), findings_(findings) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& ci, llvm::StringRef) override {
-    return std::make_unique<DtypeFlowConsumer>(ci, findings_);
+    return std::make_unique<DtypeFlowConsumer>(ci, scalerApi_, findings_);
   }
 
  private:
+  const ScalerApi& scalerApi_;
   std::vector<Finding>& findings_;
 };
 
 class ActionFactory : public tooling::FrontendActionFactory {
  public:
-  explicit ActionFactory(std::vector<Finding>& findings) : findings_(findings) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<DtypeFlowAction>(findings_); }
+  ActionFactory(const ScalerApi& scalerApi, std::vector<Finding>& findings)
+      : scalerApi_(scalerApi), findings_(findings) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<DtypeFlowAction>(scalerApi_, findings_);
+  }
 
  private:
+  const ScalerApi& scalerApi_;
   std::vector<Finding>& findings_;
 };
 
 std::vector<Finding> analyzeOne(const tooling::CompilationDatabase& database, const std::string& file,
-                                TranslationUnitReport& report) {
+                                const Config& config, TranslationUnitReport& report) {
   std::vector<Finding> findings;
   tooling::ClangTool tool(database, {file});
   tool.appendArgumentsAdjuster(analyzerArgumentsAdjuster());
   ErrorCounter counter(report);
   tool.setDiagnosticConsumer(&counter);
   tool.setPrintErrorMessage(false);
-  ActionFactory factory(findings);
+  ActionFactory factory(config.scaler, findings);
   tool.run(&factory);
   report.parsed = true;
   return findings;
@@ -126,7 +135,11 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
     llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, options.jobs)));
     for (size_t i = 0; i < files.size(); ++i) {
       result.units[i].file = files[i];
-      pool.async([&, i] { perFile[i] = analyzeOne(database, files[i], result.units[i]); });
+      pool.async([&, i] {
+        auto config = options.configs.find(files[i]);
+        perFile[i] = analyzeOne(database, files[i], config != options.configs.end() ? config->second : Config{},
+                                result.units[i]);
+      });
     }
     pool.wait();
   }
@@ -136,6 +149,9 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   for (auto& findings : perFile)
     for (Finding& f : findings) {
       if (!ruleSelected(*f.rule, options.ruleGlobs) || isSuppressed(f, source)) continue;
+      if (auto config = options.configs.find(files[&findings - perFile.data()]);
+          config != options.configs.end() && !ruleSelected(*f.rule, config->second.rules))
+        continue;
       // A header included by several translation units, or a helper analyzed
       // in several calling contexts, reports once.
       if (!seen.emplace(f.location.file, f.location.line, f.location.column, f.rule->id).second) continue;

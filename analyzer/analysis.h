@@ -2,10 +2,12 @@
 // into findings with the rule engines of rules/.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "clang/Tooling/CompilationDatabase.h"
+#include "config.h"
 #include "dtype_lint/finding.h"
 
 namespace dtype_lint::analyzer {
@@ -24,7 +26,8 @@ struct AnalysisResult {
 
 struct AnalysisOptions {
   unsigned jobs = 1;
-  std::vector<std::string> ruleGlobs;  // empty: every rule
+  std::vector<std::string> ruleGlobs;       // from the command line; empty: every rule
+  std::map<std::string, Config> configs;    // per file; the defaults where absent
 };
 
 AnalysisResult analyze(const clang::tooling::CompilationDatabase& database, const std::vector<std::string>& files,

@@ -12,6 +12,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Lex/Lexer.h"
+#include "dtype_lint/scaler_protocol.h"
 #include "torch_api.h"
 
 namespace dtype_lint::analyzer {
@@ -27,13 +28,27 @@ struct TensorFact {
   DtypeSet dtype = DtypeSet::unknown();
   std::optional<Note> origin;  // where the dtype was established ("became Half here")
   bool originNamed = false;    // the origin's message names the variable ("'x' became Half here")
+  std::optional<ObjectRef> scaledBy;            // the result of scaler.scale(loss)
+  std::optional<ManualScaling> manualScaling;   // loss * K
+  const ValueDecl* scalingFactor = nullptr;     // K's variable, when K is one
+  bool isGradient = false;                      // p.grad(), p.mutable_grad()
 
-  friend bool operator==(const TensorFact& a, const TensorFact& b) { return a.dtype == b.dtype; }
+  friend bool operator==(const TensorFact& a, const TensorFact& b) {
+    return a.dtype == b.dtype && a.scaledBy.has_value() == b.scaledBy.has_value() &&
+           a.manualScaling.has_value() == b.manualScaling.has_value() && a.isGradient == b.isGradient;
+  }
 };
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
-  TensorFact out{a.dtype.join(b.dtype), a.origin, a.originNamed};
+  TensorFact out = a;
+  out.dtype = a.dtype.join(b.dtype);
   if (a.dtype != b.dtype) out.origin.reset();
+  if (!b.scaledBy || b.scaledBy->id != (a.scaledBy ? a.scaledBy->id : 0)) out.scaledBy.reset();
+  if (!b.manualScaling || a.scalingFactor != b.scalingFactor) {
+    out.manualScaling.reset();
+    out.scalingFactor = nullptr;
+  }
+  out.isGradient = a.isGradient && b.isGradient;
   return out;
 }
 
@@ -41,9 +56,51 @@ using ListFact = std::vector<TensorFact>;
 
 // The value of an argument or parameter as far as the analysis follows it.
 struct Value {
-  enum class Kind { None, Tensor, Module, List } kind = Kind::None;
+  enum class Kind { None, Tensor, Module, List, Object } kind = Kind::None;
   TensorFact fact;  // tensors, and the parameters of modules
   ListFact list;
+  ObjectRef object;  // scalers and optimizers, by the caller's identity
+};
+
+// A loss multiplied by hand before backward(), waiting for its gradients to be divided back.
+struct PendingManualScaling {
+  ManualScaling scaling;
+  SourceLocation backwardAt;
+};
+
+// The part of the state that outlives a call: autocast and its cache, the
+// scaler protocol, manual scaling. Callees start from the caller's and hand
+// theirs back.
+struct ProcessState {
+  AutocastState autocast;
+  std::optional<SourceLocation> cacheFilledAt;
+  std::optional<SourceLocation> regionLeftAt;
+  ScalerProtocol protocol;
+  std::map<const ValueDecl*, PendingManualScaling> manualBackwards;  // by the factor's variable
+
+  void join(const ProcessState& other) {
+    for (auto [mine, theirs] : {std::pair{&autocast.cpu, &other.autocast.cpu}, std::pair{&autocast.cuda, &other.autocast.cuda}}) {
+      if (mine->enabled != theirs->enabled) mine->enabled = Tristate::Unknown;
+      mine->dtype = mine->dtype.join(theirs->dtype);
+      if (!mine->enabledAt) mine->enabledAt = theirs->enabledAt;
+    }
+    // The cache is reported only when it is filled on every path (precision first).
+    if (!other.cacheFilledAt) cacheFilledAt.reset();
+    if (!other.regionLeftAt) regionLeftAt.reset();
+    protocol.join(other.protocol);
+    for (auto it = manualBackwards.begin(); it != manualBackwards.end();)
+      it = other.manualBackwards.count(it->first) ? std::next(it) : manualBackwards.erase(it);
+  }
+  bool sameAs(const ProcessState& o) const {
+    return autocast == o.autocast && cacheFilledAt.has_value() == o.cacheFilledAt.has_value() &&
+           regionLeftAt.has_value() == o.regionLeftAt.has_value() && protocol == o.protocol &&
+           manualBackwards.size() == o.manualBackwards.size();
+  }
+  std::string key() const {
+    return fmt::format("{}{}{}{}|{}{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
+                       int(autocast.cuda.enabled), autocast.cuda.dtype.toString(), cacheFilledAt.has_value(),
+                       regionLeftAt.has_value(), protocol.key(), manualBackwards.size());
+  }
 };
 
 struct FlowState {
@@ -51,9 +108,7 @@ struct FlowState {
   std::map<const ValueDecl*, TensorFact> tensors;
   std::map<const ValueDecl*, TensorFact> modules;  // the dtype of each module's parameters
   std::map<const ValueDecl*, ListFact> lists;
-  AutocastState autocast;
-  std::optional<SourceLocation> cacheFilledAt;
-  std::optional<SourceLocation> regionLeftAt;
+  ProcessState process;
 
   template <typename Map, typename Join>
   static void joinMap(Map& into, const Map& other, Join join) {
@@ -81,28 +136,20 @@ struct FlowState {
       for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) out.push_back(joinFacts(a[i], b[i]));
       return out;
     });
-    for (auto [mine, theirs] : {std::pair{&autocast.cpu, &other.autocast.cpu}, std::pair{&autocast.cuda, &other.autocast.cuda}}) {
-      if (mine->enabled != theirs->enabled) mine->enabled = Tristate::Unknown;
-      mine->dtype = mine->dtype.join(theirs->dtype);
-      if (!mine->enabledAt) mine->enabledAt = theirs->enabledAt;
-    }
-    // The cache is reported only when it is filled on every path (precision first).
-    if (!other.cacheFilledAt) cacheFilledAt.reset();
-    if (!other.regionLeftAt) regionLeftAt.reset();
+    process.join(other.process);
   }
 
   bool sameAs(const FlowState& o) const {
     return reached == o.reached && tensors == o.tensors && modules == o.modules && lists == o.lists &&
-           autocast == o.autocast && cacheFilledAt.has_value() == o.cacheFilledAt.has_value() &&
-           regionLeftAt.has_value() == o.regionLeftAt.has_value();
+           process.sameAs(o.process);
   }
 };
 
 struct CallContext {
   std::vector<Value> args;
-  AutocastState autocast;
-  std::optional<SourceLocation> cacheFilledAt;
+  ProcessState process;
   std::optional<TensorFact> thisModule;  // for member functions of modules
+  std::optional<ObjectRef> thisObject;   // the caller's object of a member call
   bool inCustomBackward = false;
   std::optional<Note> forwardUnderAutocast;
   ListFact savedVariables;  // what forward saved, for backward
@@ -110,11 +157,11 @@ struct CallContext {
   int depth = 0;
 
   std::string key(const FunctionDecl* fn) const {
-    std::string k = fmt::format("{}|{}{}{}{}|{}{}|", static_cast<const void*>(fn), int(autocast.cpu.enabled),
-                                autocast.cpu.dtype.toString(), int(autocast.cuda.enabled),
-                                autocast.cuda.dtype.toString(), cacheFilledAt.has_value(), inCustomBackward);
+    std::string k = fmt::format("{}|{}|{}|", static_cast<const void*>(fn), process.key(), inCustomBackward);
     if (thisModule) k += "m" + thisModule->dtype.toString();
-    for (const Value& v : args) k += fmt::format("{}:{}:{};", int(v.kind), v.fact.dtype.toString(), v.list.size());
+    if (thisObject) k += fmt::format("t{:x}", thisObject->id);
+    for (const Value& v : args)
+      k += fmt::format("{}:{}:{}:{:x};", int(v.kind), v.fact.dtype.toString(), v.list.size(), v.object.id);
     for (const TensorFact& s : savedVariables) k += s.dtype.toString() + ",";
     return k;
   }
@@ -124,9 +171,7 @@ struct FunctionResult {
   TensorFact returned{DtypeSet(), std::nullopt};  // bottom until a return is seen
   ListFact savedForBackward;
   bool exitReached = false;
-  AutocastState exitAutocast;
-  std::optional<SourceLocation> exitCacheFilledAt;
-  std::optional<SourceLocation> exitRegionLeftAt;
+  ProcessState exit;
 };
 
 // ---------------------------------------------------------------------------
@@ -136,13 +181,15 @@ class FunctionAnalysis;
 
 class TranslationUnitAnalysis {
  public:
-  TranslationUnitAnalysis(ASTContext& context, TorchVersion torch) : context_(context), torch_(torch) {}
+  TranslationUnitAnalysis(ASTContext& context, TorchVersion torch, const ScalerApi& api)
+      : context_(context), torch_(torch), api_(api) {}
 
   AnalysisEvents run();
   const FunctionResult* analyze(const FunctionDecl* fn, const CallContext& ctx);
 
   ASTContext& context() { return context_; }
   TorchVersion torch() const { return torch_; }
+  const ScalerApi& scalerApi() const { return api_; }
   AnalysisEvents& events() { return events_; }
   bool analyzable(const FunctionDecl* fn) const {
     return fn && fn->hasBody() && isUserCode(fn->getLocation(), context_.getSourceManager()) &&
@@ -154,6 +201,7 @@ class TranslationUnitAnalysis {
 
   ASTContext& context_;
   TorchVersion torch_;
+  const ScalerApi& api_;
   AnalysisEvents events_;
   std::map<const FunctionDecl*, std::unique_ptr<CFG>> cfgs_;
   std::map<std::string, FunctionResult> memo_;
@@ -199,6 +247,53 @@ const CXXRecordDecl* autogradFunctionOfApply(const CallExpr* call) {
   return spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
 }
 
+// The record behind a value, a pointer or a smart pointer.
+const CXXRecordDecl* pointeeRecord(QualType type) {
+  type = type.getNonReferenceType().getCanonicalType();
+  if (const auto* ptr = type->getAs<PointerType>()) type = ptr->getPointeeType().getCanonicalType();
+  const CXXRecordDecl* r = type->getAsCXXRecordDecl();
+  if (const auto* spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(r)) {
+    const std::string name = spec->getQualifiedNameAsString();
+    if ((name == "std::unique_ptr" || name == "std::shared_ptr") && spec->getTemplateArgs().size() >= 1)
+      return pointeeRecord(spec->getTemplateArgs()[0].getAsType());
+  }
+  return r;
+}
+
+bool named(const std::vector<std::string>& names, llvm::StringRef name) {
+  return std::find(names.begin(), names.end(), name.str()) != names.end();
+}
+
+// Looks through wrappers and converting constructions (double -> c10::Scalar).
+const Expr* ignoreConversions(const Expr* e) {
+  for (e = ignoreWrappers(e); const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
+       e = ignoreWrappers(construct->getArg(0)))
+    if (construct->getNumArgs() != 1) break;
+  return e;
+}
+
+// A numeric constant: a literal, a constant expression, or a local initialized with one.
+std::optional<double> numericConstant(const Expr* e, ASTContext& context) {
+  e = ignoreConversions(e);
+  Expr::EvalResult result;
+  if (!e->isValueDependent() && e->EvaluateAsRValue(result, context)) {
+    if (result.Val.isInt()) return double(result.Val.getInt().getSExtValue());
+    if (result.Val.isFloat()) return result.Val.getFloat().convertToDouble();
+  }
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e))
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->isLocalVarDecl() && var->getInit())
+      return numericConstant(var->getInit(), context);
+  return std::nullopt;
+}
+
+// The variable an expression names, looking through casts and member access.
+const ValueDecl* referencedVariable(const Expr* e) {
+  e = ignoreConversions(e);
+  if (const auto* ref = dyn_cast_or_null<DeclRefExpr>(e)) return ref->getDecl();
+  if (const auto* member = dyn_cast_or_null<MemberExpr>(e)) return member->getMemberDecl();
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------
 // One function in one context
 
@@ -233,6 +328,8 @@ class FunctionAnalysis {
   std::optional<TensorFact> evalDtypeArgument(const Expr* e);
   Value evalValue(const Expr* e, QualType paramType);
   TensorFact opResult(std::string_view op, const std::vector<TensorFact>& inputs, const Expr* at);
+  // loss * K: the dtype is the tensor's; DL203 remembers K.
+  TensorFact scaledByScalar(TensorFact tensor, const Expr* factor, const Expr* at);
   std::optional<TensorFact> autocastResult(std::string_view op, const std::vector<TensorFact>& inputs, const Expr* at);
 
   // Calls the analysis follows into
@@ -249,6 +346,23 @@ class FunctionAnalysis {
   void transferModuleCall(const ModuleCall& module, const CallExpr* call);
   const FunctionResult* analyzeModuleCall(const ModuleCall& module, const Expr* at);
   const FunctionResult* analyzeAutogradApply(const CallExpr* call, const CXXRecordDecl* function);
+
+  // Gradient scaler protocol (DL2xx), manual scaling (DL203), optimizer eps (DL304)
+  enum class ScalerCall { None, Scale, Unscale, Step, Update };
+  bool isScalerType(QualType type) const;
+  ScalerCall scalerCall(const std::string& method) const;
+  ObjectRef objectRef(const Expr* e);
+  bool transferScalerCall(const CXXMemberCallExpr* call, const std::string& name);
+  bool transferOptimizerCall(const CXXMemberCallExpr* call, const std::string& name);
+  bool transferRawAmpOp(const CallExpr* call, const std::string& name);
+  void transferClip(const CallExpr* call);
+  void transferBackward(const Expr* loss, const Expr* at);
+  void checkGradientsDividedBack(const Expr* gradient, const Expr* divisor, bool reciprocal, const Expr* at);
+  void declareScalerOrOptimizer(const VarDecl* var, const Expr* init);
+  void refreshOptimizerDtype(const ObjectRef& optimizer);
+  std::optional<ObjectRef> optimizerOfFunction();
+  std::optional<SourceLocation> bfloat16AutocastAt() const;
+  std::vector<Finding>& findings() { return tu_.events().protocolFindings; }
 
   // Helpers
   const ValueDecl* declOf(const Expr* e);
@@ -269,6 +383,7 @@ class FunctionAnalysis {
   const LangOptions& lang_;
   FlowState state_;
   FunctionResult result_;
+  std::map<const ValueDecl*, ObjectRef> aliases_;  // parameters naming the caller's scalers and optimizers
 };
 
 // ---- helpers --------------------------------------------------------------
@@ -474,7 +589,7 @@ std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, 
     TensorFact f{d, Note{loc(at), std::string(why)}};
     out = out ? joinFacts(*out, f) : f;
   };
-  for (auto [device, autocast] : {std::pair{Device::CPU, &state_.autocast.cpu}, std::pair{Device::CUDA, &state_.autocast.cuda}}) {
+  for (auto [device, autocast] : {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}}) {
     if (autocast->enabled == Tristate::Off) continue;
     const AutocastPolicy policy = autocastPolicy(op, device, tu_.torch());
     if (policy == AutocastPolicy::None) continue;
@@ -516,6 +631,21 @@ TensorFact FunctionAnalysis::opResult(std::string_view op, const std::vector<Ten
   return {};
 }
 
+TensorFact FunctionAnalysis::scaledByScalar(TensorFact tensor, const Expr* factor, const Expr* at) {
+  ManualScaling scaling;
+  scaling.multipliedAt = loc(at);
+  const auto value = numericConstant(factor, tu_.context());
+  const ValueDecl* variable = referencedVariable(factor);
+  scaling.largeConstant = value && *value >= 128;
+  scaling.namedAsScale = variable && llvm::StringRef(variable->getName()).contains_insensitive("scale");
+  scaling.factor = value && !variable ? fmt::format("{:g}", *value) : describe(factor);
+  tensor.manualScaling = scaling;
+  tensor.scalingFactor = variable;
+  tensor.scaledBy.reset();
+  tensor.isGradient = false;
+  return tensor;
+}
+
 TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
   const FunctionDecl* callee = call->getDirectCallee();
   const std::string name = calleeName(call);
@@ -546,6 +676,11 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
     if (kind == OO_Call) return {};
     static const std::map<OverloadedOperatorKind, std::string_view> kArithmetic = {
         {OO_Plus, "add"}, {OO_Minus, "sub"}, {OO_Star, "mul"}, {OO_Slash, "div"}};
+    if (kind == OO_Star && op->getNumArgs() == 2 &&
+        isTensorType(op->getArg(0)->getType()) != isTensorType(op->getArg(1)->getType())) {
+      const bool tensorFirst = isTensorType(op->getArg(0)->getType());
+      return scaledByScalar(evalTensor(op->getArg(tensorFirst ? 0 : 1)), op->getArg(tensorFirst ? 1 : 0), call);
+    }
     if (auto it = kArithmetic.find(kind); it != kArithmetic.end()) {
       std::vector<TensorFact> inputs;
       for (const Expr* arg : op->arguments())
@@ -561,8 +696,20 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
 
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
+    if (isScalerType(object->getType()) && scalerCall(name) == ScalerCall::Scale && call->getNumArgs() >= 1) {
+      TensorFact scaled = evalTensor(call->getArg(0));
+      scaled.scaledBy = objectRef(object);
+      scaled.manualScaling.reset();
+      return scaled;
+    }
     if (isTensorType(object->getType()) && !(object->getType()->isPointerType())) {
       TensorFact self = evalTensor(object);
+      if (name == "grad" || name == "mutable_grad") {
+        self.isGradient = true;
+        return self;
+      }
+      if (name == "mul" && call->getNumArgs() == 1 && !isTensorType(call->getArg(0)->getType()))
+        return scaledByScalar(self, call->getArg(0), call);
       if (name == "to" || name == "type" || name == "toType" || name == "type_as") {
         for (const Expr* arg : call->arguments()) {
           if (isa<CXXDefaultArgExpr>(ignoreWrappers(arg))) continue;
@@ -635,6 +782,9 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
   } else if (moduleImplClass(paramType)) {
     v.kind = Value::Kind::Module;
     v.fact = evalModule(e);
+  } else if (isScalerType(paramType) || isOptimizerType(paramType)) {
+    v.kind = Value::Kind::Object;
+    v.object = objectRef(e);
   }
   return v;
 }
@@ -644,8 +794,7 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
 std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* call, const FunctionDecl* callee) {
   if (!callee || ctx_.depth >= kMaxCallDepth) return std::nullopt;
   CallContext c;
-  c.autocast = state_.autocast;
-  c.cacheFilledAt = state_.cacheFilledAt;
+  c.process = state_.process;
   c.depth = ctx_.depth + 1;
   c.inCustomBackward = ctx_.inCustomBackward;
   c.forwardUnderAutocast = ctx_.forwardUnderAutocast;
@@ -658,9 +807,14 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
     c.args.push_back(argIndex < call->getNumArgs() ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
                                                    : Value{});
   }
-  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call))
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     if (moduleImplClass(member->getImplicitObjectArgument()->getType()))
       c.thisModule = evalModule(member->getImplicitObjectArgument());
+    else if (!isa<CXXThisExpr>(member->getImplicitObjectArgument()->IgnoreImpCasts()))
+      c.thisObject = objectRef(member->getImplicitObjectArgument());
+    else
+      c.thisObject = ctx_.thisObject;
+  }
   if (!c.thisModule && isa<CXXMethodDecl>(callee) && ctx_.thisModule &&
       cast<CXXMethodDecl>(callee)->getParent() == dyn_cast<CXXMethodDecl>(fn_)->getParent())
     c.thisModule = ctx_.thisModule;
@@ -704,11 +858,8 @@ void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallEx
 }
 
 void FunctionAnalysis::applyCalleeExit(const FunctionResult& r) {
-  if (!r.exitReached) return;
-  // Helpers, forwards and RAII guards that switch autocast or clear its cache.
-  state_.autocast = r.exitAutocast;
-  state_.cacheFilledAt = r.exitCacheFilledAt;
-  state_.regionLeftAt = r.exitRegionLeftAt;
+  // Helpers, forwards and RAII guards that switch autocast, clear its cache or drive the scaler.
+  if (r.exitReached) state_.process = r.exit;
 }
 
 const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& module, const Expr* at) {
@@ -719,8 +870,7 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
   const FunctionDecl* forward = moduleForward(impl);
   if (!tu_.analyzable(forward)) return nullptr;
   CallContext c;
-  c.autocast = state_.autocast;
-  c.cacheFilledAt = state_.cacheFilledAt;
+  c.process = state_.process;
   c.depth = ctx_.depth + 1;
   c.thisModule = evalModule(moduleExpr);
   c.callChain = ctx_.callChain;
@@ -748,8 +898,7 @@ const FunctionResult* FunctionAnalysis::analyzeAutogradApply(const CallExpr* cal
   }
   if (!tu_.analyzable(forward)) return nullptr;
   CallContext fwd;
-  fwd.autocast = state_.autocast;
-  fwd.cacheFilledAt = state_.cacheFilledAt;
+  fwd.process = state_.process;
   fwd.depth = ctx_.depth + 1;
   fwd.callChain = ctx_.callChain;
   fwd.callChain.insert(fwd.callChain.begin(),
@@ -765,8 +914,8 @@ const FunctionResult* FunctionAnalysis::analyzeAutogradApply(const CallExpr* cal
     CallContext bwd;
     bwd.depth = ctx_.depth + 1;
     bwd.inCustomBackward = true;
-    bwd.autocast.cpu.enabled = bwd.autocast.cuda.enabled = Tristate::Off;
-    if (state_.autocast.anyOn())
+    bwd.process.autocast.cpu.enabled = bwd.process.autocast.cuda.enabled = Tristate::Off;
+    if (state_.process.autocast.anyOn())
       bwd.forwardUnderAutocast = note(call, fmt::format("'{}::forward' ran under autocast from here", function->getName().str()));
     bwd.savedVariables = forwardResult->savedForBackward;
     bwd.callChain = ctx_.callChain;
@@ -781,10 +930,283 @@ const FunctionResult* FunctionAnalysis::analyzeAutogradApply(const CallExpr* cal
   return forwardResult;
 }
 
+// ---- gradient scaler protocol ----------------------------------------------------
+
+bool FunctionAnalysis::isScalerType(QualType type) const {
+  const CXXRecordDecl* r = pointeeRecord(type);
+  return r && r->getDeclName().isIdentifier() && named(tu_.scalerApi().classes, r->getName());
+}
+
+FunctionAnalysis::ScalerCall FunctionAnalysis::scalerCall(const std::string& method) const {
+  const ScalerApi& api = tu_.scalerApi();
+  if (named(api.scale, method)) return ScalerCall::Scale;
+  if (named(api.unscale, method)) return ScalerCall::Unscale;
+  if (named(api.step, method)) return ScalerCall::Step;
+  if (named(api.update, method)) return ScalerCall::Update;
+  return ScalerCall::None;
+}
+
+ObjectRef FunctionAnalysis::objectRef(const Expr* e) {
+  e = moduleObject(e);
+  const ValueDecl* d = declOf(e);
+  if (!d) return ObjectRef{0, describe(e)};
+  if (auto it = aliases_.find(d); it != aliases_.end()) return it->second;
+  // A local reference: auto& opt = *optimizer;
+  if (const auto* var = dyn_cast<VarDecl>(d); var && var->getType()->isReferenceType() && var->getInit())
+    return objectRef(var->getInit());
+  return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), "'" + d->getNameAsString() + "'"};
+}
+
+std::optional<SourceLocation> FunctionAnalysis::bfloat16AutocastAt() const {
+  std::optional<SourceLocation> at;
+  for (const DeviceAutocast* device : {&state_.process.autocast.cpu, &state_.process.autocast.cuda}) {
+    if (device->enabled != Tristate::On) continue;
+    if (device->dtype.single() != ScalarType::BFloat16) return std::nullopt;
+    at = device->enabledAt;
+  }
+  return at;
+}
+
+void FunctionAnalysis::refreshOptimizerDtype(const ObjectRef& optimizer) {
+  // model->to(kHalf) after the optimizer was built converts the same parameters.
+  const OptimizerFacts* facts = state_.process.protocol.optimizer(optimizer.id);
+  if (!facts || !facts->module) return;
+  for (const auto& [decl, fact] : state_.modules)
+    if (reinterpret_cast<uintptr_t>(decl->getCanonicalDecl()) == facts->module && fact.dtype != facts->parameterDtype)
+      state_.process.protocol.declareOptimizer(optimizer, fact.dtype, fact.origin, facts->module);
+}
+
+bool FunctionAnalysis::transferScalerCall(const CXXMemberCallExpr* call, const std::string& name) {
+  const Expr* object = call->getImplicitObjectArgument();
+  if (!isScalerType(object->getType())) return false;
+  const ObjectRef scaler = objectRef(object);
+  ScalerProtocol& protocol = state_.process.protocol;
+  auto optimizerArg = [&]() -> std::optional<ObjectRef> {
+    for (const Expr* arg : call->arguments())
+      if (isOptimizerType(arg->getType())) return objectRef(arg);
+    return std::nullopt;
+  };
+  switch (scalerCall(name)) {
+    case ScalerCall::Scale:
+      checkScalerWithBFloat16(scaler, loc(call), bfloat16AutocastAt(), findings());
+      if (call->getNumArgs() >= 1)
+        if (TensorFact loss = evalTensor(call->getArg(0)); loss.manualScaling)
+          checkScalingInsideScaler(*loss.manualScaling, loc(call), findings());
+      return true;
+    case ScalerCall::Unscale:
+      if (auto optimizer = optimizerArg()) {
+        refreshOptimizerDtype(*optimizer);
+        protocol.unscale(scaler, *optimizer, loc(call), findings());
+      }
+      return true;
+    case ScalerCall::Step:
+      if (auto optimizer = optimizerArg()) {
+        refreshOptimizerDtype(*optimizer);
+        protocol.step(scaler, *optimizer, loc(call), findings());
+      }
+      return true;
+    case ScalerCall::Update: protocol.update(scaler, loc(call), findings()); return true;
+    case ScalerCall::None: return false;
+  }
+  return false;
+}
+
+bool FunctionAnalysis::transferOptimizerCall(const CXXMemberCallExpr* call, const std::string& name) {
+  const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
+  if (!isOptimizerType(object->getType())) return false;
+  if (name == "step") {
+    OptimizerStepEvent step;
+    step.location = loc(call);
+    step.optimizer = describe(moduleObject(object));
+    step.autocast = state_.process.autocast;
+    step.cacheFilledAt = state_.process.cacheFilledAt;
+    step.regionLeftAt = state_.process.regionLeftAt;
+    step.callChain = ctx_.callChain;
+    tu_.events().steps.push_back(std::move(step));
+    state_.process.protocol.optimizerStep(objectRef(object), loc(call), findings());
+  } else if (name == "zero_grad") {
+    state_.process.protocol.zeroGrad(objectRef(object));
+  }
+  return true;
+}
+
+std::optional<ObjectRef> FunctionAnalysis::optimizerOfFunction() {
+  // The optimizer whose param_groups() this function walks, else its only optimizer parameter.
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const Expr* found = nullptr;
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
+      if (!found && call->getMethodDecl() && call->getMethodDecl()->getDeclName().isIdentifier() &&
+          call->getMethodDecl()->getName() == "param_groups" && isOptimizerType(call->getImplicitObjectArgument()->getType()))
+        found = call->getImplicitObjectArgument();
+      return true;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<Stmt*>(fn_->getBody()));
+  if (finder.found) return objectRef(finder.found);
+  std::optional<ObjectRef> only;
+  for (const ParmVarDecl* param : fn_->parameters())
+    if (isOptimizerType(param->getType())) {
+      if (only) return std::nullopt;
+      auto it = aliases_.find(param);
+      only = it != aliases_.end() ? it->second : ObjectRef{reinterpret_cast<uintptr_t>(param), "'" + param->getNameAsString() + "'"};
+    }
+  return only;
+}
+
+bool FunctionAnalysis::transferRawAmpOp(const CallExpr* call, const std::string& name) {
+  // The scaler is the object whose method runs the op, else the scale tensor's variable.
+  auto scalerFrom = [&](unsigned arg) -> std::optional<ObjectRef> {
+    if (ctx_.thisObject) return ctx_.thisObject;
+    if (arg >= call->getNumArgs()) return std::nullopt;
+    struct Finder : RecursiveASTVisitor<Finder> {
+      const ValueDecl* found = nullptr;
+      bool VisitDeclRefExpr(DeclRefExpr* ref) {
+        if (!found && isa<VarDecl>(ref->getDecl())) found = ref->getDecl();
+        return true;
+      }
+      bool VisitMemberExpr(MemberExpr* member) {
+        if (!found && isa<FieldDecl>(member->getMemberDecl())) found = member->getMemberDecl();
+        return true;
+      }
+    } finder;
+    finder.TraverseStmt(const_cast<Expr*>(call->getArg(arg)));
+    if (!finder.found) return std::nullopt;
+    return ObjectRef{reinterpret_cast<uintptr_t>(finder.found->getCanonicalDecl()),
+                     "the scaler of '" + finder.found->getNameAsString() + "'"};
+  };
+  if (name == "_amp_foreach_non_finite_check_and_unscale_") {
+    auto scaler = scalerFrom(2);
+    auto optimizer = optimizerOfFunction();
+    if (scaler && optimizer) {
+      refreshOptimizerDtype(*optimizer);
+      state_.process.protocol.unscale(*scaler, *optimizer, loc(call), findings());
+    }
+    return true;
+  }
+  if (name == "_amp_update_scale_") {
+    if (auto scaler = scalerFrom(0)) state_.process.protocol.update(*scaler, loc(call), findings());
+    return true;
+  }
+  return false;
+}
+
+void FunctionAnalysis::transferClip(const CallExpr* call) {
+  if (call->getNumArgs() == 0) return;
+  const Expr* params = ignoreWrappers(call->getArg(0));
+  // clip_grad_norm_(model->parameters(), ...) or (optimizer.param_groups()[0].params(), ...)
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const Expr* module = nullptr;
+    const Expr* optimizer = nullptr;
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr* member) {
+      const Expr* object = member->getImplicitObjectArgument();
+      if (!module && moduleImplClass(object->getType())) module = object;
+      if (!optimizer && isOptimizerType(object->getType())) optimizer = object;
+      return true;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<Expr*>(params));
+  SourceLocation at = loc(call);
+  if (finder.optimizer) {
+    ObjectRef optimizer = objectRef(finder.optimizer);
+    return state_.process.protocol.clip(&optimizer, 0, at, findings());
+  }
+  uintptr_t module = 0;
+  if (finder.module)
+    if (const ValueDecl* d = declOf(moduleObject(finder.module))) module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+  state_.process.protocol.clip(nullptr, module, at, findings());
+}
+
+void FunctionAnalysis::transferBackward(const Expr* loss, const Expr* at) {
+  emitOp("backward", at, {loss}, nullptr, false, false);
+  const TensorFact fact = evalTensor(loss);
+  ScalerProtocol& protocol = state_.process.protocol;
+  if (fact.scaledBy) {
+    protocol.scaledBackward(*fact.scaledBy, loc(at));
+    return;
+  }
+  protocol.unscaledBackward(loc(at));
+  if (!fact.manualScaling) return;
+  checkManualScalingAtBackward(*fact.manualScaling, loc(at), findings());
+  if (fact.scalingFactor)
+    state_.process.manualBackwards[fact.scalingFactor] = PendingManualScaling{*fact.manualScaling, loc(at)};
+}
+
+void FunctionAnalysis::checkGradientsDividedBack(const Expr* gradient, const Expr* divisor, bool reciprocal,
+                                                 const Expr* at) {
+  if (!evalTensor(gradient).isGradient) return;
+  divisor = ignoreWrappers(divisor);
+  // g.mul_(1.0 / s) divides by s too.
+  if (reciprocal) {
+    const auto* div = dyn_cast<BinaryOperator>(divisor);
+    if (!div || div->getOpcode() != BO_Div) return;
+    divisor = div->getRHS();
+  }
+  const ValueDecl* factor = referencedVariable(divisor);
+  auto it = factor ? state_.process.manualBackwards.find(factor) : state_.process.manualBackwards.end();
+  if (it == state_.process.manualBackwards.end()) return;
+  reportGradientsDividedBack(it->second.scaling, it->second.backwardAt, loc(at), findings());
+}
+
+void FunctionAnalysis::declareScalerOrOptimizer(const VarDecl* var, const Expr* init) {
+  if (var->getType()->isReferenceType() || var->getType()->isPointerType()) return;
+  const ObjectRef ref{reinterpret_cast<uintptr_t>(var->getCanonicalDecl()), "'" + var->getNameAsString() + "'"};
+  if (isScalerType(var->getType())) return state_.process.protocol.declareScaler(ref);
+  if (!isOptimizerType(var->getType())) return;
+  // Optimizer(model->parameters(), Options(...).eps(...)), directly or through make_unique.
+  std::vector<const Expr*> args;
+  const Expr* e = init ? ignoreWrappers(init) : nullptr;
+  if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e))
+    args.assign(construct->arg_begin(), construct->arg_end());
+  else if (const auto* call = dyn_cast_or_null<CallExpr>(e); call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared"))
+    args.assign(call->arg_begin(), call->arg_end());
+  if (args.empty()) return;
+  DtypeSet dtype = DtypeSet::unknown();
+  std::optional<Note> origin;
+  uintptr_t module = 0;
+  const Expr* params = ignoreWrappers(args.front());
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(params); member && calleeName(member) == "parameters") {
+    const Expr* object = member->getImplicitObjectArgument();
+    const TensorFact fact = evalModule(object);
+    dtype = fact.dtype;
+    origin = fact.origin;
+    if (const ValueDecl* d = declOf(moduleObject(object))) module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+  } else if (const auto* list = dyn_cast<CXXConstructExpr>(params); list && list->getNumArgs() >= 1) {
+    // Optimizer({w, b}, ...): the tensors' dtypes.
+    const Expr* inner = ignoreWrappers(list->getArg(0));
+    if (const auto* std = dyn_cast<CXXStdInitializerListExpr>(inner)) inner = ignoreWrappers(std->getSubExpr());
+    if (const auto* elements = dyn_cast<InitListExpr>(inner); elements && elements->getNumInits() > 0) {
+      dtype = DtypeSet();
+      for (const Expr* element : elements->inits()) {
+        const TensorFact fact = evalTensor(element);
+        dtype = dtype.join(fact.dtype);
+        if (!origin) origin = fact.origin;
+      }
+    }
+  }
+  state_.process.protocol.declareOptimizer(ref, dtype, origin, module);
+
+  // DL304: Adam and AdamW take eps from their options (default 1e-8).
+  const CXXRecordDecl* record = pointeeRecord(var->getType());
+  if (!record || !record->getDeclName().isIdentifier() || (record->getName() != "Adam" && record->getName() != "AdamW"))
+    return;
+  double eps = 1e-8;
+  for (size_t i = 1; i < args.size(); ++i)
+    for (const Expr* option = ignoreWrappers(args[i]); const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
+         option = ignoreWrappers(member->getImplicitObjectArgument()))
+      if (calleeName(member) == "eps" && member->getNumArgs() == 1)
+        if (auto value = numericConstant(member->getArg(0), tu_.context())) {
+          eps = *value;
+          break;
+        }
+  checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), var->getName().str()), eps, dtype, origin,
+                        toLocation(var->getSourceRange(), sm_, lang_), findings());
+}
+
 // ---- transfer -----------------------------------------------------------------
 
 void FunctionAnalysis::bindVariable(const VarDecl* var, const Expr* init) {
   QualType type = var->getType();
+  declareScalerOrOptimizer(var, init);
   if (isTensorType(type)) {
     state_.tensors[var] = init ? named(evalTensor(init), var) : TensorFact{};
   } else if (isTensorListType(type)) {
@@ -832,18 +1254,18 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
   };
   auto deviceArg = [&](unsigned i) -> DeviceAutocast* {
     auto device = i < call->getNumArgs() ? evaluateDeviceTypeConstant(call->getArg(i)) : std::nullopt;
-    if (device == "CUDA") return &state_.autocast.cuda;
-    if (device == "CPU") return &state_.autocast.cpu;
+    if (device == "CUDA") return &state_.process.autocast.cuda;
+    if (device == "CPU") return &state_.process.autocast.cpu;
     return nullptr;
   };
   auto setEnabled = [&](DeviceAutocast* device, Tristate enabled) {
     if (!device) {
       // An unknown device: both become unknown.
-      state_.autocast.cpu.enabled = state_.autocast.cuda.enabled = Tristate::Unknown;
+      state_.process.autocast.cpu.enabled = state_.process.autocast.cuda.enabled = Tristate::Unknown;
       return;
     }
-    if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.cacheFilledAt)
-      state_.regionLeftAt = loc(call);
+    if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.process.cacheFilledAt)
+      state_.process.regionLeftAt = loc(call);
     device->enabled = enabled;
     if (enabled != Tristate::Off) device->enabledAt = loc(call);
   };
@@ -852,15 +1274,15 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
     DtypeSet dtype = d ? d->dtype : DtypeSet::unknown();
     if (device) device->dtype = dtype;
   };
-  if (name == "set_enabled") setEnabled(&state_.autocast.cuda, boolArg(0));
-  else if (name == "set_cpu_enabled") setEnabled(&state_.autocast.cpu, boolArg(0));
+  if (name == "set_enabled") setEnabled(&state_.process.autocast.cuda, boolArg(0));
+  else if (name == "set_cpu_enabled") setEnabled(&state_.process.autocast.cpu, boolArg(0));
   else if (name == "set_autocast_enabled") setEnabled(deviceArg(0), boolArg(1));
-  else if (name == "set_autocast_gpu_dtype") setDtype(&state_.autocast.cuda, 0);
-  else if (name == "set_autocast_cpu_dtype") setDtype(&state_.autocast.cpu, 0);
+  else if (name == "set_autocast_gpu_dtype") setDtype(&state_.process.autocast.cuda, 0);
+  else if (name == "set_autocast_cpu_dtype") setDtype(&state_.process.autocast.cpu, 0);
   else if (name == "set_autocast_dtype") setDtype(deviceArg(0), 1);
   else if (name == "clear_cache") {
-    state_.cacheFilledAt.reset();
-    state_.regionLeftAt.reset();
+    state_.process.cacheFilledAt.reset();
+    state_.process.regionLeftAt.reset();
   }
 }
 
@@ -873,7 +1295,7 @@ void FunctionAnalysis::emitOp(const std::string& op, const Expr* at, std::vector
   if (destination) event.destination = operand(describe(destination), evalTensor(destination));
   event.explicitDtype = explicitDtype;
   event.reducesAllDims = reducesAllDims;
-  event.autocast = state_.autocast;
+  event.autocast = state_.process.autocast;
   event.inCustomBackward = ctx_.inCustomBackward;
   event.forwardUnderAutocast = ctx_.forwardUnderAutocast;
   event.callChain = ctx_.callChain;
@@ -887,17 +1309,17 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
   event.location = loc(at);
   event.inputs.push_back(operand("input " + describe(input), evalTensor(input)));
   event.inputs.push_back(operand("the parameters of " + describe(moduleExpr), parameters));
-  event.autocast = state_.autocast;
+  event.autocast = state_.process.autocast;
   event.inCustomBackward = ctx_.inCustomBackward;
   event.forwardUnderAutocast = ctx_.forwardUnderAutocast;
   event.callChain = ctx_.callChain;
   tu_.events().ops.push_back(std::move(event));
   // Autocast caches the low-precision copies of Float weights it casts.
   if (parameters.dtype.contains(ScalarType::Float)) {
-    for (auto [device, autocast] : {std::pair{Device::CPU, &state_.autocast.cpu}, std::pair{Device::CUDA, &state_.autocast.cuda}})
+    for (auto [device, autocast] : {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}})
       if (autocast->enabled == Tristate::On && autocastPolicy(op, device, tu_.torch()) == AutocastPolicy::LowerPrecision) {
-        state_.cacheFilledAt = loc(at);
-        state_.regionLeftAt.reset();
+        state_.process.cacheFilledAt = loc(at);
+        state_.process.regionLeftAt.reset();
       }
   }
 }
@@ -911,8 +1333,7 @@ void FunctionAnalysis::transferConstruct(const CXXConstructExpr* construct) {
   const FunctionDecl* def = ctor ? ctor->getDefinition() : nullptr;
   if (!def || !tu_.analyzable(def) || ctx_.depth >= kMaxCallDepth) return;
   CallContext c;
-  c.autocast = state_.autocast;
-  c.cacheFilledAt = state_.cacheFilledAt;
+  c.process = state_.process;
   c.depth = ctx_.depth + 1;
   c.callChain = ctx_.callChain;
   for (unsigned i = 0; i < def->getNumParams(); ++i)
@@ -926,6 +1347,9 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
 
   if (callee && isAutocastFunction(callee)) return handleAutocastCall(callee, call);
   if (auto module = asModuleCall(call)) return transferModuleCall(*module, call);
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call))
+    if (transferScalerCall(member, name) || transferOptimizerCall(member, name)) return;
+  if (callee && isTorchFunction(callee) && transferRawAmpOp(call, name)) return;
 
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     const OverloadedOperatorKind kind = op->getOperator();
@@ -936,6 +1360,8 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
       std::vector<const Expr*> inputs{ignoreWrappers(op->getArg(0))};
       if (isTensorType(op->getArg(1)->getType())) inputs.push_back(ignoreWrappers(op->getArg(1)));
       emitOp(it->second, op, inputs, ignoreWrappers(op->getArg(0)), false, false);
+      if (kind == OO_SlashEqual || kind == OO_StarEqual)
+        checkGradientsDividedBack(op->getArg(0), op->getArg(1), kind == OO_StarEqual, op);
       return;
     }
     if (kind == OO_Call) return;
@@ -951,17 +1377,6 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
     if (name == "save_for_backward") {
       result_.savedForBackward.clear();
       for (const Expr* t : tensorArgs(call)) result_.savedForBackward.push_back(evalTensor(t));
-      return;
-    }
-    if (isOptimizerType(objectType) && name == "step") {
-      OptimizerStepEvent step;
-      step.location = loc(call);
-      step.optimizer = describe(moduleObject(object));
-      step.autocast = state_.autocast;
-      step.cacheFilledAt = state_.cacheFilledAt;
-      step.regionLeftAt = state_.regionLeftAt;
-      step.callChain = ctx_.callChain;
-      tu_.events().steps.push_back(std::move(step));
       return;
     }
     if (moduleImplClass(objectType)) {
@@ -983,8 +1398,10 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
       }
     }
     if (isTensorType(objectType) && !objectType->isPointerType()) {
-      if (name == "backward") return emitOp("backward", call, {object}, nullptr, false, false);
+      if (name == "backward") return transferBackward(object, call);
       std::vector<const Expr*> args = tensorArgs(call);
+      if ((name == "div_" || name == "mul_") && call->getNumArgs() >= 1)
+        checkGradientsDividedBack(object, call->getArg(0), name == "mul_", call);
       if (auto base = inPlaceBase(name)) {
         std::vector<const Expr*> inputs;
         if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(object);
@@ -1010,8 +1427,8 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
 
   if (callee && isTorchFunction(callee)) {
     std::vector<const Expr*> args = tensorArgs(call);
-    if (name == "backward" && !args.empty()) return emitOp("backward", call, {args.front()}, nullptr, false, false);
-    if (name == "clip_grad_norm_" || name == "clip_grad_value_") return;
+    if (name == "backward" && !args.empty()) return transferBackward(args.front(), call);
+    if (name == "clip_grad_norm_" || name == "clip_grad_value_") return transferClip(call);
     std::string op = name;
     const Expr* destination = nullptr;
     if (op.size() > 5 && op.compare(op.size() - 5, 5, "_outf") == 0) {
@@ -1068,8 +1485,7 @@ void FunctionAnalysis::transfer(const CFGElement& element) {
     const FunctionDecl* def = d ? d->getDefinition() : nullptr;
     if (!def || !tu_.analyzable(def) || ctx_.depth >= kMaxCallDepth) return;
     CallContext c;
-    c.autocast = state_.autocast;
-    c.cacheFilledAt = state_.cacheFilledAt;
+    c.process = state_.process;
     c.depth = ctx_.depth + 1;
     c.callChain = ctx_.callChain;
     transferUserCall(def, c);
@@ -1079,8 +1495,7 @@ void FunctionAnalysis::transfer(const CFGElement& element) {
 FunctionResult FunctionAnalysis::run() {
   FlowState entry;
   entry.reached = true;
-  entry.autocast = ctx_.autocast;
-  entry.cacheFilledAt = ctx_.cacheFilledAt;
+  entry.process = ctx_.process;
   for (unsigned i = 0; i < fn_->getNumParams() && i < ctx_.args.size(); ++i) {
     const ParmVarDecl* param = fn_->getParamDecl(i);
     const Value& v = ctx_.args[i];
@@ -1088,6 +1503,7 @@ FunctionResult FunctionAnalysis::run() {
       case Value::Kind::Tensor: entry.tensors[param] = v.fact; break;
       case Value::Kind::Module: entry.modules[param] = v.fact; break;
       case Value::Kind::List: entry.lists[param] = v.list; break;
+      case Value::Kind::Object: aliases_[param] = v.object; break;
       case Value::Kind::None: break;
     }
   }
@@ -1110,6 +1526,8 @@ FunctionResult FunctionAnalysis::run() {
     if (!state_.reached) continue;
 
     for (const CFGElement& element : *block) transfer(element);
+    if (const Stmt* terminator = block->getTerminatorStmt(); terminator && isa<ContinueStmt>(terminator))
+      state_.process.protocol.leaveIteration(toLocation(terminator->getSourceRange(), sm_, lang_));
     if (visits[block->getBlockID()] > 1 && state_.sameAs(out[block->getBlockID()])) continue;
     out[block->getBlockID()] = state_;
     for (const CFGBlock::AdjacentBlock& succ : block->succs())
@@ -1121,9 +1539,7 @@ FunctionResult FunctionAnalysis::run() {
 
   const FlowState& exit = out[cfg_.getExit().getBlockID()];
   result_.exitReached = exit.reached;
-  result_.exitAutocast = exit.reached ? exit.autocast : ctx_.autocast;
-  result_.exitCacheFilledAt = exit.reached ? exit.cacheFilledAt : ctx_.cacheFilledAt;
-  result_.exitRegionLeftAt = exit.reached ? exit.regionLeftAt : std::nullopt;
+  result_.exit = exit.reached ? exit.process : ctx_.process;
   if (result_.returned.dtype.isBottom()) result_.returned = TensorFact{};
   return std::move(result_);
 }
@@ -1210,7 +1626,7 @@ AnalysisEvents TranslationUnitAnalysis::run() {
   for (const FunctionDecl* fn : collector.defined) {
     if (analyzedOnce_.count(fn)) continue;
     CallContext unknown;
-    unknown.autocast.cpu.enabled = unknown.autocast.cuda.enabled = Tristate::Unknown;
+    unknown.process.autocast.cpu.enabled = unknown.process.autocast.cuda.enabled = Tristate::Unknown;
     if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && isCustomAutogradFunction(method->getParent()) &&
                                                           method->getName() == "backward")
       unknown.inCustomBackward = true;
@@ -1221,8 +1637,8 @@ AnalysisEvents TranslationUnitAnalysis::run() {
 
 }  // namespace
 
-AnalysisEvents analyzeDtypeFlow(ASTContext& context, TorchVersion torch) {
-  return TranslationUnitAnalysis(context, torch).run();
+AnalysisEvents analyzeDtypeFlow(ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi) {
+  return TranslationUnitAnalysis(context, torch, scalerApi).run();
 }
 
 }  // namespace dtype_lint::analyzer

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "clang/AST/ASTContext.h"
+#include "config.h"
 #include "dtype_lint/events.h"
 #include "dtype_lint/op_contracts.h"
 
@@ -15,9 +16,12 @@ namespace dtype_lint::analyzer {
 struct AnalysisEvents {
   std::vector<OpEvent> ops;
   std::vector<OptimizerStepEvent> steps;
+  // The scaler protocol and manual-scaling rules run as the flow's transfer
+  // functions (they are rules/ code); what they found.
+  std::vector<Finding> protocolFindings;
 };
 
 // Analyzes every function defined in user code of the translation unit.
-AnalysisEvents analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch);
+AnalysisEvents analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi);
 
 }  // namespace dtype_lint::analyzer

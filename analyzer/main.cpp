@@ -37,6 +37,8 @@ cl::list<std::string> ruleGlobs("rules", cl::desc("Rules to run: comma-separated
 cl::opt<cl::boolOrDefault> useColor("use-color",
                                    cl::desc("Color in text output (default: only on a terminal), as in clang-tidy"),
                                    cl::cat(category));
+cl::opt<std::string> configFile("config", cl::desc("Read this config instead of the nearest .dtype-lint.yaml"),
+                                cl::value_desc("file"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 
 int fail(const std::string& message) {
@@ -91,6 +93,9 @@ int main(int argc, char** argv) {
     for (const RuleInfo& r : ruleCatalog()) matches = matches || globMatch(pattern, r.id) || globMatch(pattern, qualifiedName(r));
     if (!matches) return fail("--rules: '" + g + "' matches no rule (see --list-rules)");
   }
+  auto configs = analyzer::configsFor(work->files, configFile);
+  if (!configs) return fail(llvm::toString(configs.takeError()));
+  options.configs = std::move(*configs);
   analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
 
   for (const auto& unit : result.units)

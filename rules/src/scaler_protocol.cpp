@@ -231,7 +231,9 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     mine.parameterDtype = mine.parameterDtype.join(theirs.parameterDtype);
     keepFirst(mine.parametersOrigin, theirs.parametersOrigin);
   }
-  // A pair missing on one side is at that side's default.
+  // A pair missing on one side is at that side's default: READY for a known
+  // scaler, nothing known (0) otherwise. Stages are the possibilities of
+  // either side, so "unknown" adds none.
   auto defaultStages = [](const ScalerProtocol& side, uintptr_t scaler) -> uint8_t {
     return side.scalers_.count(scaler) ? kReady : 0;
   };
@@ -239,8 +241,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
   for (const auto& [key, mine] : pairs_) {
     PairFacts p = mine;
     auto it = other.pairs_.find(key);
-    const uint8_t theirs = it != other.pairs_.end() ? it->second.stages : defaultStages(other, key.first);
-    p.stages = (p.stages == 0 || theirs == 0) ? 0 : uint8_t(p.stages | theirs);
+    p.stages |= it != other.pairs_.end() ? it->second.stages : defaultStages(other, key.first);
     if (it != other.pairs_.end()) {
       keepFirst(p.unscaledAt, it->second.unscaledAt);
       keepFirst(p.steppedAt, it->second.steppedAt);
@@ -251,8 +252,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
   for (const auto& [key, theirs] : other.pairs_) {
     if (pairs_.count(key)) continue;
     PairFacts p = theirs;
-    const uint8_t mine = defaultStages(*this, key.first);
-    p.stages = (p.stages == 0 || mine == 0) ? 0 : uint8_t(p.stages | mine);
+    p.stages |= defaultStages(*this, key.first);
     joined[key] = p;
   }
   pairs_ = std::move(joined);
@@ -283,6 +283,8 @@ void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLoca
 }
 
 void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out) {
+  // A loss weight (0.5 * loss, cfg.loss_weight * loss) is not scaling for precision.
+  if (!scaling.largeConstant && !scaling.namedAsScale) return;
   Finding f = makeFinding("DL203",
                           fmt::format("the loss is multiplied by {} inside the scaler's scale(): it is scaled twice, "
                                       "and the scaler's inf/NaN checks see the wrong magnitude",

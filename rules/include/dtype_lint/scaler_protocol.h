@@ -102,6 +102,7 @@ struct ManualScaling {
   SourceLocation multipliedAt;
   std::string factor;  // "1024" or "'loss_scale'"
   bool largeConstant = false;  // a constant >= 128
+  bool namedAsScale = false;   // a variable whose name says it is a scale ("loss_scale")
 };
 void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
                                   std::vector<Finding>& out);

@@ -1,0 +1,26 @@
+// DL202 unscale-fp16-grads: the model is converted to Half "to save memory",
+// the optimizer is built from its parameters, and a gradient scaler unscales
+// Half gradients. PyTorch: ValueError: Attempting to unscale FP16 gradients.
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "../common/grad_scaler.h"
+
+int main() {
+  torch::manual_seed(0);
+  auto model = torch::nn::Sequential(torch::nn::Linear(16, 32), torch::nn::ReLU(), torch::nn::Linear(32, 1));
+  model->to(torch::kHalf);
+  torch::optim::SGD optimizer(model->parameters(), 0.01);
+  GradScaler scaler;
+  for (int step = 0; step < 3; ++step) {
+    optimizer.zero_grad();
+    auto prediction = model->forward(torch::randn({8, 16}, torch::kHalf));
+    auto loss = prediction.to(torch::kFloat).pow(2).mean();
+    scaler.scale(loss).backward();
+    scaler.step(optimizer);  // dtype-lint-expect: DL202
+    scaler.update();
+    std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
+  }
+  return 0;
+}

@@ -1,0 +1,46 @@
+// A hand-written gradient scaler of the shape C++ training code carries
+// (LibTorch has no GradScaler): scale the loss, unscale the gradients of an
+// optimizer once, skip the step when they are not finite, adapt the scale.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <map>
+
+class GradScaler {
+ public:
+  explicit GradScaler(double init_scale = 65536.0) : scale_(init_scale) {}
+
+  torch::Tensor scale(const torch::Tensor& loss) { return loss * scale_; }
+
+  void unscale_(torch::optim::Optimizer& optimizer) {
+    bool found_inf = false;
+    for (auto& group : optimizer.param_groups())
+      for (auto& param : group.params()) {
+        if (!param.grad().defined()) continue;
+        param.mutable_grad().mul_(1.0 / scale_);
+        found_inf = found_inf || !torch::isfinite(param.grad()).all().item<bool>();
+      }
+    found_inf_[&optimizer] = found_inf;
+  }
+
+  void step(torch::optim::Optimizer& optimizer) {
+    if (!found_inf_.count(&optimizer)) unscale_(optimizer);
+    if (!found_inf_[&optimizer]) optimizer.step();
+  }
+
+  void update() {
+    bool any_inf = false;
+    for (const auto& [optimizer, found_inf] : found_inf_) any_inf = any_inf || found_inf;
+    scale_ = any_inf ? scale_ * 0.5 : (++good_steps_ % 2000 == 0 ? scale_ * 2.0 : scale_);
+    if (any_inf) good_steps_ = 0;
+    found_inf_.clear();
+  }
+
+  double get_scale() const { return scale_; }
+
+ private:
+  double scale_;
+  int64_t good_steps_ = 0;
+  std::map<torch::optim::Optimizer*, bool> found_inf_;
+};

@@ -1,0 +1,205 @@
+// The gradient-scaler protocol (DL201-DL210), manual scaling (DL203) and
+// Adam's eps on Half parameters (DL304).
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include "../../samples/common/grad_scaler.h"
+
+torch::Tensor loss_of(torch::nn::Linear& model) { return model(torch::randn({4, 8})).pow(2).mean(); }
+
+void correct_loop() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int i = 0; i < 3; ++i) {
+    opt.zero_grad();
+    scaler.scale(loss_of(model)).backward();
+    scaler.unscale_(opt);
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+void unscale_in_accumulation_loop() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int micro = 0; micro < 4; ++micro) {
+    scaler.scale(loss_of(model)).backward();
+    scaler.unscale_(opt);  // dtype-lint-expect: DL201
+  }
+  scaler.step(opt);
+  scaler.update();
+}
+
+void unscale_and_clip(GradScaler& s, torch::optim::Optimizer& o, torch::nn::Linear& m) {
+  s.unscale_(o);  // dtype-lint-expect: DL201
+  torch::nn::utils::clip_grad_norm_(m->parameters(), 1.0);
+}
+
+void double_unscale_through_helper() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  scaler.unscale_(opt);
+  unscale_and_clip(scaler, opt, model);
+  scaler.step(opt);
+  scaler.update();
+}
+
+void two_optimizers_one_scaler() {
+  torch::nn::Linear encoder(8, 8), head(8, 1);
+  torch::optim::SGD opt_encoder(encoder->parameters(), 0.1);
+  torch::optim::Adam opt_head(head->parameters());
+  GradScaler scaler;
+  for (int i = 0; i < 2; ++i) {
+    scaler.scale(head(encoder(torch::randn({4, 8}))).sum()).backward();
+    scaler.unscale_(opt_encoder);
+    scaler.unscale_(opt_head);
+    scaler.step(opt_encoder);
+    scaler.step(opt_head);
+    scaler.update();
+  }
+}
+
+void half_model_with_scaler() {
+  torch::nn::Linear model(8, 1);
+  model->to(torch::kHalf);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(model(torch::randn({4, 8}, torch::kHalf)).to(torch::kFloat).sum()).backward();
+  scaler.step(opt);  // dtype-lint-expect: DL202
+  scaler.update();
+}
+
+void adam_on_half_parameters() {
+  torch::nn::Linear model(8, 1);
+  model->to(torch::kHalf);
+  torch::optim::Adam adam(model->parameters());  // dtype-lint-expect: DL304
+  torch::optim::Adam safe(model->parameters(), torch::optim::AdamOptions(1e-3).eps(1e-4));
+  torch::nn::Linear full(8, 1);
+  torch::optim::AdamW float_adam(full->parameters(), torch::optim::AdamWOptions(1e-3).eps(1e-8));
+}
+
+void step_without_update(bool skip) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int i = 0; i < 3; ++i) {
+    scaler.scale(loss_of(model)).backward();
+    scaler.step(opt);  // dtype-lint-expect: DL204
+    if (skip) continue;
+    scaler.update();
+  }
+}
+
+void clip_before_unscale() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);  // dtype-lint-expect: DL205
+  scaler.step(opt);
+  scaler.update();
+}
+
+void unscale_after_step() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  scaler.step(opt);
+  scaler.unscale_(opt);  // dtype-lint-expect: DL206
+  scaler.update();
+}
+
+void step_without_scaled_backward() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  auto loss = loss_of(model);
+  loss.backward();
+  scaler.step(opt);  // dtype-lint-expect: DL207
+  scaler.update();
+}
+
+void optimizer_step_bypasses_scaler() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  opt.step();  // dtype-lint-expect: DL208
+  scaler.update();  // dtype-lint-expect: DL210
+}
+
+void manual_unscale_then_direct_step_is_fine() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  scaler.unscale_(opt);
+  opt.step();
+}
+
+void scaler_under_bfloat16_autocast() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  at::autocast::set_cpu_enabled(true);
+  auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  at::autocast::set_cpu_enabled(true);
+  auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  scaled.backward();
+  scaler.step(opt);
+  scaler.update();
+}
+
+void double_update() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  scaler.step(opt);
+  scaler.update();
+  scaler.update();  // dtype-lint-expect: DL210
+}
+
+void manual_scaling_large_constant() {
+  torch::nn::Linear model(8, 1);
+  auto loss = loss_of(model);
+  (loss * 1024.0).backward();  // dtype-lint-expect: DL203
+  auto weighted = loss_of(model) * 0.5;  // a loss weight, not scaling
+  weighted.backward();
+}
+
+void manual_scaling_divided_back(float loss_weight) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  float loss_scale = 512.0f;
+  loss_scale = loss_scale * 2;
+  auto scaled = loss_of(model) * loss_scale;
+  scaled.backward();  // dtype-lint-expect: DL203
+  for (auto& p : model->parameters()) p.mutable_grad().div_(loss_scale);
+  opt.step();
+  auto weighted = loss_of(model) * loss_weight;
+  weighted.backward();
+  opt.step();
+}
+
+void loss_scaled_inside_scaler() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model) * 256).backward();  // dtype-lint-expect: DL203
+  scaler.step(opt);
+  scaler.update();
+  scaler.scale(loss_of(model) * 0.5).backward();  // a weight: silent
+  scaler.step(opt);
+  scaler.update();
+}

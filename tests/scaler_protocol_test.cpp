@@ -1,0 +1,158 @@
+// The scaler protocol state machine alone, as both front ends drive it.
+#include <gtest/gtest.h>
+
+#include "dtype_lint/scaler_protocol.h"
+
+namespace dtype_lint {
+namespace {
+
+const ObjectRef kScaler{1, "'scaler'"};
+const ObjectRef kOpt{2, "'opt'"};
+const ObjectRef kOther{3, "'other'"};
+
+SourceLocation at(unsigned line) { return SourceLocation{"train.cpp", line, 3, line, 10}; }
+
+std::vector<std::string> rules(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const Finding& f : findings) out.emplace_back(f.rule->id);
+  return out;
+}
+
+class Protocol : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    p.declareScaler(kScaler);
+    p.declareOptimizer(kOpt, DtypeSet(ScalarType::Float), std::nullopt, 0);
+  }
+  ScalerProtocol p;
+  std::vector<Finding> out;
+};
+
+TEST_F(Protocol, ACorrectIterationIsSilent) {
+  for (unsigned i = 0; i < 3; ++i) {
+    p.zeroGrad(kOpt);
+    p.scaledBackward(kScaler, at(1));
+    p.unscale(kScaler, kOpt, at(2), out);
+    p.clip(&kOpt, 0, at(3), out);
+    p.step(kScaler, kOpt, at(4), out);
+    p.update(kScaler, at(5), out);
+  }
+  EXPECT_TRUE(out.empty()) << rules(out).size();
+}
+
+TEST_F(Protocol, SecondUnscaleBeforeUpdateIsDL201WithANoteAtTheFirst) {
+  p.scaledBackward(kScaler, at(1));
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.unscale(kScaler, kOpt, at(3), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL201"});
+  EXPECT_EQ(out[0].location.line, 3u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].location.line, 2u);
+  EXPECT_EQ(out[0].notes[0].message, "first unscale here");
+}
+
+TEST_F(Protocol, EachOptimizerOfAScalerIsUnscaledOnce) {
+  p.declareOptimizer(kOther, DtypeSet(ScalarType::Float), std::nullopt, 0);
+  p.scaledBackward(kScaler, at(1));
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.unscale(kScaler, kOther, at(3), out);
+  p.step(kScaler, kOpt, at(4), out);
+  p.step(kScaler, kOther, at(5), out);
+  p.update(kScaler, at(6), out);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST_F(Protocol, UnscaleAfterStepIsDL206) {
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  p.unscale(kScaler, kOpt, at(3), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL206"});
+}
+
+TEST_F(Protocol, StepAgainWithoutUpdateIsDL204AndNamesTheSkip) {
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  p.leaveIteration(at(3));
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL204"});
+  EXPECT_EQ(out[0].notes.back().location.line, 3u);
+}
+
+TEST_F(Protocol, JoinKeepsEveryPossibleStage) {
+  ScalerProtocol skipped = p;
+  p.scaledBackward(kScaler, at(1));
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.join(skipped);  // one path unscaled, one not: a later unscale may be the second
+  p.unscale(kScaler, kOpt, at(3), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL201"});
+}
+
+TEST_F(Protocol, UnknownScalersReportNothingUntilATransitionMakesThemKnown) {
+  ScalerProtocol fresh;
+  fresh.unscale(kScaler, kOpt, at(1), out);  // an unknown pair: could be READY
+  fresh.update(kScaler, at(2), out);          // may have stepped
+  EXPECT_TRUE(out.empty());
+  fresh.update(kScaler, at(3), out);          // now known: no step since the last update
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
+}
+
+TEST_F(Protocol, StepOnUnscaledBackwardIsDL207AndDirectStepOnScaledIsDL208) {
+  p.unscaledBackward(at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL207"});
+  out.clear();
+  p.update(kScaler, at(3), out);
+  p.scaledBackward(kScaler, at(4));
+  p.optimizerStep(kOpt, at(5), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL208"});
+}
+
+TEST_F(Protocol, ClipOnScaledGradientsIsDL205) {
+  p.scaledBackward(kScaler, at(1));
+  p.clip(nullptr, 0, at(2), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL205"});
+}
+
+TEST_F(Protocol, HalfParametersAreDL202AndBFloat16IsDL209) {
+  p.declareOptimizer(kOpt, DtypeSet(ScalarType::Half), Note{at(9), "became Half here"}, 0);
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL202"});
+  EXPECT_EQ(out[0].notes.front().location.line, 9u);
+  out.clear();
+  p.update(kScaler, at(3), out);
+  p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), std::nullopt, 0);
+  p.unscale(kScaler, kOpt, at(4), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL209"});
+}
+
+TEST(ManualScaling, OnlyScalingForPrecisionIsReported) {
+  std::vector<Finding> out;
+  ManualScaling weight{at(1), "0.5", false, false};
+  checkManualScalingAtBackward(weight, at(2), out);
+  checkScalingInsideScaler(weight, at(2), out);
+  EXPECT_TRUE(out.empty());
+  ManualScaling named{at(1), "'loss_scale'", false, true};
+  checkScalingInsideScaler(named, at(2), out);
+  ManualScaling large{at(1), "1024", true, false};
+  checkManualScalingAtBackward(large, at(2), out);
+  EXPECT_EQ(rules(out), (std::vector<std::string>{"DL203", "DL203"}));
+}
+
+TEST(OptimizerEpsilon, ZeroOrSubnormalInTheParametersDtype) {
+  std::vector<Finding> out;
+  checkOptimizerEpsilon("Adam 'opt'", 1e-8, DtypeSet(ScalarType::Half), std::nullopt, at(1), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].message.find("is zero in Half"), std::string::npos);
+  checkOptimizerEpsilon("Adam 'opt'", 1e-7, DtypeSet(ScalarType::Half), std::nullopt, at(1), out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_NE(out[1].message.find("subnormal"), std::string::npos);
+  checkOptimizerEpsilon("Adam 'opt'", 1e-4, DtypeSet(ScalarType::Half), std::nullopt, at(1), out);
+  checkOptimizerEpsilon("Adam 'opt'", 1e-8, DtypeSet(ScalarType::BFloat16), std::nullopt, at(1), out);
+  checkOptimizerEpsilon("Adam 'opt'", 1e-8, DtypeSet::unknown(), std::nullopt, at(1), out);
+  EXPECT_EQ(out.size(), 2u);
+}
+
+}  // namespace
+}  // namespace dtype_lint
