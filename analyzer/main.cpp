@@ -10,6 +10,7 @@
 #include "compilation.h"
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/report.h"
+#include "launcher/launcher.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -60,12 +61,14 @@ void printRules() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "run") return dtype_lint::runtime::runUnderHooks(argc, argv);
   cl::HideUnrelatedOptions(category);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
-                                   "  dtype-lint [options] <file or directory>...\n",
+                                   "  dtype-lint [options] <file or directory>...      static analysis\n"
+                                   "  dtype-lint run [options] -- program args...       runtime hooks\n",
                                    &errorStream)) {
     errorStream.flush();
     std::string line = parseErrors.substr(0, parseErrors.find('\n'));

@@ -1,44 +1,23 @@
 // The dtype-lint executable as users run it: exit codes, formats, bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "expectations.h"
+#include "run_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct ToolRun {
-  int exitCode = -1;
-  std::string out, err;
-};
+using dtype_lint::testing::CommandResult;
+using dtype_lint::testing::readFile;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-ToolRun dtypeLint(const std::string& args) {
-  const fs::path errFile = fs::temp_directory_path() / ("dtype_lint_cli_err_" + std::to_string(::getpid()));
-  const std::string command = std::string(DTYPE_LINT_EXE) + " " + args + " 2>" + errFile.string();
-  ToolRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer;
-  for (size_t n; (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) run.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.err = slurp(errFile);
-  fs::remove(errFile);
-  return run;
+CommandResult dtypeLint(const std::string& args) {
+  return dtype_lint::testing::runCommand(std::string(DTYPE_LINT_EXE) + " " + args);
 }
 
 const std::string kSource = DTYPE_LINT_SOURCE_DIR;
@@ -64,7 +43,7 @@ class TempDir : public ::testing::Test {
 };
 
 TEST(Cli, FindingsExitWithOneAndPrintClangStyleLines) {
-  ToolRun run = dtypeLint(kBuild + " " + kBuggy);
+  CommandResult run = dtypeLint(kBuild + " " + kBuggy);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   const auto markers = dtype_lint::testing::readMarkers(kBuggy);
   ASSERT_FALSE(markers.empty());
@@ -77,17 +56,17 @@ TEST(Cli, FindingsExitWithOneAndPrintClangStyleLines) {
 }
 
 TEST(Cli, CleanCodeExitsWithZeroAndPrintsNothing) {
-  ToolRun run = dtypeLint(kBuild + " " + kFixed);
+  CommandResult run = dtypeLint(kBuild + " " + kFixed);
   EXPECT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.out, "");
 }
 
 TEST_F(TempDir, SarifToAFileParsesAndNamesTheRule) {
   const std::string out = (dir_ / "report.sarif").string();
-  ToolRun run = dtypeLint(kBuild + " --format sarif -o " + out + " " + kBuggy);
+  CommandResult run = dtypeLint(kBuild + " --format sarif -o " + out + " " + kBuggy);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   EXPECT_EQ(run.out, "");
-  const auto sarif = nlohmann::json::parse(slurp(out));
+  const auto sarif = nlohmann::json::parse(readFile(out));
   EXPECT_EQ(sarif.at("version"), "2.1.0");
   const auto& results = sarif.at("runs").at(0).at("results");
   ASSERT_EQ(results.size(), dtype_lint::testing::readMarkers(kBuggy).size());
@@ -98,7 +77,7 @@ TEST_F(TempDir, SarifToAFileParsesAndNamesTheRule) {
 }
 
 TEST(Cli, JsonListsEachFindingWithItsLine) {
-  ToolRun run = dtypeLint(kBuild + " --format json " + kBuggy);
+  CommandResult run = dtypeLint(kBuild + " --format json " + kBuggy);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   dtype_lint::testing::LineRules lines;
@@ -107,19 +86,19 @@ TEST(Cli, JsonListsEachFindingWithItsLine) {
 }
 
 TEST(Cli, RuleFilterExcludesRules) {
-  ToolRun run = dtypeLint(kBuild + " --rules=-DL101 " + kBuggy);
+  CommandResult run = dtypeLint(kBuild + " --rules=-DL101 " + kBuggy);
   EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
 }
 
 TEST(Cli, ListRulesPrintsTheWholeCatalog) {
-  ToolRun run = dtypeLint("--list-rules");
+  CommandResult run = dtypeLint("--list-rules");
   EXPECT_EQ(run.exitCode, 0);
   EXPECT_EQ(lineCount(run.out), 22u);
   EXPECT_NE(run.out.find("DL101  DL101-mixed-dtype-matmul"), std::string::npos);
 }
 
 // Bad input: one line on stderr, exit code 2.
-void expectToolError(const ToolRun& run, const std::string& needle) {
+void expectToolError(const CommandResult& run, const std::string& needle) {
   EXPECT_EQ(run.exitCode, 2);
   EXPECT_EQ(lineCount(run.err), 1u) << run.err;
   EXPECT_EQ(run.err.rfind("dtype-lint: error: ", 0), 0u) << run.err;
@@ -146,6 +125,17 @@ TEST_F(TempDir, DirectoryWithoutTranslationUnitsIsAToolError) {
   expectToolError(dtypeLint("-p " + dir_.string() + " " + (dir_ / "src").string()), "no translation unit under");
 }
 
+TEST_F(TempDir, MalformedConfigIsAToolError) {
+  const std::string config = write("bad.yaml", "Rules: [DL101\nGradScaler: {Classes: 3\n");
+  expectToolError(dtypeLint("--config " + config + " " + kBuild + " " + kFixed), "malformed config");
+}
+
+TEST_F(TempDir, ConfigRulesSelectWhatIsReported) {
+  const std::string config = write("only-scaler.yaml", "Rules: [\"DL2*\"]\n");
+  CommandResult run = dtypeLint("--config " + config + " " + kBuild + " " + kBuggy);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+}
+
 TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounted) {
   const std::string file = write("broken.cpp",
                                  "#include <torch/torch.h>\n"
@@ -154,7 +144,7 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
                                  "  loss.backward();\n"
                                  "  this_does_not_compile;\n"
                                  "}\n");
-  ToolRun run = dtypeLint(file);
+  CommandResult run = dtypeLint(file);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   EXPECT_NE(run.out.find("broken.cpp:4:3: warning: backward() on a Half loss"), std::string::npos) << run.out;
   EXPECT_NE(run.err.find("fallback flags"), std::string::npos) << run.err;

@@ -11,18 +11,18 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "A matmul-family op (mm, matmul, bmm, addmm, linear, conv, a Linear/Conv module call) whose floating "
      "operands have different dtypes and no autocast region casts them. LibTorch raises 'expected mat1 and "
      "mat2 to have the same dtype'.",
-     true, false},
+     true, true},
     {"DL102", "out-dtype-mismatch", Severity::Error,
      "out= or in-place op whose destination dtype differs from the computed dtype",
      "An out= variant (mm_out, addmm_out, ...) whose destination dtype differs from the dtype the op "
      "computes, or an in-place op that narrows its result into a lower-precision destination. out= and "
      "in-place ops are never autocast. LibTorch raises 'Expected out tensor to have dtype ...'.",
-     true, false},
+     true, true},
     {"DL103", "autocast-free-backward", Severity::Error,
      "Custom autograd backward mixes dtypes that autocast reconciled in forward",
      "A torch::autograd::Function whose forward ran under autocast and whose backward (which never runs "
      "under autocast) combines tensors of different floating dtypes in a matmul-family op.",
-     true, false},
+     true, true},
     {"DL104", "cast-inside-autocast", Severity::Warning,
      "Explicit cast of an operand inside an autocast region",
      "An explicit .to(kHalf)/.to(kBFloat16)/.to(kFloat) on an operand inside an autocast region, right "
@@ -32,11 +32,11 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Precision-sensitive op computed in Half/BFloat16 outside autocast",
      "softmax, log_softmax, layer_norm, full sum/mean, exp, pow, norm or a loss computed on a Half or "
      "BFloat16 tensor outside autocast and without dtype= or an upcast: overflows to inf/NaN.",
-     true, false},
+     true, true},
     {"DL106", "half-loss-backward", Severity::Warning,
      "backward() on a Half/BFloat16 loss",
      "backward() called on a loss computed in Half or BFloat16: the loss itself underflows or overflows.",
-     true, false},
+     true, true},
     {"DL107", "autocast-cache-not-cleared", Severity::Warning,
      "Autocast weight cache kept across an optimizer step",
      "Autocast caches the low-precision copy of each fp32 weight that requires grad; only Python's context "
@@ -117,7 +117,7 @@ std::string_view name(Severity s) {
   return "warning";
 }
 
-std::span<const RuleInfo> ruleCatalog() { return kRules; }
+RuleRange ruleCatalog() { return RuleRange{kRules.data(), kRules.size()}; }
 
 const RuleInfo* findRule(std::string_view id) {
   for (const RuleInfo& r : ruleCatalog())

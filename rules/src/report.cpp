@@ -171,6 +171,37 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
   return out;
 }
 
+std::string findingToJsonLine(const Finding& f) {
+  auto location = [](const SourceLocation& at) {
+    return json{{"file", at.file}, {"line", at.line}, {"column", at.column}, {"endLine", at.endLine},
+                {"endColumn", at.endColumn}};
+  };
+  json notes = json::array();
+  for (const Note& n : f.notes) notes.push_back({{"location", location(n.location)}, {"message", n.message}});
+  return json{{"rule", f.rule->id}, {"severity", name(f.severity)}, {"message", f.message},
+              {"location", location(f.location)}, {"notes", std::move(notes)}}
+      .dump();
+}
+
+bool findingFromJsonLine(const std::string& line, Finding& f) {
+  const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("rule") || !j["rule"].is_string()) return false;
+  f.rule = findRule(j["rule"].get<std::string>());
+  if (!f.rule) return false;
+  auto location = [](const json& at) {
+    return SourceLocation{at.value("file", ""), at.value("line", 0u), at.value("column", 0u),
+                          at.value("endLine", 0u), at.value("endColumn", 0u)};
+  };
+  const std::string severity = j.value("severity", "warning");
+  f.severity = severity == "error" ? Severity::Error : severity == "note" ? Severity::Note : Severity::Warning;
+  f.message = j.value("message", "");
+  f.location = location(j.value("location", json::object()));
+  f.notes.clear();
+  for (const json& n : j.value("notes", json::array()))
+    f.notes.push_back(Note{location(n.value("location", json::object())), n.value("message", "")});
+  return true;
+}
+
 void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,
                  const ReportOptions& options, SourceText& source) {
   switch (format) {

@@ -30,16 +30,25 @@ int main() {
 
   auto table = torch::randn({16, 16});
   auto tokens = torch::randn({8, 16}, torch::kBFloat16);
-  auto embedded = embed(tokens, table);
+  try {
+    auto embedded = embed(tokens, table);
+  } catch (const c10::Error& e) {
+    std::cerr << e.what_without_backtrace() << "\n";
+  }
 
-  for (int step = 0; step < 3; ++step) {
-    optimizer.zero_grad();
-    auto x = inputs.to(torch::kBFloat16);
-    auto logits = model->forward(x);
-    auto loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), targets);
-    loss.backward();
-    optimizer.step();
-    std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
+  try {
+    for (int step = 0; step < 3; ++step) {
+      optimizer.zero_grad();
+      auto x = inputs.to(torch::kBFloat16);
+      auto logits = model->forward(x);
+      auto loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), targets);
+      loss.backward();
+      optimizer.step();
+      std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
+    }
+  } catch (const c10::Error& e) {
+    std::cerr << e.what_without_backtrace() << "\n";
+    return 1;
   }
   return 0;
 }

@@ -2,7 +2,7 @@
 // suppressions and baselines name them). Never renumber.
 #pragma once
 
-#include <span>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -21,7 +21,15 @@ struct RuleInfo {
   bool checkedAtRuntime;   // implemented by the runtime hooks today
 };
 
-std::span<const RuleInfo> ruleCatalog();
+// The catalog as a range (C++17: the runtime adapter builds with LibTorch's standard).
+struct RuleRange {
+  const RuleInfo* first;
+  size_t count;
+  const RuleInfo* begin() const { return first; }
+  const RuleInfo* end() const { return first + count; }
+  size_t size() const { return count; }
+};
+RuleRange ruleCatalog();
 // Looks a rule up by ID ("DL101"); nullptr when there is no such rule.
 const RuleInfo* findRule(std::string_view id);
 // "DL101-mixed-dtype-matmul", as shown in brackets after each message.

@@ -27,6 +27,12 @@ void writeReport(std::ostream& out, ReportFormat format, const std::vector<Findi
 std::vector<std::string> fingerprints(const std::vector<Finding>& findings, SourceText& source,
                                       const std::string& baseDir);
 
+// One finding as a single JSON line (no newline), and back: how the runtime
+// hooks hand findings to the launcher. Parsing returns false on a malformed
+// or truncated line.
+std::string findingToJsonLine(const Finding& finding);
+bool findingFromJsonLine(const std::string& line, Finding& finding);
+
 extern const char* const kToolVersion;
 
 }  // namespace dtype_lint

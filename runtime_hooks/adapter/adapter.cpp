@@ -1,0 +1,140 @@
+// libdtype_lint_adapter.so: built against LibTorch, loaded by the preload
+// core into a process that already has LibTorch, so it binds to that copy.
+// A global RecordFunction callback sees every op with its inputs before it
+// runs (a mismatched matmul is reported before it throws).
+#include <ATen/autocast_mode.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include <cstring>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
+#include <torch/version.h>
+
+#include "dtype_lint/op_contracts.h"
+#include "dtype_lint_runtime/sink.h"
+
+namespace dtype_lint::runtime {
+namespace {
+
+thread_local int backwardDepth = 0;  // inside an autograd node's backward
+thread_local int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
+
+// Tensor::backward() reaches the autograd engine without a dispatcher op; the
+// one op it runs first is ones_like(loss) for the initial gradient.
+bool calledFromBackward() {
+  void* frames[32];
+  const int count = backtrace(frames, 32);
+  for (int i = 0; i < count; ++i) {
+    Dl_info info{};
+    if (dladdr(frames[i], &info) && info.dli_sname &&
+        (std::strstr(info.dli_sname, "8autograd8backward") || std::strstr(info.dli_sname, "6Tensor9_backward")))
+      return true;
+  }
+  return false;
+}
+
+std::optional<ScalarType> scalarTypeOf(c10::ScalarType t) { return scalarTypeFromName(c10::toString(t)); }
+
+Operand operand(const at::Tensor& t, const std::string& argument) {
+  Operand o;
+  o.description = "'" + argument + "'";
+  if (auto st = scalarTypeOf(t.scalar_type())) o.dtype = DtypeSet(*st);
+  else o.dtype = DtypeSet::unknown();
+  return o;
+}
+
+DeviceAutocast deviceAutocast(bool enabled, c10::ScalarType dtype) {
+  DeviceAutocast d;
+  d.enabled = enabled ? Tristate::On : Tristate::Off;
+  if (auto st = scalarTypeOf(dtype)) d.dtype = DtypeSet(*st);
+  return d;
+}
+
+// The ops some runtime rule looks at.
+bool watched(const std::string& op) {
+  if (op == "backward") return true;
+  if (auto base = outVariantBase(op)) return isMatmulFamily(*base);
+  if (auto base = inPlaceBase(op)) return true;
+  return isMatmulFamily(op) || isPrecisionSensitive(op);
+}
+
+std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+    ++backwardDepth;
+    return nullptr;
+  }
+  // Dispatcher ops only (not the engine's own "evaluate_function" records),
+  // and only those the user's code calls: the ops LibTorch runs inside them
+  // (copy_ inside to(), addmm inside linear) are LibTorch's business.
+  const auto name = fn.operator_name();
+  if (!name) return nullptr;
+  if (opDepth++ > 0 || name->name.rfind("aten::", 0) != 0) return nullptr;
+  std::string op = name->name.substr(6);
+  if (name->overload_name == "out") op += "_out";
+  if (op == "ones_like" && backwardDepth == 0 && calledFromBackward()) op = "backward";
+  if (!watched(op)) return nullptr;
+  // Inside autograd's own backward nodes only matmuls matter (custom backward, DL103).
+  if (backwardDepth > 0 && !isMatmulFamily(op)) return nullptr;
+  const auto handle = c10::Dispatcher::singleton().findSchema(*name);
+  if (!handle) return nullptr;
+  const auto& arguments = handle->schema().arguments();
+  const auto inputs = fn.inputs();
+
+  OpEvent event;
+  event.op = op;
+  if (op == "backward") {
+    event.inputs.push_back(operand(inputs.at(0).toTensor(), "loss"));
+    dtype_lint_runtime_op(&event);
+    return nullptr;
+  }
+  bool dimGiven = false;
+  for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
+    const c10::Argument& argument = arguments[i];
+    const c10::IValue& value = inputs[i];
+    if (argument.name() == "dtype" && !value.isNone()) event.explicitDtype = true;
+    if (argument.name() == "dim" && !value.isNone() && !(value.isIntList() && value.toIntList().empty()))
+      dimGiven = true;
+    const bool isOut = argument.alias_info() && argument.alias_info()->isWrite() && argument.kwarg_only();
+    if (value.isTensor()) {
+      const at::Tensor& t = value.toTensor();
+      if (!t.defined()) continue;
+      Operand o = operand(t, argument.name());
+      if (isOut || (inPlaceBase(op) && i == 0)) {
+        event.destination = o;
+        if (isOut) continue;
+        if (isMatmulFamily(*inPlaceBase(op)) || *inPlaceBase(op) == "copy") continue;
+      }
+      event.inputs.push_back(std::move(o));
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorList().vec())
+        if (t.defined()) event.inputs.push_back(operand(t, argument.name()));
+    }
+  }
+  event.reducesAllDims = needsFullReductionToBeSensitive(op) && !dimGiven;
+  event.autocast.cuda = deviceAutocast(at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype());
+  event.autocast.cpu = deviceAutocast(at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype());
+  if (backwardDepth > 0) {
+    event.inCustomBackward = true;
+    // The forward that produced these dtypes succeeded, so something (autocast) reconciled them.
+    event.forwardUnderAutocast = Note{SourceLocation{}, "forward ran with these operands reconciled"};
+  }
+  dtype_lint_runtime_op(&event);
+  return nullptr;
+}
+
+void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) --backwardDepth;
+  else if (fn.operator_name()) --opDepth;
+}
+
+__attribute__((constructor)) void attach() {
+  dtype_lint_runtime_attach(TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
+  at::addGlobalCallback(at::RecordFunctionCallback(onEnter, onExit)
+                            .needsInputs(true)
+                            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+}
+
+}  // namespace
+}  // namespace dtype_lint::runtime

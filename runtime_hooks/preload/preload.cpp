@@ -1,0 +1,88 @@
+// libdtype_lint_preload.so: loaded with LD_PRELOAD (by `dtype-lint run` or by
+// hand). It never links LibTorch: it runs the rule engines on events, writes
+// findings as they are made, and loads the adapter that binds to the
+// process's own LibTorch when there is one.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "dtype_lint/dtype_flow_rules.h"
+#include "dtype_lint_runtime/sink.h"
+#include "report_stream.h"
+#include "user_frame.h"
+
+namespace dtype_lint::runtime {
+namespace {
+
+struct Core {
+  ReportStream report;
+  std::mutex mutex;
+  std::optional<DtypeFlowRules> rules;
+};
+
+Core& core() {
+  static Core* instance = new Core();  // outlives every static destructor: ops run until exit
+  return *instance;
+}
+
+bool libTorchLoaded() {
+  return dl_iterate_phdr(
+             [](dl_phdr_info* info, size_t, void*) {
+               return info->dlpi_name && std::strstr(info->dlpi_name, "libtorch_cpu") ? 1 : 0;
+             },
+             nullptr) != 0;
+}
+
+// DTYPE_LINT_ADAPTER, else libdtype_lint_adapter.so next to this library.
+std::string adapterPath() {
+  if (const char* path = std::getenv("DTYPE_LINT_ADAPTER"); path && *path) return path;
+  Dl_info self{};
+  if (!dladdr(reinterpret_cast<void*>(&adapterPath), &self) || !self.dli_fname) return "";
+  std::string dir = self.dli_fname;
+  dir = dir.substr(0, dir.rfind('/') + 1);
+  return dir + "libdtype_lint_adapter.so";
+}
+
+__attribute__((constructor)) void start() {
+  core().report.open();
+  if (!libTorchLoaded()) return;  // not a LibTorch process: stay inert
+  const std::string adapter = adapterPath();
+  if (!dlopen(adapter.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    std::fprintf(stderr, "dtype-lint: LibTorch found but the adapter could not be loaded: %s\n", dlerror());
+}
+
+}  // namespace
+}  // namespace dtype_lint::runtime
+
+using namespace dtype_lint;
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_attach(int torchMajor, int torchMinor) {
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.rules.emplace(TorchVersion{torchMajor, torchMinor});
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(const OpEvent* event) {
+  auto& c = runtime::core();
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (!c.rules) return;
+    c.rules->onOp(*event, findings);
+  }
+  if (findings.empty()) return;
+  // Only now pay for the stack: the op has not run yet, so the user's frame is live.
+  const auto at = runtime::firstUserFrame();
+  if (!at) return;
+  for (Finding& f : findings) {
+    f.location = *at;
+    f.notes.clear();  // runtime operands have no source origin
+    c.report.write(f);
+  }
+}

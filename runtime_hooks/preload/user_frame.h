@@ -1,0 +1,13 @@
+// The first frame of the call stack that is the user's code (not LibTorch,
+// not the C++ runtime, not dtype-lint), symbolized to file:line with libdw.
+#pragma once
+
+#include <optional>
+
+#include "dtype_lint/finding.h"
+
+namespace dtype_lint::runtime {
+
+std::optional<SourceLocation> firstUserFrame();
+
+}  // namespace dtype_lint::runtime

@@ -1,0 +1,143 @@
+// The runtime hooks in real LibTorch processes: `dtype-lint run` over the
+// samples must report every runtime-checkable marker on its line, and nothing
+// on the fixed twins; the host program's behaviour passes through.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "expectations.h"
+#include "run_command.h"
+
+namespace dtype_lint::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs a program under the hooks; returns the findings' (line, rule) per file.
+std::map<std::string, LineRules> findingsOfRun(const std::string& program, CommandResult* run = nullptr) {
+  const fs::path report = fs::temp_directory_path() / ("dtype_lint_rt_" + std::to_string(::getpid()) + ".json");
+  CommandResult r = runCommand(std::string(DTYPE_LINT_EXE) + " run --format json -o " + report.string() + " -- " + program);
+  if (run) *run = r;
+  std::map<std::string, LineRules> out;
+  const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
+  fs::remove(report);
+  if (json.is_discarded()) {
+    ADD_FAILURE() << "no report from " << program << ": " << r.err;
+    return out;
+  }
+  for (const auto& f : json.at("findings")) {
+    const fs::path file = fs::weakly_canonical(fs::path(DTYPE_LINT_SOURCE_DIR) / f.at("location").at("file").get<std::string>());
+    out[file.string()].emplace(f.at("location").at("line").get<unsigned>(), f.at("rule").get<std::string>());
+  }
+  return out;
+}
+
+LineRules runtimeCheckable(const LineRules& markers) {
+  LineRules out;
+  for (const auto& [line, rule] : markers)
+    if (const RuleInfo* info = findRule(rule); info && info->checkedAtRuntime) out.emplace(line, rule);
+  return out;
+}
+
+std::vector<std::string> sampleSources() {
+  std::vector<std::string> out;
+  for (const std::string& file : sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples"))
+    if (file.find("/common/") == std::string::npos) out.push_back(file);
+  return out;
+}
+
+std::string executableOf(const std::string& source) {
+  const fs::path p(source);
+  return std::string(DTYPE_LINT_BINARY_DIR) + "/samples/sample_" + p.parent_path().filename().string() + "_" +
+         p.stem().string();
+}
+
+class RuntimeCorpus : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RuntimeCorpus, RuntimeFindingsMatchTheRuntimeCheckableMarkers) {
+  const std::string source = GetParam();
+  auto findings = findingsOfRun(executableOf(source));
+  const std::string canonical = fs::weakly_canonical(source).string();
+  const std::string diff = compare(runtimeCheckable(readMarkers(source)), findings[canonical], source);
+  EXPECT_TRUE(diff.empty()) << diff;
+  findings.erase(canonical);
+  for (const auto& [file, lines] : findings)
+    EXPECT_TRUE(lines.empty()) << "findings outside the sample: " << file;
+}
+
+std::string sampleName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = fs::path(info.param).parent_path().filename().string() + "_" + fs::path(info.param).stem().string();
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, RuntimeCorpus, ::testing::ValuesIn(sampleSources()), sampleName);
+
+const std::string kPrograms = std::string(DTYPE_LINT_BINARY_DIR) + "/tests/";
+
+TEST(RuntimeHooks, AFindingSurvivesTheProcessDying) {
+  CommandResult run;
+  auto findings = findingsOfRun(kPrograms + "runtime_program_dies_after_mismatch", &run);
+  EXPECT_EQ(run.exitCode, 134) << "abort's status passes through";
+  EXPECT_EQ(run.out, "training starts\n");
+  const std::string source =
+      fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/dies_after_mismatch.cpp");
+  EXPECT_EQ(findings[source], readMarkers(source));
+}
+
+TEST(RuntimeHooks, StdioArgumentsAndExitCodePassThrough) {
+  CommandResult run;
+  auto findings = findingsOfRun(kPrograms + "runtime_program_exits_with_code hello", &run);
+  EXPECT_EQ(run.exitCode, 7);
+  EXPECT_EQ(run.out, "result 2 rows, arg hello\n");
+  EXPECT_NE(run.err.find("to stderr"), std::string::npos);
+  EXPECT_TRUE(findings.empty());
+}
+
+TEST(RuntimeHooks, ErrorExitCodeReplacesTheProgramsWhenThereAreFindings) {
+  CommandResult run = runCommand(std::string(DTYPE_LINT_EXE) + " run --error-exitcode 42 -- " +
+                  executableOf(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/DL106_half_loss_backward/buggy.cpp"));
+  EXPECT_EQ(run.exitCode, 42);
+  EXPECT_NE(run.err.find("[DL106-half-loss-backward]"), std::string::npos) << run.err;
+  CommandResult clean = runCommand(std::string(DTYPE_LINT_EXE) + " run --error-exitcode 42 -- " + kPrograms +
+                    "runtime_program_exits_with_code");
+  EXPECT_EQ(clean.exitCode, 7);
+}
+
+TEST(RuntimeHooks, PlainLdPreloadWritesTheReportNamedInTheEnvironment) {
+  const fs::path report = fs::temp_directory_path() / ("dtype_lint_preload_" + std::to_string(::getpid()));
+  fs::remove(report);
+  CommandResult run = runCommand("LD_PRELOAD=" + std::string(DTYPE_LINT_BINARY_DIR) + "/lib/libdtype_lint_preload.so DTYPE_LINT_REPORT=" +
+                  report.string() + " " + kPrograms + "runtime_program_dies_after_mismatch");
+  EXPECT_EQ(run.exitCode, 134);
+  const std::string lines = readFile(report.string());
+  fs::remove(report);
+  EXPECT_NE(lines.find("\"rule\":\"DL101\""), std::string::npos) << lines;
+  EXPECT_NE(lines.find("dies_after_mismatch.cpp"), std::string::npos) << lines;
+}
+
+TEST(RuntimeHooks, ProgramsWithoutLibTorchRunUntouched) {
+  CommandResult run;
+  auto findings = findingsOfRun("/bin/echo untouched", &run);
+  EXPECT_EQ(run.exitCode, 0);
+  EXPECT_EQ(run.out, "untouched\n");
+  EXPECT_TRUE(findings.empty());
+}
+
+TEST(RuntimeHooks, BadLauncherInputIsAToolError) {
+  CommandResult none = runCommand(std::string(DTYPE_LINT_EXE) + " run --");
+  EXPECT_EQ(none.exitCode, 2);
+  EXPECT_NE(none.err.find("no program to run"), std::string::npos);
+  CommandResult missing = runCommand(std::string(DTYPE_LINT_EXE) + " run -- /no/such/program");
+  EXPECT_EQ(missing.exitCode, 127);
+  EXPECT_NE(missing.err.find("cannot run '/no/such/program'"), std::string::npos);
+  CommandResult option = runCommand(std::string(DTYPE_LINT_EXE) + " run --bogus -- /bin/true");
+  EXPECT_EQ(option.exitCode, 2);
+}
+
+}  // namespace
+}  // namespace dtype_lint::testing
