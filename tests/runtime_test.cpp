@@ -89,6 +89,15 @@ TEST(RuntimeHooks, AFindingSurvivesTheProcessDying) {
   EXPECT_EQ(findings[source], readMarkers(source));
 }
 
+TEST(RuntimeHooks, FindingsFromThreadsAndForkedChildrenAreAllReported) {
+  CommandResult run;
+  auto findings = findingsOfRun(kPrograms + "runtime_program_forks_and_threads", &run);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  const std::string source =
+      fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/forks_and_threads.cpp");
+  EXPECT_EQ(findings[source], readMarkers(source));
+}
+
 TEST(RuntimeHooks, StdioArgumentsAndExitCodePassThrough) {
   CommandResult run;
   auto findings = findingsOfRun(kPrograms + "runtime_program_exits_with_code hello", &run);
