@@ -355,6 +355,7 @@ class FunctionAnalysis {
   bool transferScalerCall(const CXXMemberCallExpr* call, const std::string& name);
   bool transferOptimizerCall(const CXXMemberCallExpr* call, const std::string& name);
   bool transferRawAmpOp(const CallExpr* call, const std::string& name);
+  void transferAnnotation(const CallExpr* call, const std::string& name);
   void transferClip(const CallExpr* call);
   void transferBackward(const Expr* loss, const Expr* at);
   void checkGradientsDividedBack(const Expr* gradient, const Expr* divisor, bool reciprocal, const Expr* at);
@@ -1090,6 +1091,27 @@ bool FunctionAnalysis::transferRawAmpOp(const CallExpr* call, const std::string&
   return false;
 }
 
+void FunctionAnalysis::transferAnnotation(const CallExpr* call, const std::string& name) {
+  if (call->getNumArgs() == 0) return;
+  auto refOf = [&](const Expr* e) -> ObjectRef {
+    e = ignoreWrappers(e);
+    if (isa<CXXThisExpr>(e)) return ctx_.thisObject.value_or(ObjectRef{0, "the scaler"});
+    if (const auto* addressOf = dyn_cast<UnaryOperator>(e); addressOf && addressOf->getOpcode() == UO_AddrOf)
+      e = addressOf->getSubExpr();
+    return objectRef(e);
+  };
+  const ObjectRef scaler = refOf(call->getArg(0));
+  // The method that announces itself is where the user calls it: report there, as the runtime does.
+  const SourceLocation at = ctx_.callChain.empty() ? loc(call) : ctx_.callChain.front().location;
+  ScalerProtocol& protocol = state_.process.protocol;
+  if (name == "update") return protocol.update(scaler, at, findings());
+  if (call->getNumArgs() < 2) return;
+  const ObjectRef optimizer = refOf(call->getArg(1));
+  refreshOptimizerDtype(optimizer);
+  if (name == "unscale") protocol.unscale(scaler, optimizer, at, findings());
+  if (name == "step") protocol.step(scaler, optimizer, at, findings());
+}
+
 void FunctionAnalysis::transferClip(const CallExpr* call) {
   if (call->getNumArgs() == 0) return;
   const Expr* params = ignoreWrappers(call->getArg(0));
@@ -1350,6 +1372,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call))
     if (transferScalerCall(member, name) || transferOptimizerCall(member, name)) return;
   if (callee && isTorchFunction(callee) && transferRawAmpOp(call, name)) return;
+  if (callee && isAnnotation(callee)) return transferAnnotation(call, name);
 
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     const OverloadedOperatorKind kind = op->getOperator();

@@ -169,6 +169,11 @@ bool isAutocastFunction(const FunctionDecl* fn) {
          isNamespace(fn->getDeclContext()->getParent(), "at");
 }
 
+bool isAnnotation(const FunctionDecl* fn) {
+  return fn && isNamespace(fn->getDeclContext(), "annotate") &&
+         isNamespace(fn->getDeclContext()->getParent(), "dtype_lint");
+}
+
 std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e) return std::nullopt;

@@ -40,6 +40,8 @@ bool isCustomAutogradFunction(const clang::CXXRecordDecl* record);
 bool isTorchFunction(const clang::FunctionDecl* fn);
 // at::autocast::<name>
 bool isAutocastFunction(const clang::FunctionDecl* fn);
+// dtype_lint::annotate::<name> (include/dtype_lint/annotate.h)
+bool isAnnotation(const clang::FunctionDecl* fn);
 
 // The value of a c10::ScalarType constant expression (torch::kHalf,
 // at::ScalarType::Half, c10::kBFloat16, ...).

@@ -47,7 +47,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Gradients unscaled twice before update()",
      "A second unscale of the same optimizer's gradients before update(), including on a later loop "
      "iteration and through helper functions.",
-     true, false},
+     true, true},
     {"DL202", "unscale-fp16-grads", Severity::Error,
      "Gradient scaler used on an optimizer whose parameters are Half",
      "unscale/step of an optimizer whose parameters (hence gradients) are Half. PyTorch raises "
@@ -60,7 +60,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      true, false},
     {"DL204", "step-without-update", Severity::Warning,
      "scaler.step() in a loop whose iteration never calls scaler.update()",
-     "The scale never adapts; after one overflow every step is skipped.", true, false},
+     "The scale never adapts; after one overflow every step is skipped.", true, true},
     {"DL205", "clip-before-unscale", Severity::Warning,
      "Gradient clipping on scaled gradients",
      "clip_grad_norm_/clip_grad_value_ after scale(loss).backward() and before unscale_: the threshold "
@@ -68,7 +68,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      true, false},
     {"DL206", "unscale-after-step", Severity::Error,
      "unscale_() after step() and before update()",
-     "PyTorch raises 'unscale_() is being called after step().'", true, false},
+     "PyTorch raises 'unscale_() is being called after step().'", true, true},
     {"DL207", "step-without-scaled-backward", Severity::Warning,
      "scaler.step() without a scaled backward in this iteration",
      "The gradients are divided by the scale although backward ran on the unscaled loss: updates ~65536x "
@@ -86,7 +86,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Second scaler.update() in one iteration",
      "A second update(), or update() with no step() since the last one: 'No inf checks were recorded prior "
      "to update.'",
-     true, false},
+     true, true},
     {"DL301", "nonfinite-gradients", Severity::Warning,
      "inf/NaN gradients persist",
      "inf/NaN in gradients beyond what a dynamic scaler absorbs, or with no scaler at all.", false, false},

@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 
+#include "dtype_lint/annotate.h"
 #include "dtype_lint/dtype_flow_rules.h"
+#include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/sink.h"
 #include "report_stream.h"
 #include "user_frame.h"
@@ -24,6 +26,7 @@ struct Core {
   ReportStream report;
   std::mutex mutex;
   std::optional<DtypeFlowRules> rules;
+  ScalerProtocol protocol;  // fed by dtype_lint/annotate.h, keyed by object addresses
 };
 
 Core& core() {
@@ -85,4 +88,25 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
     f.notes.clear();  // runtime operands have no source origin
     c.report.write(f);
   }
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaler(int event, const void* scaler,
+                                                                                 const void* optimizer) {
+  auto& c = runtime::core();
+  const ObjectRef scalerRef{reinterpret_cast<uintptr_t>(scaler), "the scaler"};
+  const ObjectRef optimizerRef{reinterpret_cast<uintptr_t>(optimizer), "the optimizer"};
+  // Reported at the user's call of the scaler method that announced itself.
+  const auto at = runtime::firstUserFrame(/*skipUserFrames=*/1);
+  if (!at) return;
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    switch (event) {
+      case annotate::kUnscale: c.protocol.unscale(scalerRef, optimizerRef, *at, findings); break;
+      case annotate::kStep: c.protocol.step(scalerRef, optimizerRef, *at, findings); break;
+      case annotate::kUpdate: c.protocol.update(scalerRef, *at, findings); break;
+      default: return;
+    }
+  }
+  for (const Finding& f : findings) c.report.write(f);
 }

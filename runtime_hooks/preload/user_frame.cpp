@@ -22,7 +22,8 @@ bool isLibraryFrame(std::string_view object) {
 
 bool isLibraryHeader(std::string_view file) {
   if (file.rfind("/usr/include/", 0) == 0) return true;
-  for (std::string_view marker : {"/ATen/", "/c10/", "/torch/csrc/", "/torch/include/", "/include/c++/"})
+  for (std::string_view marker :
+       {"/ATen/", "/c10/", "/torch/csrc/", "/torch/include/", "/include/c++/", "/dtype_lint/annotate.h"})
     if (file.find(marker) != std::string_view::npos) return true;
   return false;
 }
@@ -71,7 +72,7 @@ Symbolizer& symbolizer() {
 
 }  // namespace
 
-std::optional<SourceLocation> firstUserFrame() {
+std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
   void* frames[96];
   const int count = backtrace(frames, 96);
   for (int i = 1; i < count; ++i) {
@@ -80,8 +81,10 @@ std::optional<SourceLocation> firstUserFrame() {
     // A return address points after the call; look up the call itself.
     // Inline functions of LibTorch and the standard library are emitted into
     // the user's binary too: their header lines are not the user's.
-    if (auto at = symbolizer().lineOf(reinterpret_cast<uintptr_t>(frames[i]) - 1); at && !isLibraryHeader(at->file))
+    if (auto at = symbolizer().lineOf(reinterpret_cast<uintptr_t>(frames[i]) - 1); at && !isLibraryHeader(at->file)) {
+      if (skipUserFrames-- > 0) continue;
       return at;
+    }
   }
   return std::nullopt;
 }

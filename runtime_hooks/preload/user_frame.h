@@ -8,6 +8,7 @@
 
 namespace dtype_lint::runtime {
 
-std::optional<SourceLocation> firstUserFrame();
+// skipUserFrames: user frames to pass over first (the annotating method itself).
+std::optional<SourceLocation> firstUserFrame(int skipUserFrames = 0);
 
 }  // namespace dtype_lint::runtime

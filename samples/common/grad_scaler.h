@@ -1,11 +1,14 @@
 // A hand-written gradient scaler of the shape C++ training code carries
 // (LibTorch has no GradScaler): scale the loss, unscale the gradients of an
 // optimizer once, skip the step when they are not finite, adapt the scale.
+// It announces its transitions (dtype_lint/annotate.h) for the runtime hooks.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <map>
+
+#include "dtype_lint/annotate.h"
 
 class GradScaler {
  public:
@@ -14,6 +17,7 @@ class GradScaler {
   torch::Tensor scale(const torch::Tensor& loss) { return loss * scale_; }
 
   void unscale_(torch::optim::Optimizer& optimizer) {
+    dtype_lint::annotate::unscale(this, &optimizer);
     bool found_inf = false;
     for (auto& group : optimizer.param_groups())
       for (auto& param : group.params()) {
@@ -26,10 +30,12 @@ class GradScaler {
 
   void step(torch::optim::Optimizer& optimizer) {
     if (!found_inf_.count(&optimizer)) unscale_(optimizer);
+    dtype_lint::annotate::step(this, &optimizer);
     if (!found_inf_[&optimizer]) optimizer.step();
   }
 
   void update() {
+    dtype_lint::annotate::update(this);
     bool any_inf = false;
     for (const auto& [optimizer, found_inf] : found_inf_) any_inf = any_inf || found_inf;
     scale_ = any_inf ? scale_ * 0.5 : (++good_steps_ % 2000 == 0 ? scale_ * 2.0 : scale_);

@@ -1,0 +1,36 @@
+// A scaler the analyzer cannot recognize by name announces its transitions
+// with dtype_lint/annotate.h; findings land on the user's call, as at runtime.
+#include <torch/torch.h>
+
+#include "dtype_lint/annotate.h"
+
+class AmpHelper {
+ public:
+  torch::Tensor scale(const torch::Tensor& loss) { return loss * factor_; }
+  void unscale(torch::optim::Optimizer& optimizer) {
+    dtype_lint::annotate::unscale(this, &optimizer);
+    for (auto& group : optimizer.param_groups())
+      for (auto& p : group.params())
+        if (p.grad().defined()) p.mutable_grad().mul_(1.0 / factor_);
+  }
+  void finish(torch::optim::Optimizer& optimizer) {
+    dtype_lint::annotate::step(this, &optimizer);
+    optimizer.step();
+    dtype_lint::annotate::update(this);
+  }
+
+ private:
+  double factor_ = 1024.0;
+};
+
+void train() {
+  torch::nn::Linear model(4, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  AmpHelper amp;
+  for (int i = 0; i < 2; ++i) {
+    amp.scale(model(torch::randn({2, 4})).sum()).backward();
+    amp.unscale(opt);
+    amp.unscale(opt);  // dtype-lint-expect: DL201
+    amp.finish(opt);
+  }
+}
