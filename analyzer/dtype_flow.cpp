@@ -53,13 +53,16 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
 }
 
 using ListFact = std::vector<TensorFact>;
+// The tensor members of one struct value: cache.feats, ws.proj.
+using FieldFacts = std::map<const FieldDecl*, TensorFact>;
 
 // The value of an argument or parameter as far as the analysis follows it.
 struct Value {
-  enum class Kind { None, Tensor, Module, List, Object } kind = Kind::None;
+  enum class Kind { None, Tensor, Module, List, Object, Struct } kind = Kind::None;
   TensorFact fact;  // tensors, and the parameters of modules
   ListFact list;
   ObjectRef object;  // scalers and optimizers, by the caller's identity
+  FieldFacts fields;  // the tensor members of a struct
 };
 
 // A loss multiplied by hand before backward(), waiting for its gradients to be divided back.
@@ -108,6 +111,7 @@ struct FlowState {
   std::map<const ValueDecl*, TensorFact> tensors;
   std::map<const ValueDecl*, TensorFact> modules;  // the dtype of each module's parameters
   std::map<const ValueDecl*, ListFact> lists;
+  std::map<const ValueDecl*, FieldFacts> structs;  // local structs and struct parameters
   ProcessState process;
 
   template <typename Map, typename Join>
@@ -131,6 +135,11 @@ struct FlowState {
     }
     joinMap(tensors, other.tensors, joinFacts);
     joinMap(modules, other.modules, joinFacts);
+    joinMap(structs, other.structs, [](const FieldFacts& a, const FieldFacts& b) {
+      FieldFacts out = a;
+      joinMap(out, b, joinFacts);
+      return out;
+    });
     joinMap(lists, other.lists, [](const ListFact& a, const ListFact& b) {
       ListFact out;
       for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) out.push_back(joinFacts(a[i], b[i]));
@@ -141,6 +150,7 @@ struct FlowState {
 
   bool sameAs(const FlowState& o) const {
     return reached == o.reached && tensors == o.tensors && modules == o.modules && lists == o.lists &&
+           structs == o.structs &&
            process.sameAs(o.process);
   }
 };
@@ -160,8 +170,10 @@ struct CallContext {
     std::string k = fmt::format("{}|{}|{}|", static_cast<const void*>(fn), process.key(), inCustomBackward);
     if (thisModule) k += "m" + thisModule->dtype.toString();
     if (thisObject) k += fmt::format("t{:x}", thisObject->id);
-    for (const Value& v : args)
+    for (const Value& v : args) {
       k += fmt::format("{}:{}:{}:{:x};", int(v.kind), v.fact.dtype.toString(), v.list.size(), v.object.id);
+      for (const auto& [field, fact] : v.fields) k += fmt::format("{}={},", static_cast<const void*>(field), fact.dtype.toString());
+    }
     for (const TensorFact& s : savedVariables) k += s.dtype.toString() + ",";
     return k;
   }
@@ -170,6 +182,7 @@ struct CallContext {
 struct FunctionResult {
   TensorFact returned{DtypeSet(), std::nullopt};  // bottom until a return is seen
   ListFact savedForBackward;
+  std::optional<FieldFacts> returnedFields;  // when a struct is returned
   bool exitReached = false;
   ProcessState exit;
 };
@@ -367,6 +380,10 @@ class FunctionAnalysis {
 
   // Helpers
   const ValueDecl* declOf(const Expr* e);
+  // The local struct or struct parameter a member expression reads (ws.proj).
+  const ValueDecl* structBase(const MemberExpr* member);
+  // The result of a call to a user function, analyzed in this context.
+  const FunctionResult* userCallResult(const Expr* e);
   const Expr* moduleObject(const Expr* e);
   std::string describe(const Expr* e);
   SourceLocation loc(const Expr* e) { return toLocation(e->getSourceRange(), sm_, lang_); }
@@ -404,6 +421,26 @@ const ValueDecl* FunctionAnalysis::declOf(const Expr* e) {
     return dyn_cast<FieldDecl>(member->getMemberDecl());
   }
   return nullptr;
+}
+
+const ValueDecl* FunctionAnalysis::structBase(const MemberExpr* member) {
+  const Expr* base = ignoreWrappers(member->getBase());
+  const auto* ref = dyn_cast<DeclRefExpr>(base);
+  if (!ref || !isa<VarDecl>(ref->getDecl())) return nullptr;
+  const QualType type = ref->getDecl()->getType().getNonReferenceType();
+  const CXXRecordDecl* record = type->getAsCXXRecordDecl();
+  if (!record || isTensorType(type) || moduleImplClass(type) || isOptimizerType(type) || isScalerType(type))
+    return nullptr;
+  return ref->getDecl();
+}
+
+const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {
+  const auto* call = dyn_cast_or_null<CallExpr>(ignoreWrappers(e));
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
+  if (!def || !tu_.analyzable(def)) return nullptr;
+  auto c = userCallContext(call, def);
+  return c ? tu_.analyze(def, *c) : nullptr;
 }
 
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
@@ -526,13 +563,16 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     if (isScalarTypeType(call->getType())) return TensorFact{};
     return std::nullopt;
   }
+  const bool dtypeValued = isScalarTypeType(e->getType()) || isTensorOptionsType(e->getType());
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
-    // A local options variable initialized once.
-    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl());
-        var && var->getInit() && var->hasLocalStorage() && var->getType().isConstQualified())
+    // A local options or dtype variable: auto opts = torch::TensorOptions().dtype(torch::kHalf);
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasLocalStorage() &&
+                                                              !isa<ParmVarDecl>(var) && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
-  if (isScalarTypeType(e->getType())) return TensorFact{};
+  // Options or a dtype the analysis cannot see into (a parameter, a member):
+  // some dtype, unknown which.
+  if (dtypeValued) return TensorFact{};
   return std::nullopt;
 }
 
@@ -569,6 +609,13 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
   if (!e) return {};
   if (const auto* cond = dyn_cast<ConditionalOperator>(e))
     return joinFacts(evalTensor(cond->getTrueExpr()), evalTensor(cond->getFalseExpr()));
+  if (const auto* member = dyn_cast<MemberExpr>(e))
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()))
+      if (const ValueDecl* base = structBase(member))
+        if (auto it = state_.structs.find(base); it != state_.structs.end()) {
+          auto fact = it->second.find(field);
+          return fact != it->second.end() ? fact->second : TensorFact{};
+        }
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.tensors.find(d); it != state_.tensors.end()) return it->second;
     // fc->weight, fc->bias: the module's parameter dtype.
@@ -786,6 +833,11 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
   } else if (isScalerType(paramType) || isOptimizerType(paramType)) {
     v.kind = Value::Kind::Object;
     v.object = objectRef(e);
+  } else if (const ValueDecl* d = declOf(e)) {
+    if (auto it = state_.structs.find(d); it != state_.structs.end()) {
+      v.kind = Value::Kind::Struct;
+      v.fields = it->second;
+    }
   }
   return v;
 }
@@ -1229,6 +1281,17 @@ void FunctionAnalysis::declareScalerOrOptimizer(const VarDecl* var, const Expr* 
 void FunctionAnalysis::bindVariable(const VarDecl* var, const Expr* init) {
   QualType type = var->getType();
   declareScalerOrOptimizer(var, init);
+  if (const CXXRecordDecl* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+      record && !isTensorType(type) && !isTensorListType(type) && !moduleImplClass(type) && !isOptimizerType(type) &&
+      !isScalerType(type) && isUserCode(record->getLocation(), sm_)) {
+    // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
+    FieldFacts fields;
+    if (const FunctionResult* r = userCallResult(init); r && r->returnedFields) fields = *r->returnedFields;
+    else if (const ValueDecl* source = init ? declOf(init) : nullptr; source && state_.structs.count(source))
+      fields = state_.structs[source];
+    state_.structs[var] = std::move(fields);
+    return;
+  }
   if (isTensorType(type)) {
     state_.tensors[var] = init ? named(evalTensor(init), var) : TensorFact{};
   } else if (isTensorListType(type)) {
@@ -1251,6 +1314,11 @@ void FunctionAnalysis::bindVariable(const VarDecl* var, const Expr* init) {
 }
 
 void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
+  if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isTensorType(lhs->getType()))
+    if (const ValueDecl* base = structBase(member)) {
+      state_.structs[base][cast<FieldDecl>(member->getMemberDecl())] = evalTensor(rhs);
+      return;
+    }
   const ValueDecl* target = declOf(lhs);
   if (!target) return;
   if (isTensorType(lhs->getType())) {
@@ -1490,6 +1558,15 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
     return;
   }
   if (const auto* ret = dyn_cast<ReturnStmt>(s)) {
+    if (const ValueDecl* d = ret->getRetValue() ? declOf(ret->getRetValue()) : nullptr; d && state_.structs.count(d)) {
+      const FieldFacts& fields = state_.structs[d];
+      if (!result_.returnedFields) {
+        result_.returnedFields = fields;
+      } else {
+        FlowState::joinMap(*result_.returnedFields, fields, joinFacts);
+      }
+      return;
+    }
     if (const Expr* value = ret->getRetValue(); value && isTensorType(value->getType()))
       result_.returned = result_.returned.dtype.isBottom() ? evalTensor(value) : joinFacts(result_.returned, evalTensor(value));
     else if (ret->getRetValue())
@@ -1527,6 +1604,7 @@ FunctionResult FunctionAnalysis::run() {
       case Value::Kind::Module: entry.modules[param] = v.fact; break;
       case Value::Kind::List: entry.lists[param] = v.list; break;
       case Value::Kind::Object: aliases_[param] = v.object; break;
+      case Value::Kind::Struct: entry.structs[param] = v.fields; break;
       case Value::Kind::None: break;
     }
   }
