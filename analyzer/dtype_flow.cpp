@@ -202,8 +202,15 @@ class TranslationUnitAnalysis {
 
   ASTContext& context() { return context_; }
   TorchVersion torch() const { return torch_; }
+  // While any analysis on the stack is still iterating to its fixpoint, what
+  // it sees is a subset of the paths: events go to a scratch list.
+  void beginSilent() { ++silent_; }
+  void endSilent() {
+    if (--silent_ == 0) scratch_ = AnalysisEvents{};
+  }
+  bool recording() const { return silent_ == 0; }
   const ScalerApi& scalerApi() const { return api_; }
-  AnalysisEvents& events() { return events_; }
+  AnalysisEvents& events() { return recording() ? events_ : scratch_; }
   bool analyzable(const FunctionDecl* fn) const {
     return fn && fn->hasBody() && isUserCode(fn->getLocation(), context_.getSourceManager()) &&
            !fn->isDependentContext();
@@ -216,8 +223,14 @@ class TranslationUnitAnalysis {
   TorchVersion torch_;
   const ScalerApi& api_;
   AnalysisEvents events_;
+  AnalysisEvents scratch_;
+  int silent_ = 0;
   std::map<const FunctionDecl*, std::unique_ptr<CFG>> cfgs_;
-  std::map<std::string, FunctionResult> memo_;
+  struct Memo {
+    FunctionResult result;
+    bool silent;  // analyzed while events were not recorded: redo when they are
+  };
+  std::map<std::string, Memo> memo_;
   std::set<const FunctionDecl*> onStack_;
   std::set<const FunctionDecl*> analyzedOnce_;
   size_t budget_ = 4000;  // callee analyses per translation unit
@@ -999,14 +1012,22 @@ FunctionAnalysis::ScalerCall FunctionAnalysis::scalerCall(const std::string& met
   return ScalerCall::None;
 }
 
+// Id 0 is an object the analysis cannot tell apart from others (an element of
+// a container, a reference member): the protocol follows no transition on it.
 ObjectRef FunctionAnalysis::objectRef(const Expr* e) {
   e = moduleObject(e);
+  if (const auto* addressOf = dyn_cast_or_null<UnaryOperator>(e); addressOf && addressOf->getOpcode() == UO_AddrOf)
+    e = moduleObject(addressOf->getSubExpr());
   const ValueDecl* d = declOf(e);
   if (!d) return ObjectRef{0, describe(e)};
   if (auto it = aliases_.find(d); it != aliases_.end()) return it->second;
-  // A local reference: auto& opt = *optimizer;
-  if (const auto* var = dyn_cast<VarDecl>(d); var && var->getType()->isReferenceType() && var->getInit())
-    return objectRef(var->getInit());
+  if (const auto* var = dyn_cast<VarDecl>(d)) {
+    if (var->isCXXForRangeDecl()) return ObjectRef{0, describe(e)};
+    // A local reference or pointer: auto& opt = *optimizer; auto* s = &scaler;
+    if (var->getType()->isReferenceType() || var->getType()->isPointerType())
+      return var->getInit() && !isa<ParmVarDecl>(var) ? objectRef(var->getInit()) : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, describe(e)};
+  }
+  if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) return ObjectRef{0, describe(e)};
   return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), "'" + d->getNameAsString() + "'"};
 }
 
@@ -1036,7 +1057,10 @@ bool FunctionAnalysis::transferScalerCall(const CXXMemberCallExpr* call, const s
   ScalerProtocol& protocol = state_.process.protocol;
   auto optimizerArg = [&]() -> std::optional<ObjectRef> {
     for (const Expr* arg : call->arguments())
-      if (isOptimizerType(arg->getType())) return objectRef(arg);
+      if (isOptimizerType(arg->getType())) {
+        ObjectRef optimizer = objectRef(arg);
+        if (optimizer.id && scaler.id) return optimizer;
+      }
     return std::nullopt;
   };
   switch (scalerCall(name)) {
@@ -1056,9 +1080,13 @@ bool FunctionAnalysis::transferScalerCall(const CXXMemberCallExpr* call, const s
       if (auto optimizer = optimizerArg()) {
         refreshOptimizerDtype(*optimizer);
         protocol.step(scaler, *optimizer, loc(call), findings());
+      } else if (scaler.id) {
+        protocol.stepUnidentifiedOptimizer(scaler);
       }
       return true;
-    case ScalerCall::Update: protocol.update(scaler, loc(call), findings()); return true;
+    case ScalerCall::Update:
+      if (scaler.id) protocol.update(scaler, loc(call), findings());
+      return true;
     case ScalerCall::None: return false;
   }
   return false;
@@ -1076,7 +1104,8 @@ bool FunctionAnalysis::transferOptimizerCall(const CXXMemberCallExpr* call, cons
     step.regionLeftAt = state_.process.regionLeftAt;
     step.callChain = ctx_.callChain;
     tu_.events().steps.push_back(std::move(step));
-    state_.process.protocol.optimizerStep(objectRef(object), loc(call), findings());
+    if (const ObjectRef optimizer = objectRef(object); optimizer.id)
+      state_.process.protocol.optimizerStep(optimizer, loc(call), findings());
   } else if (name == "zero_grad") {
     state_.process.protocol.zeroGrad(objectRef(object));
   }
@@ -1153,12 +1182,14 @@ void FunctionAnalysis::transferAnnotation(const CallExpr* call, const std::strin
     return objectRef(e);
   };
   const ObjectRef scaler = refOf(call->getArg(0));
+  if (!scaler.id) return;
   // The method that announces itself is where the user calls it: report there, as the runtime does.
   const SourceLocation at = ctx_.callChain.empty() ? loc(call) : ctx_.callChain.front().location;
   ScalerProtocol& protocol = state_.process.protocol;
   if (name == "update") return protocol.update(scaler, at, findings());
   if (call->getNumArgs() < 2) return;
   const ObjectRef optimizer = refOf(call->getArg(1));
+  if (!optimizer.id) return;
   refreshOptimizerDtype(optimizer);
   if (name == "unscale") protocol.unscale(scaler, optimizer, at, findings());
   if (name == "step") protocol.step(scaler, optimizer, at, findings());
@@ -1609,6 +1640,9 @@ FunctionResult FunctionAnalysis::run() {
     }
   }
 
+  // Phase 1: the fixpoint, silently. An early visit of a block sees only some
+  // of the paths into it, and a fact that holds "on every path" there may not.
+  tu_.beginSilent();
   std::vector<FlowState> out(cfg_.getNumBlockIDs());
   std::vector<int> visits(cfg_.getNumBlockIDs(), 0);
   std::deque<const CFGBlock*> worklist{&cfg_.getEntry()};
@@ -1638,6 +1672,18 @@ FunctionResult FunctionAnalysis::run() {
       }
   }
 
+  tu_.endSilent();
+
+  // Phase 2: every reached block once more, from its fixpoint state, reporting.
+  for (const CFGBlock* block : cfg_) {
+    state_ = FlowState{};
+    if (block == &cfg_.getEntry()) state_ = entry;
+    for (const CFGBlock::AdjacentBlock& pred : block->preds())
+      if (pred.isReachable()) state_.join(out[pred->getBlockID()]);
+    if (!state_.reached) continue;
+    for (const CFGElement& element : *block) transfer(element);
+  }
+
   const FlowState& exit = out[cfg_.getExit().getBlockID()];
   result_.exitReached = exit.reached;
   result_.exit = exit.reached ? exit.process : ctx_.process;
@@ -1662,7 +1708,7 @@ CFG* TranslationUnitAnalysis::cfgFor(const FunctionDecl* fn) {
 const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, const CallContext& ctx) {
   if (!analyzable(fn) || onStack_.count(fn)) return nullptr;
   const std::string key = ctx.key(fn);
-  if (auto it = memo_.find(key); it != memo_.end()) return &it->second;
+  if (auto it = memo_.find(key); it != memo_.end() && (!it->second.silent || !recording())) return &it->second.result;
   if (budget_ == 0) return nullptr;
   --budget_;
   CFG* cfg = cfgFor(fn);
@@ -1671,7 +1717,9 @@ const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, c
   onStack_.insert(fn);
   FunctionResult result = FunctionAnalysis(*this, fn, ctx, *cfg).run();
   onStack_.erase(fn);
-  return &memo_.emplace(key, std::move(result)).first->second;
+  Memo& memo = memo_[key];
+  memo = Memo{std::move(result), !recording()};
+  return &memo.result;
 }
 
 // Functions defined in user code, and the ones some user code calls directly.

@@ -148,6 +148,12 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
   if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.grads = kUnscaledGrads;
 }
 
+void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
+  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
+  it->second.mayHaveStepped = true;
+  it->second.mayNotHaveStepped = false;
+}
+
 void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   // An unknown scaler may have stepped: nothing to report about it.
   auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});

@@ -203,3 +203,21 @@ void loss_scaled_inside_scaler() {
   scaler.step(opt);
   scaler.update();
 }
+
+// Optimizers reached through a container cannot be told apart: their steps
+// still count for the scaler, and the loop is judged on its fixpoint.
+void step_all(GradScaler& scaler, std::vector<torch::optim::Optimizer*>& optimizers) {
+  for (auto* optimizer : optimizers) scaler.step(*optimizer);
+  scaler.update();
+}
+
+void optimizers_in_a_container() {
+  torch::nn::Linear a(8, 1), b(8, 1);
+  torch::optim::SGD first(a->parameters(), 0.1), second(b->parameters(), 0.1);
+  std::vector<torch::optim::Optimizer*> optimizers{&first, &second};
+  GradScaler scaler;
+  for (int i = 0; i < 2; ++i) {
+    scaler.scale(loss_of(a) + loss_of(b)).backward();
+    step_all(scaler, optimizers);
+  }
+}

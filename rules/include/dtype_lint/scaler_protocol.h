@@ -70,6 +70,9 @@ class ScalerProtocol {
                std::vector<Finding>& out);
   void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
   void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
+  // step() of an optimizer the front end cannot identify: only the scaler's
+  // "stepped since update()" fact changes.
+  void stepUnidentifiedOptimizer(const ObjectRef& scaler);
   void optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
   // Clipping the gradients of an optimizer, or of a module's parameters (module != 0).
   void clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at, std::vector<Finding>& out);
