@@ -1644,6 +1644,12 @@ FunctionResult FunctionAnalysis::run() {
   // of the paths into it, and a fact that holds "on every path" there may not.
   tu_.beginSilent();
   std::vector<FlowState> out(cfg_.getNumBlockIDs());
+  auto stateEntering = [&](const CFGBlock* block) {
+    FlowState in = block == &cfg_.getEntry() ? entry : FlowState{};
+    for (const CFGBlock::AdjacentBlock& pred : block->preds())
+      if (pred.isReachable()) in.join(out[pred->getBlockID()]);
+    return in;
+  };
   std::vector<int> visits(cfg_.getNumBlockIDs(), 0);
   std::deque<const CFGBlock*> worklist{&cfg_.getEntry()};
   std::vector<bool> queued(cfg_.getNumBlockIDs(), false);
@@ -1654,10 +1660,7 @@ FunctionResult FunctionAnalysis::run() {
     queued[block->getBlockID()] = false;
     if (++visits[block->getBlockID()] > kMaxBlockVisits) continue;
 
-    state_ = FlowState{};
-    if (block == &cfg_.getEntry()) state_ = entry;
-    for (const CFGBlock::AdjacentBlock& pred : block->preds())
-      if (pred.isReachable()) state_.join(out[pred->getBlockID()]);
+    state_ = stateEntering(block);
     if (!state_.reached) continue;
 
     for (const CFGElement& element : *block) transfer(element);
@@ -1676,10 +1679,7 @@ FunctionResult FunctionAnalysis::run() {
 
   // Phase 2: every reached block once more, from its fixpoint state, reporting.
   for (const CFGBlock* block : cfg_) {
-    state_ = FlowState{};
-    if (block == &cfg_.getEntry()) state_ = entry;
-    for (const CFGBlock::AdjacentBlock& pred : block->preds())
-      if (pred.isReachable()) state_.join(out[pred->getBlockID()]);
+    state_ = stateEntering(block);
     if (!state_.reached) continue;
     for (const CFGElement& element : *block) transfer(element);
   }

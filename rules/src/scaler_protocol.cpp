@@ -66,25 +66,20 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
   if (!facts) return;
   const auto dtype = facts->parameterDtype.single();
-  if (dtype == ScalarType::Half) {
-    Finding f = makeFinding("DL202",
-                            fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises "
-                                        "'Attempting to unscale FP16 gradients.'; keep Float master parameters and "
-                                        "use autocast instead of converting the model",
-                                        scaler.name, optimizer.name),
-                            at);
-    if (facts->parametersOrigin) f.notes.push_back(*facts->parametersOrigin);
-    out.push_back(std::move(f));
-  } else if (dtype == ScalarType::BFloat16) {
-    Finding f = makeFinding("DL209",
-                            fmt::format("{} scales the gradients of {}, whose parameters are BFloat16: BFloat16 has "
-                                        "Float's range and needs no loss scaling (on CUDA the unscale kernel rejects "
-                                        "BFloat16 gradients)",
-                                        scaler.name, optimizer.name),
-                            at);
-    if (facts->parametersOrigin) f.notes.push_back(*facts->parametersOrigin);
-    out.push_back(std::move(f));
-  }
+  if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
+  const bool half = dtype == ScalarType::Half;
+  Finding f = makeFinding(
+      half ? "DL202" : "DL209",
+      half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
+                         "unscale FP16 gradients.'; keep Float master parameters and use autocast instead of "
+                         "converting the model",
+                         scaler.name, optimizer.name)
+           : fmt::format("{} scales the gradients of {}, whose parameters are BFloat16: BFloat16 has Float's range "
+                         "and needs no loss scaling (on CUDA the unscale kernel rejects BFloat16 gradients)",
+                         scaler.name, optimizer.name),
+      at);
+  if (facts->parametersOrigin) f.notes.push_back(*facts->parametersOrigin);
+  out.push_back(std::move(f));
 }
 
 void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
