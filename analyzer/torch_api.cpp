@@ -174,6 +174,24 @@ bool isAnnotation(const FunctionDecl* fn) {
          isNamespace(fn->getDeclContext()->getParent(), "dtype_lint");
 }
 
+namespace {
+bool callsScaleAnnotation(const Stmt* s) {
+  if (!s) return false;
+  if (const auto* call = dyn_cast<CallExpr>(s)) {
+    const FunctionDecl* callee = call->getDirectCallee();
+    if (isAnnotation(callee) && callee->getName() == "scale") return true;
+  }
+  for (const Stmt* child : s->children())
+    if (callsScaleAnnotation(child)) return true;
+  return false;
+}
+}  // namespace
+
+bool announcesScale(const FunctionDecl* method) {
+  const FunctionDecl* definition = method ? method->getDefinition() : nullptr;
+  return definition && callsScaleAnnotation(definition->getBody());
+}
+
 std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e) return std::nullopt;

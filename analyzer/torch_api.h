@@ -42,6 +42,9 @@ bool isTorchFunction(const clang::FunctionDecl* fn);
 bool isAutocastFunction(const clang::FunctionDecl* fn);
 // dtype_lint::annotate::<name> (include/dtype_lint/annotate.h)
 bool isAnnotation(const clang::FunctionDecl* fn);
+// A method of a hand-written scaler whose body announces the tensor it
+// returns as a scaled loss (dtype_lint::annotate::scale).
+bool announcesScale(const clang::FunctionDecl* method);
 
 // The value of a c10::ScalarType constant expression (torch::kHalf,
 // at::ScalarType::Half, c10::kBFloat16, ...).

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -82,23 +84,36 @@ INSTANTIATE_TEST_SUITE_P(Samples, RuntimeCorpus, ::testing::ValuesIn(sampleSourc
 
 const std::string kPrograms = std::string(DTYPE_LINT_BINARY_DIR) + "/tests/";
 
-TEST(RuntimeHooks, AFindingSurvivesTheProcessDying) {
+// Runs tests/runtime_programs/<name>.cpp's binary under the hooks: its
+// findings must be its markers. Returns the run, for its status and output.
+CommandResult runProgramExpectingItsMarkers(const std::string& name) {
   CommandResult run;
-  auto findings = findingsOfRun(kPrograms + "runtime_program_dies_after_mismatch", &run);
+  auto findings = findingsOfRun(kPrograms + "runtime_program_" + name, &run);
+  const std::string source =
+      fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/" + name + ".cpp");
+  EXPECT_EQ(findings[source], readMarkers(source));
+  return run;
+}
+
+TEST(RuntimeHooks, AFindingSurvivesTheProcessDying) {
+  const CommandResult run = runProgramExpectingItsMarkers("dies_after_mismatch");
   EXPECT_EQ(run.exitCode, 134) << "abort's status passes through";
   EXPECT_EQ(run.out, "training starts\n");
-  const std::string source =
-      fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/dies_after_mismatch.cpp");
-  EXPECT_EQ(findings[source], readMarkers(source));
+}
+
+TEST(RuntimeHooks, AFindingSurvivesAFatalSignal) {
+  const CommandResult run = runProgramExpectingItsMarkers("crashes_after_mismatch");
+  EXPECT_EQ(run.exitCode, 128 + SIGSEGV) << "the signal's status passes through";
+}
+
+TEST(RuntimeHooks, ManualLossScalingIsToldApartFromLossWeightsAndCheckedScaling) {
+  const CommandResult run = runProgramExpectingItsMarkers("manual_scaling_variants");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 
 TEST(RuntimeHooks, FindingsFromThreadsAndForkedChildrenAreAllReported) {
-  CommandResult run;
-  auto findings = findingsOfRun(kPrograms + "runtime_program_forks_and_threads", &run);
+  const CommandResult run = runProgramExpectingItsMarkers("forks_and_threads");
   EXPECT_EQ(run.exitCode, 0) << run.err;
-  const std::string source =
-      fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/forks_and_threads.cpp");
-  EXPECT_EQ(findings[source], readMarkers(source));
 }
 
 TEST(RuntimeHooks, StdioArgumentsAndExitCodePassThrough) {

@@ -140,6 +140,35 @@ TEST(ManualScaling, OnlyScalingForPrecisionIsReported) {
   EXPECT_EQ(rules(out), (std::vector<std::string>{"DL203", "DL203"}));
 }
 
+TEST(ManualScalingTrace, ScalingUndoneWithoutACheckIsReportedAtTheBackward) {
+  std::vector<Finding> out;
+  ManualScalingTrace trace;
+  trace.backward(512.0, at(10), out);
+  EXPECT_FALSE(trace.undoesPendingFactor(1.0 / 256));
+  ASSERT_TRUE(trace.undoesPendingFactor(1.0 / 512));
+  trace.gradientsDividedBack(at(11));
+  trace.backward(std::nullopt, at(20), out);  // the next backward decides the previous one
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL203"});
+  EXPECT_EQ(out[0].location.line, 10u);
+  EXPECT_NE(out[0].message.find("512"), std::string::npos) << out[0].message;
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes.back().location.line, 11u);
+}
+
+TEST(ManualScalingTrace, AnInfCheckOrASmallUndividedWeightIsSilent) {
+  std::vector<Finding> out;
+  ManualScalingTrace trace;
+  trace.backward(1024.0, at(1), out);
+  trace.gradientsDividedBack(at(2));
+  trace.nonFiniteCheck();
+  trace.backward(0.5, at(3), out);
+  trace.finish(out);
+  EXPECT_TRUE(out.empty());
+  trace.backward(65536.0, at(4), out);  // large, not divided back, no check
+  trace.finish(out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL203"});
+}
+
 TEST(OptimizerEpsilon, ZeroOrSubnormalInTheParametersDtype) {
   std::vector<Finding> out;
   checkOptimizerEpsilon("Adam 'opt'", 1e-8, DtypeSet(ScalarType::Half), std::nullopt, at(1), out);

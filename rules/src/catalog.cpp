@@ -52,12 +52,12 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Gradient scaler used on an optimizer whose parameters are Half",
      "unscale/step of an optimizer whose parameters (hence gradients) are Half. PyTorch raises "
      "'Attempting to unscale FP16 gradients.'",
-     true, false},
+     true, true},
     {"DL203", "manual-loss-scaling", Severity::Warning,
      "Hand-rolled loss scaling without inf/NaN handling",
      "Loss multiplied by a constant before backward() and gradients divided back by hand, or scaled while "
      "a GradScaler also scales.",
-     true, false},
+     true, true},
     {"DL204", "step-without-update", Severity::Warning,
      "scaler.step() in a loop whose iteration never calls scaler.update()",
      "The scale never adapts; after one overflow every step is skipped.", true, true},
@@ -73,7 +73,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "scaler.step() without a scaled backward in this iteration",
      "The gradients are divided by the scale although backward ran on the unscaled loss: updates ~65536x "
      "too small.",
-     true, false},
+     true, true},
     {"DL208", "optimizer-step-bypasses-scaler", Severity::Warning,
      "optimizer.step() called directly on scaled gradients",
      "Stepping with scaled gradients skips the unscale and the inf/NaN check.", true, false},

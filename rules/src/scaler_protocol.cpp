@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <utility>
+
 namespace dtype_lint {
 namespace {
 
@@ -305,6 +308,36 @@ void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocati
   if (scaling.multipliedAt.line != backwardAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
   f.notes.push_back(Note{dividedAt, "gradients divided back here"});
   out.push_back(std::move(f));
+}
+
+void ManualScalingTrace::backward(std::optional<double> lossFactor, const SourceLocation& at,
+                                  std::vector<Finding>& out) {
+  finish(out);
+  if (lossFactor && *lossFactor != 1.0 && *lossFactor != 0.0) pending_ = Pending{*lossFactor, at, std::nullopt, false};
+}
+
+bool ManualScalingTrace::undoesPendingFactor(double multiplier) const {
+  return pending_ && !pending_->dividedAt && std::abs(multiplier * pending_->factor - 1.0) < 1e-6;
+}
+
+void ManualScalingTrace::gradientsDividedBack(const SourceLocation& at) {
+  if (pending_) pending_->dividedAt = at;
+}
+
+void ManualScalingTrace::nonFiniteCheck() {
+  if (pending_) pending_->checked = true;
+}
+
+void ManualScalingTrace::finish(std::vector<Finding>& out) {
+  if (!pending_) return;
+  const Pending p = *std::exchange(pending_, std::nullopt);
+  if (p.checked) return;
+  ManualScaling scaling;
+  scaling.multipliedAt = p.backwardAt;
+  scaling.factor = fmt::format("{}", p.factor);
+  scaling.largeConstant = std::abs(p.factor) >= kLargeLossScale;
+  if (p.dividedAt) reportGradientsDividedBack(scaling, p.backwardAt, *p.dividedAt, out);
+  else checkManualScalingAtBackward(scaling, p.backwardAt, out);
 }
 
 void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,

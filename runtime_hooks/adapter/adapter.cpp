@@ -2,14 +2,17 @@
 // core into a process that already has LibTorch, so it binds to that copy.
 // A global RecordFunction callback sees every op with its inputs before it
 // runs (a mismatched matmul is reported before it throws).
+#include <ATen/SequenceNumber.h>
 #include <ATen/autocast_mode.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <array>
 #include <cstring>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/function.h>
 #include <torch/version.h>
 
 #include "dtype_lint/op_contracts.h"
@@ -52,6 +55,57 @@ DeviceAutocast deviceAutocast(bool enabled, c10::ScalarType dtype) {
   return d;
 }
 
+// A number the op multiplies by: a Scalar argument, or a C++ number wrapped
+// into a tensor. Read without dispatching (we are inside the dispatcher).
+std::optional<double> constantOperand(const c10::IValue& value) {
+  if (value.isDouble()) return value.toDouble();
+  if (value.isInt()) return static_cast<double>(value.toInt());
+  if (!value.isTensor()) return std::nullopt;
+  const at::Tensor& t = value.toTensor();
+  if (!t.defined() || !t.unsafeGetTensorImpl()->is_wrapped_number()) return std::nullopt;
+  if (t.scalar_type() == c10::kDouble) return *t.data_ptr<double>();
+  if (t.scalar_type() == c10::kLong) return static_cast<double>(*t.data_ptr<int64_t>());
+  return std::nullopt;
+}
+
+// The autograd nodes of the user's last multiplications by a constant, by
+// sequence number: a loss made by one of them carries its factor (DL203).
+struct ConstantProducts {
+  std::array<std::pair<uint64_t, double>, 8> recent{};
+  size_t next = 0;
+  void add(uint64_t node, double factor) { recent[next++ % recent.size()] = {node, factor}; }
+  double factorOf(const at::Tensor& t) const {
+    const auto& node = t.grad_fn();
+    if (!node) return 0;
+    for (const auto& [sequence, factor] : recent)
+      if (sequence == node->sequence_nr() && factor != 0) return factor;
+    return 0;
+  }
+};
+thread_local ConstantProducts constantProducts;
+
+bool isNonFiniteCheck(const std::string& op) {
+  return op == "isfinite" || op == "isinf" || op == "isnan" || op == "isposinf" || op == "isneginf" ||
+         op == "_amp_foreach_non_finite_check_and_unscale_" || op == "_amp_update_scale_";
+}
+
+// The ops a hand-rolled loss scaling leaves behind (DL203): the loss
+// multiplied by a constant, gradients multiplied or divided back in place,
+// and inf/NaN checks.
+void observeScalingOps(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
+  if (isNonFiniteCheck(op)) return dtype_lint_runtime_nonfinite_check();
+  if ((op != "mul" && op != "mul_" && op != "div_") || inputs.size() < 2) return;
+  const auto constant = constantOperand(inputs[1]);
+  if (!constant || *constant == 0) return;
+  if (op == "mul") {
+    // The node this op is about to create takes the next sequence number.
+    if (inputs[0].isTensor() && inputs[0].toTensor().requires_grad())
+      constantProducts.add(at::sequence_number::peek(), *constant);
+  } else {
+    dtype_lint_runtime_multiplied_in_place(op == "mul_" ? *constant : 1.0 / *constant);
+  }
+}
+
 // The ops some runtime rule looks at.
 bool watched(const std::string& op) {
   if (op == "backward") return true;
@@ -74,9 +128,10 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   std::string op = name->name.substr(6);
   if (name->overload_name == "out") op += "_out";
   if (op == "ones_like" && backwardDepth == 0 && calledFromBackward()) op = "backward";
-  if (!watched(op)) return nullptr;
   // Inside autograd's own backward nodes only matmuls matter (custom backward, DL103).
   if (backwardDepth > 0 && !isMatmulFamily(op)) return nullptr;
+  if (backwardDepth == 0) observeScalingOps(op, fn.inputs());
+  if (!watched(op)) return nullptr;
   const auto handle = c10::Dispatcher::singleton().findSchema(*name);
   if (!handle) return nullptr;
   const auto& arguments = handle->schema().arguments();
@@ -85,8 +140,10 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   OpEvent event;
   event.op = op;
   if (op == "backward") {
-    event.inputs.push_back(operand(inputs.at(0).toTensor(), "loss"));
+    const at::Tensor& loss = inputs.at(0).toTensor();
+    event.inputs.push_back(operand(loss, "loss"));
     dtype_lint_runtime_op(&event);
+    dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.factorOf(loss));
     return nullptr;
   }
   bool dimGiven = false;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ struct Core {
   std::mutex mutex;
   std::optional<DtypeFlowRules> rules;
   ScalerProtocol protocol;  // fed by dtype_lint/annotate.h, keyed by object addresses
+  bool scalerAnnounced = false;
+  std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
+  ManualScalingTrace manualScaling;
 };
 
 Core& core() {
@@ -58,6 +62,17 @@ __attribute__((constructor)) void start() {
   const std::string adapter = adapterPath();
   if (!dlopen(adapter.c_str(), RTLD_NOW | RTLD_GLOBAL))
     std::fprintf(stderr, "dtype-lint: LibTorch found but the adapter could not be loaded: %s\n", dlerror());
+}
+
+// A manual scaling still pending when the program ends normally is decided now.
+__attribute__((destructor)) void finish() {
+  auto& c = core();
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.manualScaling.finish(findings);
+  }
+  for (const Finding& f : findings) c.report.write(f);
 }
 
 }  // namespace
@@ -101,6 +116,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
+    c.scalerAnnounced = true;
     switch (event) {
       case annotate::kUnscale: c.protocol.unscale(scalerRef, optimizerRef, *at, findings); break;
       case annotate::kStep: c.protocol.step(scalerRef, optimizerRef, *at, findings); break;
@@ -109,4 +125,71 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
     }
   }
   for (const Finding& f : findings) c.report.write(f);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss, double lossFactor) {
+  auto& c = runtime::core();
+  std::optional<ObjectRef> scaledBy;
+  bool followProtocol = false;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (auto it = c.scaledLosses.find(loss); it != c.scaledLosses.end()) {
+      scaledBy = it->second;
+      c.scaledLosses.erase(it);
+    }
+    followProtocol = c.scalerAnnounced;
+  }
+  const bool manualFactor = lossFactor != 0 && !scaledBy;
+  // The stack is walked only where a rule may need this backward's line.
+  if (!followProtocol && !manualFactor) return;
+  const auto at = runtime::firstUserFrame();
+  if (!at) return;
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (followProtocol) {
+      if (scaledBy) c.protocol.scaledBackward(*scaledBy, *at);
+      else c.protocol.unscaledBackward(*at);
+    }
+    c.manualScaling.backward(manualFactor ? std::optional<double>(lossFactor) : std::nullopt, *at, findings);
+  }
+  for (const Finding& f : findings) c.report.write(f);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_multiplied_in_place(double multiplier) {
+  auto& c = runtime::core();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (!c.manualScaling.undoesPendingFactor(multiplier)) return;
+  }
+  const auto at = runtime::firstUserFrame();
+  if (!at) return;
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.manualScaling.gradientsDividedBack(*at);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_nonfinite_check() {
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.manualScaling.nonFiniteCheck();
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_parameters(const void* optimizer,
+                                                                                    const char* dtype) {
+  const auto parameterDtype = scalarTypeFromName(dtype ? dtype : "");
+  if (!parameterDtype) return;
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const auto id = reinterpret_cast<uintptr_t>(optimizer);
+  if (!c.protocol.optimizer(id)) c.protocol.declareOptimizer(ObjectRef{id, "the optimizer"}, DtypeSet(*parameterDtype), std::nullopt, 0);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaled_loss(const void* scaler,
+                                                                                     const void* loss) {
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.scalerAnnounced = true;
+  // Losses scaled and never backwarded (evaluation) must not pile up.
+  if (c.scaledLosses.size() >= 64) c.scaledLosses.clear();
+  c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "the scaler"};
 }

@@ -7,15 +7,25 @@
 
 #include "../common/grad_scaler.h"
 
+// Elementwise, so that its Half forward and backward run on CPU too.
+struct AffineImpl : torch::nn::Module {
+  explicit AffineImpl(int64_t features)
+      : weight(register_parameter("weight", torch::ones({features}))),
+        bias(register_parameter("bias", torch::zeros({features}))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return x * weight + bias; }
+  torch::Tensor weight, bias;
+};
+TORCH_MODULE(Affine);
+
 int main() {
   torch::manual_seed(0);
-  auto model = torch::nn::Sequential(torch::nn::Linear(16, 32), torch::nn::ReLU(), torch::nn::Linear(32, 1));
+  Affine model(16);
   model->to(torch::kHalf);
   torch::optim::SGD optimizer(model->parameters(), 0.01);
   GradScaler scaler;
   for (int step = 0; step < 3; ++step) {
     optimizer.zero_grad();
-    auto prediction = model->forward(torch::randn({8, 16}, torch::kHalf));
+    auto prediction = model(torch::randn({8, 16}).to(torch::kHalf));
     auto loss = prediction.to(torch::kFloat).pow(2).mean();
     scaler.scale(loss).backward();
     scaler.step(optimizer);  // dtype-lint-expect: DL202

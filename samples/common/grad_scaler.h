@@ -14,23 +14,21 @@ class GradScaler {
  public:
   explicit GradScaler(double init_scale = 65536.0) : scale_(init_scale) {}
 
-  torch::Tensor scale(const torch::Tensor& loss) { return loss * scale_; }
+  torch::Tensor scale(const torch::Tensor& loss) {
+    auto scaled = loss * scale_;
+    dtype_lint::annotate::scale(this, scaled);
+    return scaled;
+  }
 
   void unscale_(torch::optim::Optimizer& optimizer) {
     dtype_lint::annotate::unscale(this, &optimizer);
-    bool found_inf = false;
-    for (auto& group : optimizer.param_groups())
-      for (auto& param : group.params()) {
-        if (!param.grad().defined()) continue;
-        param.mutable_grad().mul_(1.0 / scale_);
-        found_inf = found_inf || !torch::isfinite(param.grad()).all().item<bool>();
-      }
-    found_inf_[&optimizer] = found_inf;
+    unscale_gradients(optimizer);
   }
 
+  // Unscales implicitly unless unscale_() already did.
   void step(torch::optim::Optimizer& optimizer) {
-    if (!found_inf_.count(&optimizer)) unscale_(optimizer);
     dtype_lint::annotate::step(this, &optimizer);
+    if (!found_inf_.count(&optimizer)) unscale_gradients(optimizer);
     if (!found_inf_[&optimizer]) optimizer.step();
   }
 
@@ -46,6 +44,17 @@ class GradScaler {
   double get_scale() const { return scale_; }
 
  private:
+  void unscale_gradients(torch::optim::Optimizer& optimizer) {
+    bool found_inf = false;
+    for (auto& group : optimizer.param_groups())
+      for (auto& param : group.params()) {
+        if (!param.grad().defined()) continue;
+        param.mutable_grad().mul_(1.0 / scale_);
+        found_inf = found_inf || !torch::isfinite(param.grad()).all().item<bool>();
+      }
+    found_inf_[&optimizer] = found_inf;
+  }
+
   double scale_;
   int64_t good_steps_ = 0;
   std::map<torch::optim::Optimizer*, bool> found_inf_;

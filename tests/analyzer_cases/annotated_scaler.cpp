@@ -6,7 +6,11 @@
 
 class AmpHelper {
  public:
-  torch::Tensor scale(const torch::Tensor& loss) { return loss * factor_; }
+  torch::Tensor scale(const torch::Tensor& loss) {
+    auto scaled = loss * factor_;
+    dtype_lint::annotate::scale(this, scaled);
+    return scaled;
+  }
   void unscale(torch::optim::Optimizer& optimizer) {
     dtype_lint::annotate::unscale(this, &optimizer);
     for (auto& group : optimizer.param_groups())
@@ -32,5 +36,26 @@ void train() {
     amp.unscale(opt);
     amp.unscale(opt);  // dtype-lint-expect: DL201
     amp.finish(opt);
+  }
+}
+
+// The announced scale() is what makes a backward scaled.
+void scales_the_loss() {
+  torch::nn::Linear model(4, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  AmpHelper amp;
+  for (int i = 0; i < 2; ++i) {
+    amp.scale(model(torch::randn({2, 4})).sum()).backward();
+    amp.finish(opt);
+  }
+}
+
+void forgets_to_scale_the_loss() {
+  torch::nn::Linear model(4, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  AmpHelper amp;
+  for (int i = 0; i < 2; ++i) {
+    model(torch::randn({2, 4})).sum().backward();
+    amp.finish(opt);  // dtype-lint-expect: DL207
   }
 }

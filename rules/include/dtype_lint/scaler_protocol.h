@@ -99,12 +99,15 @@ class ScalerProtocol {
   std::map<std::pair<uintptr_t, uintptr_t>, PairFacts> pairs_;
 };
 
+// A loss factor this large is scaling for precision, never a loss weight.
+inline constexpr double kLargeLossScale = 128;
+
 // DL203's facts: a loss multiplied before backward() and the gradients
 // divided back by hand.
 struct ManualScaling {
   SourceLocation multipliedAt;
   std::string factor;  // "1024" or "'loss_scale'"
-  bool largeConstant = false;  // a constant >= 128
+  bool largeConstant = false;  // a constant >= kLargeLossScale
   bool namedAsScale = false;   // a variable whose name says it is a scale ("loss_scale")
 };
 void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
@@ -112,6 +115,32 @@ void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLoca
 void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out);
 void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
                                 const SourceLocation& dividedAt, std::vector<Finding>& out);
+
+// DL203 from the ops a run leaves behind (the runtime front end): backward()
+// on a loss multiplied by a constant, then either the gradients divided back
+// by the same value or a factor >= kLargeLossScale, with no inf/NaN check of any tensor
+// before the next backward(). A scaler with such a check is not flagged.
+class ManualScalingTrace {
+ public:
+  // A backward(); lossFactor: the constant the loss was multiplied by, if it was.
+  void backward(std::optional<double> lossFactor, const SourceLocation& at, std::vector<Finding>& out);
+  // Whether an in-place multiplication of some tensor by `multiplier` undoes
+  // the pending backward's factor (the caller then reports where it happened).
+  bool undoesPendingFactor(double multiplier) const;
+  void gradientsDividedBack(const SourceLocation& at);
+  void nonFiniteCheck();
+  // The run ends: decide the pending backward.
+  void finish(std::vector<Finding>& out);
+
+ private:
+  struct Pending {
+    double factor;
+    SourceLocation backwardAt;
+    std::optional<SourceLocation> dividedAt;
+    bool checked = false;
+  };
+  std::optional<Pending> pending_;
+};
 
 // DL304: Adam/AdamW eps that rounds to zero (or a subnormal) in the parameters' dtype.
 void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,

@@ -11,4 +11,11 @@ void dtype_lint_runtime_attach(int torchMajor, int torchMinor);
 // One op about to run, on the calling thread; the location is filled in by
 // the core from the call stack when the event makes a finding.
 void dtype_lint_runtime_op(const dtype_lint::OpEvent* event);
+// backward() on the loss whose TensorImpl is `loss`; lossFactor: the constant
+// the user's code multiplied it by, 0 if it was not.
+void dtype_lint_runtime_backward(const void* loss, double lossFactor);
+// The user's code multiplied a tensor in place by a constant (div_(c) is 1/c).
+void dtype_lint_runtime_multiplied_in_place(double multiplier);
+// The user's code checked a tensor for inf/NaN.
+void dtype_lint_runtime_nonfinite_check();
 }
