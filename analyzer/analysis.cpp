@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include <algorithm>
+#include <optional>
 #include <mutex>
 #include <set>
 
@@ -8,11 +9,17 @@
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/Tooling.h"
+#include "caches.h"
 #include "dtype_flow.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/suppression.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/VirtualFileSystem.h"
 #include "tool_flags.h"
+#include "torch_api.h"
 
 namespace dtype_lint::analyzer {
 
@@ -48,16 +55,45 @@ int macroInteger(Preprocessor& pp, llvm::StringRef name, int fallback) {
   if (!macro || macro->getNumTokens() != 1 || !macro->tokens_begin()->isLiteral()) return fallback;
   const Token& token = *macro->tokens_begin();
   int value = fallback;
-  llvm::StringRef(token.getLiteralData(), token.getLength()).getAsInteger(10, value);
+  // Tokens of macros loaded from a PCH have no literal data: spell them.
+  llvm::StringRef(pp.getSpelling(token)).getAsInteger(10, value);
   return value;
+}
+
+// The user headers (not LibTorch, not system) the TU read: what the result
+// cache must see unchanged.
+std::vector<std::string> userHeadersOf(const SourceManager& sm) {
+  std::vector<std::string> headers;
+  for (unsigned i = 0; i < sm.local_sloc_entry_size(); ++i) {
+    const SrcMgr::SLocEntry& entry = sm.getLocalSLocEntry(i);
+    if (!entry.isFile() || entry.getFile().getFileCharacteristic() != SrcMgr::C_User) continue;
+    const FileEntry* file = entry.getFile().getContentCache().OrigEntry;
+    if (!file || file == sm.getFileEntryForID(sm.getMainFileID()) || isLibTorchPath(file->getName())) continue;
+    llvm::SmallString<256> path(file->tryGetRealPathName());
+    if (path.empty()) path = file->getName();
+    headers.push_back(std::string(path));
+  }
+  std::sort(headers.begin(), headers.end());
+  headers.erase(std::unique(headers.begin(), headers.end()), headers.end());
+  return headers;
 }
 
 class DtypeFlowConsumer : public ASTConsumer {
  public:
-  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, std::vector<Finding>& findings)
-      : ci_(ci), scalerApi_(scalerApi), findings_(findings) {}
+  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, CachedUnit& unit)
+      : ci_(ci), scalerApi_(scalerApi), findings_(unit.findings), userHeaders_(unit.userHeaders) {}
+
+  // Only declarations of user code are traversed: LibTorch's (parsed here or
+  // loaded from the preamble PCH) are only looked up, never walked.
+  bool HandleTopLevelDecl(DeclGroupRef group) override {
+    for (Decl* d : group)
+      if (isUserCode(d->getLocation(), ci_.getSourceManager())) userDecls_.push_back(d);
+    return true;
+  }
 
   void HandleTranslationUnit(ASTContext& context) override {
+    context.setTraversalScope(userDecls_);
+    userHeaders_ = userHeadersOf(ci_.getSourceManager());
     Preprocessor& pp = ci_.getPreprocessor();
     const TorchVersion torch{macroInteger(pp, "TORCH_VERSION_MAJOR", 1), macroInteger(pp, "TORCH_VERSION_MINOR", 13)};
     const AnalysisEvents events = analyzeDtypeFlow(context, torch, scalerApi_);
@@ -71,46 +107,124 @@ class DtypeFlowConsumer : public ASTConsumer {
   CompilerInstance& ci_;
   const ScalerApi& scalerApi_;
   std::vector<Finding>& findings_;
+  std::vector<std::string>& userHeaders_;
+  std::vector<Decl*> userDecls_;
 };
 
 class DtypeFlowAction : public ASTFrontendAction {
  public:
-  DtypeFlowAction(const ScalerApi& scalerApi, std::vector<Finding>& findings)
-      : scalerApi_(scalerApi), findings_(findings) {}
+  DtypeFlowAction(const ScalerApi& scalerApi, CachedUnit& unit) : scalerApi_(scalerApi), unit_(unit) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& ci, llvm::StringRef) override {
-    return std::make_unique<DtypeFlowConsumer>(ci, scalerApi_, findings_);
+    return std::make_unique<DtypeFlowConsumer>(ci, scalerApi_, unit_);
   }
 
  private:
   const ScalerApi& scalerApi_;
-  std::vector<Finding>& findings_;
+  CachedUnit& unit_;
 };
 
 class ActionFactory : public tooling::FrontendActionFactory {
  public:
-  ActionFactory(const ScalerApi& scalerApi, std::vector<Finding>& findings)
-      : scalerApi_(scalerApi), findings_(findings) {}
-  std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<DtypeFlowAction>(scalerApi_, findings_);
-  }
+  ActionFactory(const ScalerApi& scalerApi, CachedUnit& unit) : scalerApi_(scalerApi), unit_(unit) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<DtypeFlowAction>(scalerApi_, unit_); }
 
  private:
   const ScalerApi& scalerApi_;
-  std::vector<Finding>& findings_;
+  CachedUnit& unit_;
 };
 
-std::vector<Finding> analyzeOne(const tooling::CompilationDatabase& database, const std::string& file,
-                                const Config& config, TranslationUnitReport& report) {
-  std::vector<Finding> findings;
-  tooling::ClangTool tool(database, {file});
+std::string fingerprint(const ScalerApi& api) {
+  std::string out;
+  for (const auto* names : {&api.classes, &api.scale, &api.unscale, &api.step, &api.update}) {
+    for (const std::string& name : *names) out += name + ",";
+    out += ";";
+  }
+  return out;
+}
+
+bool isPreambleFailure(const std::string& error) {
+  return llvm::StringRef(error).contains("precompiled header") || llvm::StringRef(error).contains("PCH file") ||
+         llvm::StringRef(error).contains("AST file");
+}
+
+// One parse of the TU, with the preamble PCH when there is one.
+CachedUnit parse(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
+                 const std::optional<std::string>& pch) {
+  CachedUnit unit;
+  TranslationUnitReport errors;
+  // Its own file system: each tool's working directory is its compile
+  // command's, never the process's (workers run side by side).
+  tooling::ClangTool tool(database, {file}, std::make_shared<PCHContainerOperations>(),
+                          llvm::vfs::createPhysicalFileSystem());
   tool.appendArgumentsAdjuster(analyzerArgumentsAdjuster());
-  ErrorCounter counter(report);
+  if (pch)
+    tool.appendArgumentsAdjuster(
+        tooling::getInsertArgumentAdjuster({"-include-pch", *pch}, tooling::ArgumentInsertPosition::BEGIN));
+  ErrorCounter counter(errors);
   tool.setDiagnosticConsumer(&counter);
   tool.setPrintErrorMessage(false);
-  ActionFactory factory(config.scaler, findings);
+  ActionFactory factory(config.scaler, unit);
   tool.run(&factory);
-  report.parsed = true;
-  return findings;
+  unit.compileErrors = errors.compileErrors;
+  unit.firstError = errors.firstError;
+  return unit;
+}
+
+// The TU's command line as the analyzer runs it, and its main file's text.
+struct UnitInputs {
+  std::vector<std::string> commandLine;  // adjusted, input file included
+  std::string directory;
+  std::string text;
+};
+
+std::optional<UnitInputs> inputsOf(const tooling::CompilationDatabase& database, const std::string& file) {
+  const auto commands = database.getCompileCommands(file);
+  auto buffer = llvm::MemoryBuffer::getFile(file);
+  if (commands.empty() || !buffer) return std::nullopt;
+  UnitInputs inputs;
+  inputs.commandLine = analyzerArgumentsAdjuster()(commands.front().CommandLine, file);
+  inputs.directory = commands.front().Directory;
+  inputs.text = (*buffer)->getBuffer().str();
+  return inputs;
+}
+
+// The command line without its input file: what a preamble for it is built with.
+std::vector<std::string> withoutInput(const std::vector<std::string>& commandLine, const std::string& file,
+                                      const std::string& directory) {
+  std::vector<std::string> out;
+  for (const std::string& arg : commandLine) {
+    llvm::SmallString<256> absolute(arg);
+    llvm::sys::fs::make_absolute(directory, absolute);
+    llvm::sys::path::remove_dots(absolute, true);
+    if (arg == file || absolute == file) continue;
+    out.push_back(arg);
+  }
+  return out;
+}
+
+CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
+                      const AnalysisOptions& options, PreambleCache* preambles, const ResultCache* results) {
+  const auto inputs = inputsOf(database, file);
+  std::string key;
+  if (results && inputs) {
+    key = ResultCache::keyOf(inputs->text, inputs->commandLine, fingerprint(config.scaler));
+    if (auto cached = results->lookup(key)) return std::move(*cached);
+  }
+  std::optional<std::string> pch;
+  std::vector<std::string> includes;
+  if (preambles && inputs) includes = libTorchIncludePrefix(inputs->text);
+  if (!includes.empty())
+    pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
+  CachedUnit unit = parse(database, file, config, pch);
+  if (pch && isPreambleFailure(unit.firstError)) {
+    // Stale (LibTorch's headers changed since it was built): once more with a fresh one, else in full.
+    preambles->discard(*pch);
+    pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
+    unit = parse(database, file, config, pch);
+    if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, std::nullopt);
+  }
+  if (results && inputs) results->store(key, unit);
+  return unit;
 }
 
 bool ruleSelected(const RuleInfo& rule, const std::vector<std::string>& globs) {
@@ -131,14 +245,24 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   AnalysisResult result;
   result.units.resize(files.size());
   std::vector<std::vector<Finding>> perFile(files.size());
+  std::optional<PreambleCache> preambles;
+  std::optional<ResultCache> results;
+  if (!options.cacheDirectory.empty()) {
+    if (options.usePreamble) preambles.emplace(options.cacheDirectory);
+    if (options.useResultCache) results.emplace(options.cacheDirectory);
+  }
   {
     llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, options.jobs)));
     for (size_t i = 0; i < files.size(); ++i) {
       result.units[i].file = files[i];
       pool.async([&, i] {
         auto config = options.configs.find(files[i]);
-        perFile[i] = analyzeOne(database, files[i], config != options.configs.end() ? config->second : Config{},
-                                result.units[i]);
+        CachedUnit unit = analyzeOne(database, files[i], config != options.configs.end() ? config->second : Config{},
+                                     options, preambles ? &*preambles : nullptr, results ? &*results : nullptr);
+        perFile[i] = std::move(unit.findings);
+        result.units[i].compileErrors = unit.compileErrors;
+        result.units[i].firstError = std::move(unit.firstError);
+        result.units[i].parsed = true;
       });
     }
     pool.wait();

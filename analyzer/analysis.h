@@ -28,6 +28,9 @@ struct AnalysisOptions {
   unsigned jobs = 1;
   std::vector<std::string> ruleGlobs;       // from the command line; empty: every rule
   std::map<std::string, Config> configs;    // per file; the defaults where absent
+  std::string cacheDirectory;               // empty: no caches
+  bool usePreamble = true;                  // LibTorch's headers from a shared PCH
+  bool useResultCache = true;               // unchanged TUs are not parsed again
 };
 
 AnalysisResult analyze(const clang::tooling::CompilationDatabase& database, const std::vector<std::string>& files,

@@ -697,7 +697,7 @@ TensorFact FunctionAnalysis::scaledByScalar(TensorFact tensor, const Expr* facto
   scaling.multipliedAt = loc(at);
   const auto value = numericConstant(factor, tu_.context());
   const ValueDecl* variable = referencedVariable(factor);
-  scaling.largeConstant = value && *value >= 128;
+  scaling.largeConstant = value && *value >= kLargeLossScale;
   scaling.namedAsScale = variable && llvm::StringRef(variable->getName()).contains_insensitive("scale");
   scaling.factor = value && !variable ? fmt::format("{:g}", *value) : describe(factor);
   tensor.manualScaling = scaling;
@@ -757,7 +757,9 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
 
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
-    if (isScalerType(object->getType()) && scalerCall(name) == ScalerCall::Scale && call->getNumArgs() >= 1) {
+    const bool scales = (isScalerType(object->getType()) && scalerCall(name) == ScalerCall::Scale) ||
+                        (!isTensorType(object->getType()) && announcesScale(member->getMethodDecl()));
+    if (scales && call->getNumArgs() >= 1) {
       TensorFact scaled = evalTensor(call->getArg(0));
       scaled.scaledBy = objectRef(object);
       scaled.manualScaling.reset();
@@ -1187,7 +1189,8 @@ void FunctionAnalysis::transferAnnotation(const CallExpr* call, const std::strin
   const SourceLocation at = ctx_.callChain.empty() ? loc(call) : ctx_.callChain.front().location;
   ScalerProtocol& protocol = state_.process.protocol;
   if (name == "update") return protocol.update(scaler, at, findings());
-  if (call->getNumArgs() < 2) return;
+  // scale() is followed at its caller: the method that announces it returns a scaled loss.
+  if (name == "scale" || call->getNumArgs() < 2) return;
   const ObjectRef optimizer = refOf(call->getArg(1));
   if (!optimizer.id) return;
   refreshOptimizerDtype(optimizer);
@@ -1762,7 +1765,7 @@ bool isModuleMember(const FunctionDecl* fn) {
 
 AnalysisEvents TranslationUnitAnalysis::run() {
   UserFunctionCollector collector(*this);
-  collector.TraverseDecl(context_.getTranslationUnitDecl());
+  collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
   // Roots start with autocast off, as every process does; the rest are reached
   // through their callers, in the caller's context.
   for (const FunctionDecl* fn : collector.defined) {

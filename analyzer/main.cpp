@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "caches.h"
 #include "compilation.h"
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/report.h"
@@ -32,7 +33,7 @@ cl::opt<ReportFormat> format("format", cl::desc("Output format"), cl::init(Repor
 cl::opt<std::string> outputFile("o", cl::desc("Write the report to this file"), cl::value_desc("file"),
                                 cl::cat(category));
 cl::opt<unsigned> jobs("j", cl::desc("Translation units analyzed in parallel (default: number of cores)"),
-                       cl::init(0), cl::cat(category));
+                       cl::init(0), cl::Prefix, cl::cat(category));
 cl::list<std::string> ruleGlobs("rules", cl::desc("Rules to run: comma-separated globs, '-' excludes (DL1*,-DL107)"),
                                 cl::CommaSeparated, cl::cat(category));
 cl::opt<cl::boolOrDefault> useColor("use-color",
@@ -40,6 +41,14 @@ cl::opt<cl::boolOrDefault> useColor("use-color",
                                    cl::cat(category));
 cl::opt<std::string> configFile("config", cl::desc("Read this config instead of the nearest .dtype-lint.yaml"),
                                 cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> noCache("no-cache", cl::desc("Analyze every translation unit, even unchanged ones"), cl::cat(category));
+cl::opt<bool> noPreamble("no-pch", cl::desc("Parse LibTorch's headers in every translation unit instead of "
+                                            "loading them from a cached precompiled header"),
+                         cl::cat(category));
+cl::opt<std::string> cacheDir("cache-dir",
+                              cl::desc("Where the caches live (default: $DTYPE_LINT_CACHE_DIR, "
+                                       "else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint)"),
+                              cl::value_desc("dir"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 
 int fail(const std::string& message) {
@@ -99,6 +108,11 @@ int main(int argc, char** argv) {
   auto configs = analyzer::configsFor(work->files, configFile);
   if (!configs) return fail(llvm::toString(configs.takeError()));
   options.configs = std::move(*configs);
+  options.cacheDirectory = cacheDir.empty() ? analyzer::defaultCacheDirectory() : std::string(cacheDir);
+  options.usePreamble = !noPreamble;
+  options.useResultCache = !noCache;
+  llvm::SmallString<256> cwd;
+  llvm::sys::fs::current_path(cwd);
   analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
 
   for (const auto& unit : result.units)
@@ -106,8 +120,6 @@ int main(int argc, char** argv) {
       std::cerr << "dtype-lint: note: '" << unit.file << "': " << unit.compileErrors
                 << " compile error(s); findings cover what parsed (first: " << unit.firstError << ")\n";
 
-  llvm::SmallString<256> cwd;
-  llvm::sys::fs::current_path(cwd);
   ReportOptions reportOptions;
   reportOptions.baseDir = std::string(cwd);
   SourceText source;

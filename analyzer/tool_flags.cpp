@@ -33,7 +33,9 @@ clang::tooling::ArgumentsAdjuster analyzerArgumentsAdjuster() {
     out = clang::tooling::getClangSyntaxOnlyAdjuster()(out, "");
     out = clang::tooling::getClangStripOutputAdjuster()(out, "");
     out = clang::tooling::getClangStripDependencyFileAdjuster()(out, "");
-    out.insert(out.begin() + 1, {"-resource-dir=" DTYPE_LINT_CLANG_RESOURCE_DIR, "-Wno-everything"});
+    // No carets: clang would print "N errors generated." past our diagnostic consumer.
+    out.insert(out.begin() + 1,
+               {"-resource-dir=" DTYPE_LINT_CLANG_RESOURCE_DIR, "-Wno-everything", "-fno-caret-diagnostics"});
     return out;
   };
 }

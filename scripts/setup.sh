@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++
   llvm-16-dev libclang-16-dev clang-16   # the analyzer (Clang LibTooling)
+  clang-tidy-16                          # bench/analyzer_speed.py baseline
   libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
   libfmt-dev nlohmann-json3-dev libgtest-dev libdw-dev
 )

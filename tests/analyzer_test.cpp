@@ -31,6 +31,10 @@ const analyzer::AnalysisResult& analysisOf(const std::string& dir) {
     return results[dir];
   }
   options.configs = std::move(*configs);
+  // LibTorch's headers from a preamble PCH; every TU analyzed (the caches' own
+  // tests compare with plain parses).
+  options.cacheDirectory = DTYPE_LINT_BINARY_DIR "/test-cache";
+  options.useResultCache = false;
   return results[dir] = analyzer::analyze(*work->database, work->files, options);
 }
 
@@ -64,6 +68,21 @@ TEST_P(SamplesCorpus, FindingsMatchMarkers) {
 INSTANTIATE_TEST_SUITE_P(Files, SamplesCorpus,
                          ::testing::ValuesIn(sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples")),
                          relativeName);
+
+// docs/rules/<ID>.md says which front ends check the rule; it must say what the catalog says.
+TEST(SamplesCorpus, EveryRuleHasADocsPageNamingItsFrontEnds) {
+  for (const RuleInfo& rule : ruleCatalog()) {
+    std::ifstream page(std::string(DTYPE_LINT_SOURCE_DIR) + "/docs/rules/" + std::string(rule.id) + ".md");
+    ASSERT_TRUE(page) << rule.id << " has no docs page";
+    std::string line, frontEnds;
+    while (std::getline(page, line) && frontEnds.empty())
+      if (auto at = line.find("Front ends: "); at != std::string::npos) frontEnds = line.substr(at + 12);
+    const bool staticDoc = frontEnds.rfind("static", 0) == 0;
+    const bool runtimeDoc = frontEnds.find("runtime") != std::string::npos && frontEnds.find("runtime: planned") == std::string::npos;
+    EXPECT_EQ(staticDoc, rule.checkedStatically) << rule.id << ": " << frontEnds;
+    EXPECT_EQ(runtimeDoc, rule.checkedAtRuntime) << rule.id << ": " << frontEnds;
+  }
+}
 
 TEST(SamplesCorpus, EveryImplementedStaticRuleHasABuggyAndAFixedSample) {
   const std::string samples = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples";

@@ -1,0 +1,74 @@
+// What makes a second look at a translation unit cheap:
+//  - the preamble cache: the LibTorch headers a TU starts with, parsed once
+//    into a precompiled header (templates instantiated in it) that every TU
+//    with the same headers and flags reuses, across files and runs;
+//  - the result cache: a TU whose inputs did not change reports what it
+//    reported last time without being parsed.
+// Both live in one cache directory; entries are written atomically, so
+// concurrent dtype-lint processes can share it.
+#pragma once
+
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/finding.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace dtype_lint::analyzer {
+
+// $DTYPE_LINT_CACHE_DIR, else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint.
+std::string defaultCacheDirectory();
+
+// The LibTorch headers the main file includes before any code, macro or user
+// header of its own: the part of the TU a shared PCH can stand for.
+std::vector<std::string> libTorchIncludePrefix(llvm::StringRef mainFileText);
+
+class PreambleCache {
+ public:
+  explicit PreambleCache(std::string directory) : directory_(std::move(directory)) {}
+
+  // The PCH of `includes` for a TU compiled with `arguments` (the adjusted
+  // command line without the input file) in `workingDirectory`: built once per
+  // key and shared by the threads asking for it. nullopt when it cannot be
+  // built: the TU is then parsed in full.
+  std::optional<std::string> pchFor(const std::vector<std::string>& includes,
+                                    const std::vector<std::string>& arguments, const std::string& workingDirectory);
+  // A PCH that failed to load (its headers changed since): removed, so that
+  // the next pchFor() builds it again.
+  void discard(const std::string& pch);
+
+ private:
+  std::string directory_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_future<std::optional<std::string>>> pchs_;
+};
+
+// A TU's analysis as the result cache keeps it.
+struct CachedUnit {
+  std::vector<Finding> findings;  // before rule selection and suppressions
+  unsigned compileErrors = 0;
+  std::string firstError;
+  std::vector<std::string> userHeaders;  // the user headers the TU included
+};
+
+class ResultCache {
+ public:
+  explicit ResultCache(std::string directory) : directory_(std::move(directory)) {}
+
+  // The key of a TU: its main file's content, its command line, the config
+  // and this tool's version.
+  static std::string keyOf(const std::string& mainFileText, const std::vector<std::string>& commandLine,
+                           const std::string& configFingerprint);
+  // The stored result, when every user header it included is unchanged.
+  std::optional<CachedUnit> lookup(const std::string& key) const;
+  void store(const std::string& key, const CachedUnit& unit) const;
+
+ private:
+  std::string directory_;
+};
+
+}  // namespace dtype_lint::analyzer

@@ -1,0 +1,154 @@
+// The caches must never change what is reported: the same findings from a
+// plain parse, from a parse on the LibTorch preamble PCH, from the result
+// cache, and after either cache went stale.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "analysis.h"
+#include "caches.h"
+#include "compilation.h"
+#include "dtype_lint/report.h"
+#include "tool_flags.h"
+
+namespace dtype_lint::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Analysis {
+  std::vector<std::string> findings;  // JSON lines, in report order
+  unsigned compileErrors = 0;
+};
+
+Analysis analyzeDir(const std::string& dir, const std::string& buildDir, const std::string& cacheDir,
+                    bool usePreamble, bool useResultCache) {
+  Analysis out;
+  auto work = analyzer::selectWork({dir}, buildDir);
+  if (!work) {
+    ADD_FAILURE() << llvm::toString(work.takeError());
+    return out;
+  }
+  analyzer::AnalysisOptions options;
+  options.jobs = std::max(1u, std::thread::hardware_concurrency());
+  auto configs = analyzer::configsFor(work->files, "");
+  if (!configs) {
+    ADD_FAILURE() << llvm::toString(configs.takeError());
+    return out;
+  }
+  options.configs = std::move(*configs);
+  options.cacheDirectory = cacheDir;
+  options.usePreamble = usePreamble;
+  options.useResultCache = useResultCache;
+  const auto result = analyzer::analyze(*work->database, work->files, options);
+  for (const Finding& f : result.findings) out.findings.push_back(findingToJsonLine(f));
+  for (const auto& unit : result.units) out.compileErrors += unit.compileErrors;
+  return out;
+}
+
+fs::path freshDir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("dtype_lint_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::map<fs::path, fs::file_time_type> filesIn(const fs::path& dir) {
+  std::map<fs::path, fs::file_time_type> out;
+  if (fs::exists(dir))
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+      if (entry.is_regular_file()) out[entry.path()] = entry.last_write_time();
+  return out;
+}
+
+TEST(Caches, TheSamplesReportTheSameWithAndWithoutEitherCache) {
+  const std::string samples = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples";
+  const fs::path cache = freshDir("caches");
+  const Analysis plain = analyzeDir(samples, DTYPE_LINT_BINARY_DIR, "", false, false);
+  ASSERT_FALSE(plain.findings.empty());
+  EXPECT_EQ(plain.compileErrors, 0u);
+
+  const Analysis cold = analyzeDir(samples, DTYPE_LINT_BINARY_DIR, cache, true, true);
+  EXPECT_EQ(cold.findings, plain.findings);
+  EXPECT_EQ(cold.compileErrors, 0u);
+  EXPECT_FALSE(filesIn(cache / "preambles").empty()) << "no preamble was built";
+
+  const auto stored = filesIn(cache / "results");
+  ASSERT_FALSE(stored.empty());
+  const Analysis warm = analyzeDir(samples, DTYPE_LINT_BINARY_DIR, cache, true, true);
+  EXPECT_EQ(warm.findings, plain.findings);
+  EXPECT_EQ(filesIn(cache / "results"), stored) << "an unchanged TU was analyzed again";
+  fs::remove_all(cache);
+}
+
+// A small project of its own, so that the test can edit its files.
+struct Project {
+  fs::path dir = freshDir("project");
+  fs::path cache = dir / "cache";
+
+  Project() {
+    std::ofstream(dir / "train.cpp") << "#include <torch/torch.h>\n"
+                                        "#include \"loss.h\"\n"
+                                        "void train(torch::Tensor x) { loss_of(x).backward(); }\n";
+    writeHeader(/*half=*/true);
+    std::string flags;
+    for (const std::string& flag : analyzer::fallbackFlags()) flags += "\"" + flag + "\", ";
+    std::ofstream(dir / "compile_commands.json")
+        << "[{\"directory\": \"" << dir.string() << "\", \"file\": \"train.cpp\", \"arguments\": [\"c++\", " << flags
+        << "\"-c\", \"train.cpp\"]}]";
+  }
+  ~Project() { fs::remove_all(dir); }
+
+  void writeHeader(bool half) {
+    std::ofstream(dir / "loss.h") << "#pragma once\n#include <torch/torch.h>\n"
+                                  << "inline torch::Tensor loss_of(torch::Tensor x) { return x.sum().to("
+                                  << (half ? "torch::kHalf" : "torch::kFloat") << "); }\n";
+  }
+  Analysis analyze(bool useResultCache = true) {
+    return analyzeDir(dir.string(), dir.string(), cache.string(), true, useResultCache);
+  }
+};
+
+TEST(Caches, AChangedUserHeaderIsAnalyzedAgain) {
+  Project project;
+  const Analysis half = project.analyze();
+  ASSERT_EQ(half.findings.size(), 1u);
+  EXPECT_NE(half.findings[0].find("DL106"), std::string::npos) << half.findings[0];
+  project.writeHeader(/*half=*/false);
+  EXPECT_TRUE(project.analyze().findings.empty()) << "a stale result came back from the cache";
+}
+
+TEST(Caches, AStalePreambleIsRebuiltWithTheSameFindings) {
+  Project project;
+  const Analysis first = project.analyze(/*useResultCache=*/false);
+  ASSERT_EQ(first.findings.size(), 1u);
+  const auto preambles = filesIn(project.cache / "preambles");
+  ASSERT_EQ(preambles.size(), 2u);  // the header and its PCH
+  // The PCH records its inputs' modification times: a header it was built
+  // from that changed since makes clang refuse to load it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  for (const auto& [path, time] : preambles)
+    if (path.extension() == ".h") fs::last_write_time(path, fs::file_time_type::clock::now());
+  const Analysis again = project.analyze(/*useResultCache=*/false);
+  EXPECT_EQ(again.findings, first.findings);
+  EXPECT_EQ(again.compileErrors, 0u);
+  for (const auto& [path, time] : filesIn(project.cache / "preambles"))
+    if (path.extension() == ".pch") EXPECT_NE(time, preambles.at(path)) << "the stale PCH was not rebuilt";
+}
+
+TEST(Caches, OnlyTheLibTorchHeadersBeforeAnyUserCodeFormThePreamble) {
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("// comment\n#pragma once\n#include <torch/torch.h>\n#include "
+                                            "<vector>\n/* a\n block */\n#include <ATen/ATen.h>\nint x;\n"
+                                            "#include <c10/util/Half.h>\n"),
+            (std::vector<std::string>{"torch/torch.h", "ATen/ATen.h"}));
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("#define TORCH_SOMETHING 1\n#include <torch/torch.h>\n"),
+            std::vector<std::string>{});
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("#include \"config.h\"\n#include <torch/torch.h>\n"),
+            std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace dtype_lint::testing
