@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Precision and recall of the analyzer on a directory of marked programs.
+"""Precision and recall of dtype-lint on a directory of marked programs.
 
-Usage: scripts/heldout_eval.py DIR [RULE_PREFIX] [-- extra dtype-lint args]
+Usage: scripts/heldout_eval.py DIR [RULE_PREFIX] [--runtime BIN_DIR] [-- extra dtype-lint args]
 
 Every `// dtype-lint-expect: DLnnn` marker in DIR/*.cpp is an expected finding
-(file, line, rule); the files are analyzed with fallback flags (or a
-compile_commands.json found next to them). Use it on programs written outside
-this repository, to measure what the tests cannot: how the analyzer does on
-code it was not tuned on.
+(file, line, rule). Static (default): the files are analyzed with fallback
+flags (or a compile_commands.json found next to them). --runtime BIN_DIR: each
+DIR/X.cpp's program BIN_DIR/X (built with -g) runs under `dtype-lint run`, and
+only the markers of rules the runtime hooks check are expected. Use it on
+programs written outside this repository, to measure what the tests cannot:
+how dtype-lint does on code it was not tuned on.
 """
 import glob
 import json
@@ -15,26 +17,53 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 tool = os.path.join(here, "..", "build", "analyzer", "dtype-lint")
 args = sys.argv[1:]
 extra = args[args.index("--") + 1:] if "--" in args else []
 args = args[:args.index("--")] if "--" in args else args
+binaries = None
+if "--runtime" in args:
+    at = args.index("--runtime")
+    binaries = args[at + 1]
+    del args[at:at + 2]
 directory, prefix = args[0], (args[1] if len(args) > 1 else "DL")
 files = sorted(glob.glob(os.path.join(directory, "*.cpp")))
-run = subprocess.run([tool, "--format", "json", *extra, *files], capture_output=True, text=True)
-if run.returncode == 2:
-    sys.exit(run.stderr)
-found = {(os.path.basename(f["location"]["file"]), f["location"]["line"], f["rule"])
-         for f in json.loads(run.stdout)["findings"] if f["rule"].startswith(prefix)}
+
+
+def key(finding):
+    return os.path.basename(finding["location"]["file"]), finding["location"]["line"], finding["rule"]
+
+
+found = set()
+if binaries is None:
+    run = subprocess.run([tool, "--format", "json", *extra, *files], capture_output=True, text=True)
+    if run.returncode == 2:
+        sys.exit(run.stderr)
+    found = {key(f) for f in json.loads(run.stdout)["findings"]}
+    checked = None
+else:
+    listing = subprocess.run([tool, "--list-rules"], capture_output=True, text=True, check=True).stdout
+    checked = {line.split()[0] for line in listing.splitlines() if "runtime" in line.split("]")[0]}
+    for name in files:
+        program = os.path.join(binaries, os.path.splitext(os.path.basename(name))[0])
+        with tempfile.NamedTemporaryFile(suffix=".json") as report:
+            run = subprocess.run([tool, "run", "--format", "json", "-o", report.name, *extra, "--", program],
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"note: {program} exited with {run.returncode}")
+            found |= {key(f) for f in json.load(open(report.name))["findings"]}
+found = {f for f in found if f[2].startswith(prefix)}
+
 expected = set()
 for name in files:
     with open(name) as source:
         for number, line in enumerate(source, 1):
             marker = re.search(r"dtype-lint-expect:\s*([A-Z0-9, ]+)", line)
             for rule in re.findall(r"DL\d{3}", marker.group(1)) if marker else []:
-                if rule.startswith(prefix):
+                if rule.startswith(prefix) and (checked is None or rule in checked):
                     expected.add((os.path.basename(name), number, rule))
 hits = found & expected
 print(f"true positives {len(hits)}, false positives {len(found - expected)}, missed {len(expected - found)}")

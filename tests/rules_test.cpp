@@ -136,6 +136,24 @@ TEST(DtypeFlowRules, CustomBackwardMismatchIsDL103WhenForwardRanUnderAutocast) {
   EXPECT_EQ(findings[0].notes.back().location.line, 3u);
 }
 
+TEST(DtypeFlowRules, OutArithmeticWideningTooLateIsReportedButReductionsChooseTheirDtype) {
+  OpEvent update;  // master weights += bf16 values through add_out: bf16 precision
+  update.op = "add_out";
+  update.location = at(4);
+  update.inputs = {operand("'w'", DtypeSet(BF16)), operand("'g'", DtypeSet(BF16))};
+  update.destination = operand("'master'", DtypeSet(F32));
+  auto findings = run(update);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].message.find("computes in BFloat16 and only then widens into the Float destination 'master'"),
+            std::string::npos)
+      << findings[0].message;
+
+  OpEvent reduction = update;  // sum_out accumulates in its out= dtype
+  reduction.op = "sum_out";
+  reduction.inputs = {operand("'w'", DtypeSet(BF16))};
+  EXPECT_TRUE(run(reduction).empty());
+}
+
 TEST(DtypeFlowRules, OutVariantsNeedTheExactDtypeInPlaceOnlyNarrowingIsReported) {
   OpEvent out;
   out.op = "mm_out";

@@ -108,18 +108,26 @@ void DtypeFlowRules::checkOutDtype(const OpEvent& event, std::vector<Finding>& o
   const bool isOut = outVariantBase(event.op).has_value();
   const std::string_view base = isOut ? *outVariantBase(event.op) : *inPlaceBase(event.op);
   // Matmul-family kernels check the destination dtype exactly; elementwise
-  // kernels cast into it, which only loses information when it narrows.
+  // kernels cast into it, which loses information when it narrows, and
+  // silently keeps the inputs' precision when an out= arithmetic widens.
   const bool exact = isMatmulFamily(base);
-  if (exact ? computed == *destType : !narrows(*destType, computed)) return;
+  const bool widenedTooLate = isOut && computesInInputDtype(base) && computed != *destType;
+  if (exact ? computed == *destType : !narrows(*destType, computed) && !widenedTooLate) return;
 
-  std::string message =
-      isOut ? fmt::format("'{}' writes a {} result into a {} destination {}; out= variants are never autocast",
-                          event.op, name(computed), name(*destType),
-                          destination.description)
-            : fmt::format("in-place '{}' computes {} but its destination {} is {}{}", event.op, name(computed),
+  std::string message;
+  if (isOut && !exact && !narrows(*destType, computed))
+    message = fmt::format("'{}' computes in {} and only then widens into the {} destination {}: the result has {} "
+                          "precision; convert the inputs to {} first",
+                          event.op, name(computed), name(*destType), destination.description, name(computed),
+                          name(*destType));
+  else if (isOut)
+    message = fmt::format("'{}' writes a {} result into a {} destination {}; out= variants are never autocast",
+                          event.op, name(computed), name(*destType), destination.description);
+  else
+    message = fmt::format("in-place '{}' computes {} but its destination {} is {}{}", event.op, name(computed),
                           destination.description, name(*destType),
-                          exact ? "; in-place ops are never autocast" : ": the result is rounded to " +
-                                                                            std::string(name(*destType)));
+                          exact ? "; in-place ops are never autocast"
+                                : ": the result is rounded to " + std::string(name(*destType)));
   Finding f = makeFinding("DL102", std::move(message), event.location, event.callChain);
   for (const Operand& input : event.inputs)
     if (input.dtype.single() == computed) {

@@ -63,6 +63,8 @@ constexpr std::string_view kPrecisionSensitive[] = {
     "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "frobenius_norm", "linalg_vector_norm"};
 
+constexpr std::string_view kComputedInInputDtype[] = {"add", "sub", "mul", "div", "addcmul", "addcdiv", "lerp"};
+
 constexpr std::string_view kDefaultFloatFactories[] = {"randn", "rand", "zeros", "ones", "empty", "eye", "linspace",
                                           "logspace", "normal", "empty_strided", "full"};
 constexpr std::string_view kLongFactories[] = {"randint", "randperm"};
@@ -106,6 +108,7 @@ AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion v
 
 bool isMatmulFamily(std::string_view op) { return in(kMatmulFamily, op); }
 bool isPrecisionSensitive(std::string_view op) { return in(kPrecisionSensitive, op); }
+bool computesInInputDtype(std::string_view op) { return in(kComputedInInputDtype, op); }
 bool needsFullReductionToBeSensitive(std::string_view op) { return op == "sum" || op == "mean"; }
 
 std::optional<std::string_view> outVariantBase(std::string_view op) {

@@ -109,7 +109,7 @@ void observeScalingOps(const std::string& op, c10::ArrayRef<const c10::IValue> i
 // The ops some runtime rule looks at.
 bool watched(const std::string& op) {
   if (op == "backward") return true;
-  if (auto base = outVariantBase(op)) return isMatmulFamily(*base);
+  if (auto base = outVariantBase(op)) return isMatmulFamily(*base) || computesInInputDtype(*base);
   if (auto base = inPlaceBase(op)) return true;
   return isMatmulFamily(op) || isPrecisionSensitive(op);
 }

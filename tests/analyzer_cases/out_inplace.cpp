@@ -16,6 +16,19 @@ void out_variants() {
   at::addmm_out(out, bias, a, b);  // dtype-lint-expect: DL102
 }
 
+// Master weights updated by an out= arithmetic on BFloat16 operands keep
+// BFloat16 precision; a reduction's out= dtype is its accumulation dtype.
+void out_elementwise(torch::Tensor master) {
+  auto w = torch::randn({4}, torch::kBFloat16);
+  auto g = torch::randn({4}, torch::kBFloat16);
+  at::add_out(master, w, g, -0.1);
+  auto master32 = torch::zeros({4});
+  at::add_out(master32, w, g, -0.1);  // dtype-lint-expect: DL102
+  at::add_out(master32, w.to(torch::kFloat), g.to(torch::kFloat), -0.1);
+  at::mul_out(master32, master32, g);
+  at::sum_out(master32, w.unsqueeze(0), {0});
+}
+
 void in_place_matmul() {
   auto a = torch::randn({4, 4}, torch::kHalf);
   auto acc = torch::zeros({4, 4});

@@ -33,6 +33,9 @@ AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion v
 bool isMatmulFamily(std::string_view op);
 // softmax, log_softmax, layer_norm, sum, mean, exp, pow, norm, the losses, ...
 bool isPrecisionSensitive(std::string_view op);
+// add, sub, mul, div, addcmul, addcdiv, lerp: out= computes in the inputs'
+// dtype and only then casts into the destination (a wider one gains nothing).
+bool computesInInputDtype(std::string_view op);
 // sum and mean: only a reduction over all dims is flagged statically.
 bool needsFullReductionToBeSensitive(std::string_view op);
 
