@@ -8,10 +8,12 @@
 #include <set>
 
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/Analysis/CFG.h"
 #include "clang/Lex/Lexer.h"
+#include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "torch_api.h"
 
@@ -202,6 +204,7 @@ class TranslationUnitAnalysis {
 
   ASTContext& context() { return context_; }
   TorchVersion torch() const { return torch_; }
+  const DtypeFlowRules& rules() const { return rules_; }
   // While any analysis on the stack is still iterating to its fixpoint, what
   // it sees is a subset of the paths: events go to a scratch list.
   void beginSilent() { ++silent_; }
@@ -221,6 +224,7 @@ class TranslationUnitAnalysis {
 
   ASTContext& context_;
   TorchVersion torch_;
+  DtypeFlowRules rules_{torch_};
   const ScalerApi& api_;
   AnalysisEvents events_;
   AnalysisEvents scratch_;
@@ -345,6 +349,19 @@ class FunctionAnalysis {
   void emitOp(const std::string& op, const Expr* at, std::vector<const Expr*> inputs,
               const Expr* destination, bool explicitDtype, bool reducesAllDims);
   void emitModuleCall(const std::string& op, const Expr* at, const Expr* input, const Expr* moduleExpr);
+  void endPathIfItRaises(const OpEvent& event, const Expr* at);
+
+  // Exceptions. Clang's CFG has no edges into catch handlers, so the state a
+  // handler starts from is collected here: the join of the states before each
+  // call in its try block.
+  struct TryRegion {
+    const CFGBlock* dispatch = nullptr;  // the block whose successors are the handlers
+    FlowState thrown;
+  };
+  void findTryRegions();
+  const CXXTryStmt* enclosingTry(const Stmt* s);
+  void noteThrowPoint(const CFGElement& element);
+  void transferBlock(const CFGBlock& block);
 
   // Evaluation (pure: never changes the state or emits events)
   TensorFact evalTensor(const Expr* e);
@@ -414,6 +431,9 @@ class FunctionAnalysis {
   const LangOptions& lang_;
   FlowState state_;
   FunctionResult result_;
+  std::map<const CXXTryStmt*, TryRegion> tries_;
+  bool collectingThrows_ = true;                // false once the fixpoint is reached
+  std::vector<const CFGBlock*> reopenedHandlers_;  // dispatch blocks whose thrown state grew
   std::map<const ValueDecl*, ObjectRef> aliases_;  // parameters naming the caller's scalers and optimizers
 };
 
@@ -1233,7 +1253,8 @@ void FunctionAnalysis::transferBackward(const Expr* loss, const Expr* at) {
     return;
   }
   protocol.unscaledBackward(loc(at));
-  if (!fact.manualScaling) return;
+  // Scaling by hand with an inf/NaN check in the same function is a hand-written dynamic scaler.
+  if (!fact.manualScaling || checksForNonFinite(fn_)) return;
   checkManualScalingAtBackward(*fact.manualScaling, loc(at), findings());
   if (fact.scalingFactor)
     state_.process.manualBackwards[fact.scalingFactor] = PendingManualScaling{*fact.manualScaling, loc(at)};
@@ -1423,7 +1444,56 @@ void FunctionAnalysis::emitOp(const std::string& op, const Expr* at, std::vector
   event.inCustomBackward = ctx_.inCustomBackward;
   event.forwardUnderAutocast = ctx_.forwardUnderAutocast;
   event.callChain = ctx_.callChain;
+  endPathIfItRaises(event, at);
   tu_.events().ops.push_back(std::move(event));
+}
+
+// Inside a try block, an op that raises ends its path: what follows runs only
+// through a catch handler, which may fix the dtypes. Elsewhere the path goes on,
+// so that every mismatch in a function is reported, not just the first.
+void FunctionAnalysis::endPathIfItRaises(const OpEvent& event, const Expr* at) {
+  if (tu_.rules().raises(event) && enclosingTry(at)) state_.reached = false;
+}
+
+void FunctionAnalysis::findTryRegions() {
+  for (const CFGBlock* block : cfg_)
+    if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt()))
+      tries_[tryStmt].dispatch = block;
+}
+
+// The innermost try statement whose try block (not a handler) holds s.
+const CXXTryStmt* FunctionAnalysis::enclosingTry(const Stmt* s) {
+  ASTContext& context = tu_.context();
+  while (s && s != fn_->getBody()) {
+    const DynTypedNodeList parents = context.getParents(*s);
+    if (parents.empty()) return nullptr;
+    const Stmt* parent = parents[0].get<Stmt>();
+    if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(parent); tryStmt && tryStmt->getTryBlock() == s)
+      return tryStmt;
+    s = parent;
+  }
+  return nullptr;
+}
+
+void FunctionAnalysis::noteThrowPoint(const CFGElement& element) {
+  const auto stmt = element.getAs<CFGStmt>();
+  if (!stmt || !isa<CallExpr, CXXConstructExpr, CXXThrowExpr>(stmt->getStmt())) return;
+  const CXXTryStmt* tryStmt = enclosingTry(stmt->getStmt());
+  if (!tryStmt) return;
+  TryRegion& region = tries_[tryStmt];
+  FlowState joined = region.thrown;
+  joined.join(state_);
+  if (joined.sameAs(region.thrown)) return;
+  region.thrown = std::move(joined);
+  reopenedHandlers_.push_back(region.dispatch);
+}
+
+void FunctionAnalysis::transferBlock(const CFGBlock& block) {
+  for (const CFGElement& element : block) {
+    if (collectingThrows_ && !tries_.empty()) noteThrowPoint(element);
+    transfer(element);
+    if (!state_.reached) break;
+  }
 }
 
 void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, const Expr* input, const Expr* moduleExpr) {
@@ -1437,6 +1507,7 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
   event.inCustomBackward = ctx_.inCustomBackward;
   event.forwardUnderAutocast = ctx_.forwardUnderAutocast;
   event.callChain = ctx_.callChain;
+  endPathIfItRaises(event, at);
   tu_.events().ops.push_back(std::move(event));
   // Autocast caches the low-precision copies of Float weights it casts.
   if (parameters.dtype.contains(ScalarType::Float)) {
@@ -1647,10 +1718,17 @@ FunctionResult FunctionAnalysis::run() {
   // of the paths into it, and a fact that holds "on every path" there may not.
   tu_.beginSilent();
   std::vector<FlowState> out(cfg_.getNumBlockIDs());
+  findTryRegions();
   auto stateEntering = [&](const CFGBlock* block) {
     FlowState in = block == &cfg_.getEntry() ? entry : FlowState{};
-    for (const CFGBlock::AdjacentBlock& pred : block->preds())
-      if (pred.isReachable()) in.join(out[pred->getBlockID()]);
+    if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt()))
+      in.join(tries_[tryStmt].thrown);
+    for (const CFGBlock::AdjacentBlock& pred : block->preds()) {
+      // An exception no handler catches leaves the function: the caller's code after the call never runs.
+      const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
+                            isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
+      if (pred.isReachable() && !uncaught) in.join(out[pred->getBlockID()]);
+    }
     return in;
   };
   std::vector<int> visits(cfg_.getNumBlockIDs(), 0);
@@ -1666,7 +1744,13 @@ FunctionResult FunctionAnalysis::run() {
     state_ = stateEntering(block);
     if (!state_.reached) continue;
 
-    for (const CFGElement& element : *block) transfer(element);
+    transferBlock(*block);
+    for (const CFGBlock* dispatch : reopenedHandlers_)
+      if (!queued[dispatch->getBlockID()]) {
+        queued[dispatch->getBlockID()] = true;
+        worklist.push_back(dispatch);
+      }
+    reopenedHandlers_.clear();
     if (const Stmt* terminator = block->getTerminatorStmt(); terminator && isa<ContinueStmt>(terminator))
       state_.process.protocol.leaveIteration(toLocation(terminator->getSourceRange(), sm_, lang_));
     if (visits[block->getBlockID()] > 1 && state_.sameAs(out[block->getBlockID()])) continue;
@@ -1679,12 +1763,13 @@ FunctionResult FunctionAnalysis::run() {
   }
 
   tu_.endSilent();
+  collectingThrows_ = false;
 
   // Phase 2: every reached block once more, from its fixpoint state, reporting.
   for (const CFGBlock* block : cfg_) {
     state_ = stateEntering(block);
     if (!state_.reached) continue;
-    for (const CFGElement& element : *block) transfer(element);
+    transferBlock(*block);
   }
 
   const FlowState& exit = out[cfg_.getExit().getBlockID()];

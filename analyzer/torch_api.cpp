@@ -175,21 +175,36 @@ bool isAnnotation(const FunctionDecl* fn) {
 }
 
 namespace {
-bool callsScaleAnnotation(const Stmt* s) {
+template <typename Predicate>
+bool callsAny(const Stmt* s, const Predicate& matches) {
   if (!s) return false;
-  if (const auto* call = dyn_cast<CallExpr>(s)) {
-    const FunctionDecl* callee = call->getDirectCallee();
-    if (isAnnotation(callee) && callee->getName() == "scale") return true;
-  }
+  if (const auto* call = dyn_cast<CallExpr>(s))
+    if (const FunctionDecl* callee = call->getDirectCallee(); callee && matches(callee)) return true;
   for (const Stmt* child : s->children())
-    if (callsScaleAnnotation(child)) return true;
+    if (callsAny(child, matches)) return true;
   return false;
+}
+
+bool bodyCallsAny(const FunctionDecl* fn, bool (*matches)(const FunctionDecl*)) {
+  const FunctionDecl* definition = fn ? fn->getDefinition() : nullptr;
+  return definition && callsAny(definition->getBody(), matches);
 }
 }  // namespace
 
 bool announcesScale(const FunctionDecl* method) {
-  const FunctionDecl* definition = method ? method->getDefinition() : nullptr;
-  return definition && callsScaleAnnotation(definition->getBody());
+  return bodyCallsAny(method, [](const FunctionDecl* callee) {
+    return isAnnotation(callee) && callee->getName() == "scale";
+  });
+}
+
+bool checksForNonFinite(const FunctionDecl* fn) {
+  return bodyCallsAny(fn, [](const FunctionDecl* callee) {
+    const IdentifierInfo* id = callee->getIdentifier();
+    if (!id || isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager())) return false;
+    const llvm::StringRef name = id->getName();
+    return name == "isfinite" || name == "isinf" || name == "isnan" || name == "isposinf" || name == "isneginf" ||
+           name == "_amp_foreach_non_finite_check_and_unscale_";
+  });
 }
 
 std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {

@@ -45,6 +45,9 @@ bool isAnnotation(const clang::FunctionDecl* fn);
 // A method of a hand-written scaler whose body announces the tensor it
 // returns as a scaled loss (dtype_lint::annotate::scale).
 bool announcesScale(const clang::FunctionDecl* method);
+// Whether the function checks some tensor for inf/NaN (isfinite, isinf,
+// isnan, ...): hand-rolled loss scaling that does is a dynamic scaler.
+bool checksForNonFinite(const clang::FunctionDecl* fn);
 
 // The value of a c10::ScalarType constant expression (torch::kHalf,
 // at::ScalarType::Half, c10::kBFloat16, ...).

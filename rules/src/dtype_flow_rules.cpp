@@ -53,17 +53,24 @@ void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const
   if (isPrecisionSensitive(event.op)) checkLowPrecisionReduction(event, out);
 }
 
-void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>& out) const {
-  const Operand* first = nullptr;
-  const Operand* second = nullptr;
-  for (size_t i = 0; i < event.inputs.size() && !second; ++i)
+std::optional<std::pair<const Operand*, const Operand*>> DtypeFlowRules::mismatchedOperands(
+    const OpEvent& event) const {
+  for (size_t i = 0; i < event.inputs.size(); ++i)
     for (size_t j = i + 1; j < event.inputs.size(); ++j)
-      if (definitelyDifferentFloating(event.inputs[i].dtype, event.inputs[j].dtype)) {
-        first = &event.inputs[i];
-        second = &event.inputs[j];
-        break;
-      }
-  if (!second) return;
+      if (definitelyDifferentFloating(event.inputs[i].dtype, event.inputs[j].dtype))
+        return std::pair{&event.inputs[i], &event.inputs[j]};
+  return std::nullopt;
+}
+
+bool DtypeFlowRules::raises(const OpEvent& event) const {
+  return isMatmulFamily(event.op) && mismatchedOperands(event) &&
+         (event.inCustomBackward || autocastCasts(event.op, event.autocast) == Tristate::Off);
+}
+
+void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>& out) const {
+  const auto mismatch = mismatchedOperands(event);
+  if (!mismatch) return;
+  const auto [first, second] = *mismatch;
 
   if (event.inCustomBackward) {
     // Backward never runs under autocast, whatever the caller's state.

@@ -69,3 +69,31 @@ void try_catch() {
   } catch (const c10::Error&) {
   }
 }
+
+// A matmul on mismatched dtypes raises: only the catch handler continues, so
+// what follows sees the dtypes the handler fixed.
+void retry_after_a_caught_mismatch() {
+  auto q = torch::randn({2, 1, 4});
+  auto keys = torch::randn({2, 3, 4}, torch::kBFloat16);
+  torch::Tensor scores;
+  try {
+    scores = torch::bmm(q, keys.transpose(1, 2));  // dtype-lint-expect: DL101
+  } catch (const c10::Error&) {
+    keys = keys.to(torch::kFloat);
+    scores = torch::bmm(q, keys.transpose(1, 2));
+  }
+  auto pooled = torch::bmm(torch::softmax(scores, -1), keys);
+  pooled.mm(torch::randn({4, 4}, torch::kHalf));  // dtype-lint-expect: DL101
+}
+
+// A handler starts from the states at the calls that may throw; here x is
+// Half at each of them.
+void handler_sees_the_state_at_the_throw() {
+  auto w = torch::randn({4, 4});
+  auto x = torch::randn({4, 4}, torch::kHalf);
+  try {
+    x = torch::relu(x);
+  } catch (const c10::Error&) {
+    x.mm(w);  // dtype-lint-expect: DL101
+  }
+}

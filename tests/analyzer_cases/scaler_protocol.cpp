@@ -192,6 +192,25 @@ void manual_scaling_divided_back(float loss_weight) {
   opt.step();
 }
 
+// Scaled, divided back, and checked for inf/NaN with a backoff: a hand-written
+// dynamic scaler, not DL203 (the runtime hooks agree).
+void manual_scaling_with_an_inf_check() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  double loss_scale = 65536.0;
+  for (int step = 0; step < 4; ++step) {
+    (loss_of(model) * loss_scale).backward();
+    bool finite = true;
+    for (auto& p : model->parameters()) finite = finite && torch::isfinite(p.grad()).all().item<bool>();
+    if (!finite) {
+      loss_scale /= 2;
+      continue;
+    }
+    for (auto& p : model->parameters()) p.mutable_grad().div_(loss_scale);
+    opt.step();
+  }
+}
+
 void loss_scaled_inside_scaler() {
   torch::nn::Linear model(8, 1);
   torch::optim::SGD opt(model->parameters(), 0.1);

@@ -2,6 +2,9 @@
 // custom backward passes. Fed by OpEvent/OptimizerStepEvent from either front end.
 #pragma once
 
+#include <optional>
+#include <utility>
+
 #include <vector>
 
 #include "dtype_lint/events.h"
@@ -20,8 +23,14 @@ class DtypeFlowRules {
   // Tristate::On when autocast casts this op's inputs on some enabled device,
   // Unknown when an enabled flag is unknown.
   Tristate autocastCasts(std::string_view op, const AutocastState& state) const;
+  // Whether the op raises when it runs: a matmul-family op on operands of
+  // definitely different floating dtypes that autocast does not reconcile.
+  // Nothing after it on the same path runs.
+  bool raises(const OpEvent& event) const;
 
  private:
+  // The first pair of operands with definitely different floating dtypes.
+  std::optional<std::pair<const Operand*, const Operand*>> mismatchedOperands(const OpEvent& event) const;
   void checkMixedMatmul(const OpEvent& event, std::vector<Finding>& out) const;
   void checkOutDtype(const OpEvent& event, std::vector<Finding>& out) const;
   void checkLowPrecisionReduction(const OpEvent& event, std::vector<Finding>& out) const;
