@@ -45,7 +45,8 @@ LineRules runtimeCheckable(const LineRules& markers) {
 }
 
 // Every sample program, except the raw-ATen-ops pair: the fused AMP kernels
-// it calls run on CUDA, and on CPU only from LibTorch 2.3.
+// it calls run on CUDA, and on CPU only from LibTorch 2.3 (the runtime
+// program raw_amp_ops covers those ops on any LibTorch).
 std::vector<std::string> sampleSources() {
   std::vector<std::string> out;
   for (const std::string& file : sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples"))
@@ -108,6 +109,11 @@ TEST(RuntimeHooks, AFindingSurvivesAFatalSignal) {
 
 TEST(RuntimeHooks, ManualLossScalingIsToldApartFromLossWeightsAndCheckedScaling) {
   const CommandResult run = runProgramExpectingItsMarkers("manual_scaling_variants");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+TEST(RuntimeHooks, RawAmpOpsFollowTheScalerProtocolByGradientIdentity) {
+  const CommandResult run = runProgramExpectingItsMarkers("raw_amp_ops");
   EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 

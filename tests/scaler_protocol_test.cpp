@@ -62,6 +62,17 @@ TEST_F(Protocol, EachOptimizerOfAScalerIsUnscaledOnce) {
   EXPECT_TRUE(out.empty());
 }
 
+TEST_F(Protocol, AnUpdateWithoutStepFactsStartsOverAndLeavesDL210Undecided) {
+  for (unsigned i = 0; i < 3; ++i) {
+    p.unscale(kScaler, kOpt, at(1), out);
+    p.updateWithoutStepFacts(kScaler);
+  }
+  EXPECT_TRUE(out.empty()) << rules(out).size();
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.unscale(kScaler, kOpt, at(3), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL201"});
+}
+
 TEST_F(Protocol, UnscaleAfterStepIsDL206) {
   p.scaledBackward(kScaler, at(1));
   p.step(kScaler, kOpt, at(2), out);

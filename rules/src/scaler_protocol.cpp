@@ -173,6 +173,13 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     if (key.first == scaler.id) p = PairFacts{};
 }
 
+void ScalerProtocol::updateWithoutStepFacts(const ObjectRef& scaler) {
+  // Forgetting the pairs (a fresh pair is READY) also bounds their number when
+  // the front end knows optimizers by gradients that are new every step.
+  declareScaler(scaler);
+  scalers_[scaler.id].mayHaveStepped = true;
+}
+
 void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
   if (!facts || facts->grads != kScaledGrads) return;

@@ -89,6 +89,17 @@ bool isNonFiniteCheck(const std::string& op) {
          op == "_amp_foreach_non_finite_check_and_unscale_" || op == "_amp_update_scale_";
 }
 
+// The raw AMP ops a C++ port of GradScaler calls: the gradients of one
+// optimizer unscaled (that optimizer known by its first gradient), the scale updated.
+void observeAmpOps(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
+  if (op == "_amp_update_scale_") return dtype_lint_runtime_amp_update();
+  if (op != "_amp_foreach_non_finite_check_and_unscale_" || inputs.empty() || !inputs[0].isTensorList()) return;
+  const auto gradients = inputs[0].toTensorList();
+  if (gradients.empty()) return;
+  const at::Tensor first = gradients.get(0);
+  if (first.defined()) dtype_lint_runtime_amp_unscale(first.unsafeGetTensorImpl(), c10::toString(first.scalar_type()));
+}
+
 // The ops a hand-rolled loss scaling leaves behind (DL203): the loss
 // multiplied by a constant, gradients multiplied or divided back in place,
 // and inf/NaN checks.
@@ -130,7 +141,10 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   if (op == "ones_like" && backwardDepth == 0 && calledFromBackward()) op = "backward";
   // Inside autograd's own backward nodes only matmuls matter (custom backward, DL103).
   if (backwardDepth > 0 && !isMatmulFamily(op)) return nullptr;
-  if (backwardDepth == 0) observeScalingOps(op, fn.inputs());
+  if (backwardDepth == 0) {
+    observeScalingOps(op, fn.inputs());
+    observeAmpOps(op, fn.inputs());
+  }
   if (!watched(op)) return nullptr;
   const auto handle = c10::Dispatcher::singleton().findSchema(*name);
   if (!handle) return nullptr;

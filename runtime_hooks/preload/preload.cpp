@@ -127,6 +127,35 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   for (const Finding& f : findings) c.report.write(f);
 }
 
+namespace {
+// The raw AMP ops carry no scaler object: one scale per process, the usual shape of a C++ port.
+const dtype_lint::ObjectRef kAmpOpsScaler{1, "the scaler"};
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_unscale(const void* firstGradient,
+                                                                                     const char* gradientDtype) {
+  auto& c = runtime::core();
+  const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
+  // Reported at the user's call of the op.
+  const auto at = runtime::firstUserFrame();
+  if (!at) return;
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    // Half gradients are Half parameters' (DL202). BFloat16 ones (DL209) are not reported at runtime yet.
+    if (!c.protocol.optimizer(optimizer.id) && scalarTypeFromName(gradientDtype) == ScalarType::Half)
+      c.protocol.declareOptimizer(optimizer, DtypeSet(ScalarType::Half), std::nullopt, 0);
+    c.protocol.unscale(kAmpOpsScaler, optimizer, *at, findings);
+  }
+  for (const Finding& f : findings) c.report.write(f);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_update() {
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.protocol.updateWithoutStepFacts(kAmpOpsScaler);
+}
+
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss, double lossFactor) {
   auto& c = runtime::core();
   std::optional<ObjectRef> scaledBy;

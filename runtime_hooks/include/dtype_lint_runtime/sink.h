@@ -18,4 +18,9 @@ void dtype_lint_runtime_backward(const void* loss, double lossFactor);
 void dtype_lint_runtime_multiplied_in_place(double multiplier);
 // The user's code checked a tensor for inf/NaN.
 void dtype_lint_runtime_nonfinite_check();
+// The raw ATen AMP ops a C++ port of GradScaler calls. Unscale: the gradients
+// of one optimizer, known by the TensorImpl of its first gradient, in
+// gradientDtype ("Half", "Float", ...). Update: the scale was updated.
+void dtype_lint_runtime_amp_unscale(const void* firstGradient, const char* gradientDtype);
+void dtype_lint_runtime_amp_update();
 }

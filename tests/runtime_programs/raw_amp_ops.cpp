@@ -1,0 +1,97 @@
+// The raw ATen AMP ops as C++ ports of GradScaler call them, on CPU: DL201 and
+// DL202 under the hooks. LibTorch >= 2.3 has CPU kernels for these ops; on an
+// older one (Debian's 1.13 has CUDA kernels only) this program registers CPU
+// kernels that do the same, so the ops dispatch, and the hooks see them, as
+// they do there.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+#include <torch/torch.h>
+
+#include <iostream>
+#include <vector>
+
+namespace {
+
+void unscaleOnCpu(at::TensorList gradients, at::Tensor& foundInf, const at::Tensor& invScale) {
+  for (const at::Tensor& gradient : gradients) {
+    if (!torch::isfinite(gradient).all().item<bool>()) foundInf.fill_(1.0);
+    gradient.mul_(invScale);
+  }
+}
+
+at::Tensor& updateScaleOnCpu(at::Tensor& scale, at::Tensor& growthTracker, const at::Tensor& foundInf,
+                             double growthFactor, double backoffFactor, int64_t growthInterval) {
+  if (foundInf.item<double>() > 0) {
+    scale.mul_(backoffFactor);
+    growthTracker.zero_();
+  } else if (growthTracker.item<int64_t>() + 1 >= growthInterval) {
+    scale.mul_(growthFactor);
+    growthTracker.zero_();
+  } else {
+    growthTracker.add_(1);
+  }
+  return scale;
+}
+
+void registerCpuKernelsIfMissing() {
+  const auto update = c10::Dispatcher::singleton().findSchema({"aten::_amp_update_scale_", ""});
+  if (update && update->hasKernelForDispatchKey(c10::DispatchKey::CPU)) return;
+  static torch::Library cpu(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+  cpu.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(unscaleOnCpu));
+  cpu.impl("_amp_update_scale_", TORCH_FN(updateScaleOnCpu));
+}
+
+std::vector<torch::Tensor> gradientsOf(const torch::nn::Module& model) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& parameter : model.parameters()) grads.push_back(parameter.grad());
+  return grads;
+}
+
+}  // namespace
+
+int main() {
+  registerCpuKernelsIfMissing();
+  torch::manual_seed(0);
+  torch::nn::Linear model(16, 1);
+  torch::optim::SGD optimizer(model->parameters(), 0.01);
+  auto scale = torch::full({1}, 1024.0);
+  auto growthTracker = torch::zeros({1}, torch::kInt);
+  auto loss_of = [&] { return model(torch::randn({8, 16})).pow(2).mean(); };
+
+  // Gradient accumulation that unscales after every micro-batch: the second
+  // unscale divides the first micro-batch's gradients by the scale again.
+  for (int step = 0; step < 2; ++step) {
+    auto foundInf = torch::zeros({1});
+    optimizer.zero_grad();
+    for (int micro = 0; micro < 2; ++micro) {
+      (loss_of() * scale).backward();
+      auto grads = gradientsOf(*model);
+      at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());  // dtype-lint-expect: DL201
+    }
+    if (foundInf.item<float>() == 0) optimizer.step();
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+  }
+
+  // The same accumulation, unscaled once per step: clean.
+  for (int step = 0; step < 3; ++step) {
+    auto foundInf = torch::zeros({1});
+    optimizer.zero_grad();
+    for (int micro = 0; micro < 2; ++micro) (loss_of() * scale).backward();
+    auto grads = gradientsOf(*model);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
+    if (foundInf.item<float>() == 0) optimizer.step();
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+  }
+
+  // Half parameters trained through the scale: their gradients are Half.
+  auto weight = torch::randn({16}, torch::kHalf).requires_grad_();
+  auto input = torch::randn({16}, torch::kHalf);
+  ((weight * input).to(torch::kFloat).sum() * scale).backward();
+  auto foundInf = torch::zeros({1});
+  std::vector<torch::Tensor> halfGrads{weight.grad()};
+  at::_amp_foreach_non_finite_check_and_unscale_(halfGrads, foundInf, scale.reciprocal());  // dtype-lint-expect: DL202
+  at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+
+  std::cout << "scale " << scale.item<double>() << "\n";
+  return 0;
+}
