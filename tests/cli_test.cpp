@@ -151,4 +151,40 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
   EXPECT_NE(run.err.find("1 compile error(s)"), std::string::npos) << run.err;
 }
 
+
+// The database entry of a sample, as the project's own build wrote it.
+nlohmann::json sampleEntry(const std::string& file) {
+  const auto database = nlohmann::json::parse(readFile(std::string(DTYPE_LINT_BINARY_DIR) + "/compile_commands.json"));
+  for (const auto& entry : database)
+    if (entry["file"] == file) return entry;
+  ADD_FAILURE() << file << " is not in the build's compile_commands.json";
+  return {};
+}
+
+TEST_F(TempDir, GccPrecompiledHeaderFlagsOfCMakeBuildsAreStripped) {
+  // CMake's target_precompile_headers with GCC: clang cannot read GCC's PCH.
+  nlohmann::json entry = sampleEntry(kBuggy);
+  ASSERT_TRUE(entry.contains("command"));
+  std::string command = entry["command"];
+  command.insert(command.find(' '), " -Winvalid-pch -include " + dir_.string() + "/CMakeFiles/train.dir/cmake_pch.hxx");
+  entry["command"] = command;
+  write("compile_commands.json", nlohmann::json::array({entry}).dump());
+  CommandResult run = dtypeLint("-p " + dir_.string() + " --cache-dir " + dir_.string() + "/cache " + kBuggy);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  EXPECT_EQ(run.err.find("compile error"), std::string::npos) << run.err;
+  const auto markers = dtype_lint::testing::readMarkers(kBuggy);
+  ASSERT_FALSE(markers.empty());
+  EXPECT_NE(run.out.find("buggy.cpp:" + std::to_string(markers.begin()->first) + ":"), std::string::npos) << run.out;
+}
+
+TEST_F(TempDir, ParallelRunsReportInTheSameOrderAsASerialRun) {
+  const std::string files = kSource + "/samples/DL101_mixed_dtype_matmul " + kSource + "/samples/DL105_low_precision_reduction";
+  const std::string options = kBuild + " --no-cache --cache-dir " + dir_.string() + "/cache ";
+  CommandResult serial = dtypeLint(options + "-j1 " + files);
+  CommandResult parallel = dtypeLint(options + "-j4 " + files);
+  EXPECT_EQ(serial.exitCode, 1) << serial.err;
+  EXPECT_GE(lineCount(serial.out), 2u);
+  EXPECT_EQ(parallel.out, serial.out);
+}
+
 }  // namespace
