@@ -841,8 +841,7 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
         if (auto d = evalDtypeArgument(arg); d && !d->dtype.isUnknown()) return *d;
     std::vector<TensorFact> inputs;
     for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
-    std::string op = name;
-    return opResult(op, inputs, call);
+    return opResult(atenOpName(callee), inputs, call);
   }
 
   // A user function: its result in this context.
@@ -1625,7 +1624,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
     std::vector<const Expr*> args = tensorArgs(call);
     if (name == "backward" && !args.empty()) return transferBackward(args.front(), call);
     if (name == "clip_grad_norm_" || name == "clip_grad_value_") return transferClip(call);
-    std::string op = name;
+    std::string op = atenOpName(callee);
     const Expr* destination = nullptr;
     if (op.size() > 5 && op.compare(op.size() - 5, 5, "_outf") == 0) {
       op.pop_back();  // mm_outf(self, mat2, out): out comes last

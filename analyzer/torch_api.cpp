@@ -164,6 +164,16 @@ bool isTorchFunction(const FunctionDecl* fn) {
   return isNamespace(outermost, "at") || isNamespace(outermost, "torch") || isNamespace(outermost, "c10");
 }
 
+std::string atenOpName(const FunctionDecl* fn) {
+  if (!fn || !fn->getDeclName().isIdentifier()) return "";
+  const std::string name = fn->getName().str();
+  const auto* ns = dyn_cast<NamespaceDecl>(fn->getDeclContext());
+  if (ns && isNamespace(ns->getParent(), "torch") &&
+      (ns->getName() == "linalg" || ns->getName() == "fft" || ns->getName() == "special"))
+    return ns->getName().str() + "_" + name;
+  return name;
+}
+
 bool isAutocastFunction(const FunctionDecl* fn) {
   return fn && isNamespace(fn->getDeclContext(), "autocast") &&
          isNamespace(fn->getDeclContext()->getParent(), "at");

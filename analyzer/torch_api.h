@@ -38,6 +38,9 @@ bool isCustomAutogradFunction(const clang::CXXRecordDecl* record);
 
 // at::, torch:: (including torch::nn::functional), c10::.
 bool isTorchFunction(const clang::FunctionDecl* fn);
+// The ATen op a LibTorch function calls: torch::linalg::inv is linalg_inv
+// (likewise fft_ and special_), anything else its own name.
+std::string atenOpName(const clang::FunctionDecl* fn);
 // at::autocast::<name>
 bool isAutocastFunction(const clang::FunctionDecl* fn);
 // dtype_lint::annotate::<name> (include/dtype_lint/annotate.h)

@@ -81,12 +81,15 @@ constexpr std::string_view kDtypePreserving[] = {
     "reciprocal", "masked_fill", "tril", "triu", "pad", "requires_grad_", "set_requires_grad",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "sum", "mean", "prod", "amax", "amin",
     "diagonal", "diag", "movedim", "as_strided", "unfold", "index", "gather", "zero_",
-    "fill_", "uniform_", "normal_", "floor", "ceil", "round", "trunc", "frac", "erf", "sign"};
+    "fill_", "uniform_", "normal_", "floor", "ceil", "round", "trunc", "frac", "erf", "sign",
+    "inverse", "linalg_inv", "cholesky", "linalg_cholesky", "pinverse", "linalg_pinv", "matrix_exp",
+    "linalg_matrix_exp", "matrix_power", "linalg_matrix_power"};
 constexpr std::string_view kBoolResult[] = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
                                "logical_and", "logical_or", "isclose"};
 constexpr std::string_view kLongResult[] = {"argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted"};
 constexpr std::string_view kPromoting[] = {"add", "sub", "mul", "div", "maximum", "minimum", "where", "cat", "stack",
-                              "addcmul", "addcdiv", "lerp", "hypot", "atan2", "fmod", "remainder"};
+                              "addcmul", "addcdiv", "lerp", "hypot", "atan2", "fmod", "remainder",
+    "linalg_solve", "linalg_solve_triangular", "cholesky_solve"};
 
 }  // namespace
 

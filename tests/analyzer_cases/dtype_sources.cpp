@@ -85,3 +85,14 @@ void einsum_and_linear() {
   torch::nn::functional::linear(h, w);  // dtype-lint-expect: DL101
   torch::nn::functional::linear(h.to(torch::kFloat), w);
 }
+
+void linalg_keeps_the_dtype() {
+  auto cov = torch::eye(4, torch::kDouble) * 2.0;
+  auto whitening = torch::linalg::inv(torch::linalg::cholesky(cov)).t();  // Double, as its input
+  auto x = torch::randn({8, 4});
+  torch::matmul(x, whitening);  // dtype-lint-expect: DL101
+  torch::matmul(x, whitening.to(torch::kFloat));
+  auto solved = torch::linalg::solve(cov, torch::randn({4, 2}, torch::kDouble), /*left=*/true);
+  x.mm(solved);  // dtype-lint-expect: DL101
+  auto n = torch::linalg::vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105
+}
