@@ -62,15 +62,29 @@ TEST_F(Protocol, EachOptimizerOfAScalerIsUnscaledOnce) {
   EXPECT_TRUE(out.empty());
 }
 
-TEST_F(Protocol, AnUpdateWithoutStepFactsStartsOverAndLeavesDL210Undecided) {
+TEST_F(Protocol, AnUpdateFromInfChecksStartsOverEveryOptimizer) {
   for (unsigned i = 0; i < 3; ++i) {
     p.unscale(kScaler, kOpt, at(1), out);
-    p.updateWithoutStepFacts(kScaler);
+    p.updateFromInfChecks(kScaler, at(2), out);
   }
   EXPECT_TRUE(out.empty()) << rules(out).size();
-  p.unscale(kScaler, kOpt, at(2), out);
   p.unscale(kScaler, kOpt, at(3), out);
+  p.unscale(kScaler, kOpt, at(4), out);
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL201"});
+}
+
+TEST_F(Protocol, AnUpdateWithNoInfCheckSinceTheLastUpdateIsDL210) {
+  p.updateFromInfChecks(kScaler, at(1), out);  // the first update seen: nothing known before it
+  EXPECT_TRUE(out.empty());
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.updateFromInfChecks(kScaler, at(3), out);
+  EXPECT_TRUE(out.empty());
+  p.updateFromInfChecks(kScaler, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL210"});
+  EXPECT_EQ(out[0].location.line, 4u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].location.line, 3u);
+  EXPECT_NE(out[0].message.find("no inf check"), std::string::npos) << out[0].message;
 }
 
 TEST_F(Protocol, UnscaleAfterStepIsDL206) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -173,11 +174,27 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     if (key.first == scaler.id) p = PairFacts{};
 }
 
-void ScalerProtocol::updateWithoutStepFacts(const ObjectRef& scaler) {
+void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at,
+                                         std::vector<Finding>& out) {
+  const auto known = scalers_.find(scaler.id);
+  const bool checked = std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
+    return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
+  });
+  if (known != scalers_.end() && known->second.lastUpdateAt && !checked) {
+    Finding f = makeFinding("DL210",
+                            fmt::format("{} updated with no inf check (unscale) since its last update: found_inf is "
+                                        "stale (PyTorch raises 'No inf checks were recorded prior to update.')",
+                                        scaler.name),
+                            at);
+    addNote(f, known->second.lastUpdateAt, "last update here");
+    out.push_back(std::move(f));
+  }
   // Forgetting the pairs (a fresh pair is READY) also bounds their number when
   // the front end knows optimizers by gradients that are new every step.
   declareScaler(scaler);
-  scalers_[scaler.id].mayHaveStepped = true;
+  ScalerFacts& facts = scalers_[scaler.id];
+  facts.mayHaveStepped = true;
+  facts.lastUpdateAt = at;
 }
 
 void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {

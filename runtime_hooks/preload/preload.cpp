@@ -152,8 +152,14 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_update() {
   auto& c = runtime::core();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.protocol.updateWithoutStepFacts(kAmpOpsScaler);
+  const auto at = runtime::firstUserFrame();
+  if (!at) return;
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.protocol.updateFromInfChecks(kAmpOpsScaler, *at, findings);
+  }
+  for (const Finding& f : findings) c.report.write(f);
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss, double lossFactor) {

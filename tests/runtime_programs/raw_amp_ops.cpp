@@ -1,5 +1,5 @@
-// The raw ATen AMP ops as C++ ports of GradScaler call them, on CPU: DL201 and
-// DL202 under the hooks. LibTorch >= 2.3 has CPU kernels for these ops; on an
+// The raw ATen AMP ops as C++ ports of GradScaler call them, on CPU: DL201,
+// DL202 and DL210 under the hooks. LibTorch >= 2.3 has CPU kernels for these ops; on an
 // older one (Debian's 1.13 has CUDA kernels only) this program registers CPU
 // kernels that do the same, so the ops dispatch, and the hooks see them, as
 // they do there.
@@ -81,6 +81,19 @@ int main() {
     at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
     if (foundInf.item<float>() == 0) optimizer.step();
     at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+  }
+
+  // The scale updated twice in one step: the second update has no inf check of
+  // its own, so it grows or backs off on a stale found_inf.
+  {
+    auto foundInf = torch::zeros({1});
+    optimizer.zero_grad();
+    (loss_of() * scale).backward();
+    auto grads = gradientsOf(*model);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
+    if (foundInf.item<float>() == 0) optimizer.step();
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);  // dtype-lint-expect: DL210
   }
 
   // Half parameters trained through the scale: their gradients are Half.

@@ -70,10 +70,10 @@ class ScalerProtocol {
                std::vector<Finding>& out);
   void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
   void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
-  // update() seen by a front end that cannot see step() (the raw ATen AMP ops
-  // at runtime): every optimizer of the scaler starts over, and whether one
-  // stepped since the last update (DL210) stays undecided.
-  void updateWithoutStepFacts(const ObjectRef& scaler);
+  // update() seen by a front end that cannot see step() but sees the inf
+  // checks (the raw ATen AMP ops at runtime): DL210 when no unscale recorded
+  // one since the last update; every optimizer of the scaler starts over.
+  void updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // step() of an optimizer the front end cannot identify: only the scaler's
   // "stepped since update()" fact changes.
   void stepUnidentifiedOptimizer(const ObjectRef& scaler);
