@@ -111,16 +111,18 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   const ObjectRef scalerRef{reinterpret_cast<uintptr_t>(scaler), "the scaler"};
   const ObjectRef optimizerRef{reinterpret_cast<uintptr_t>(optimizer), "the optimizer"};
   // Reported at the user's call of the scaler method that announced itself.
+  // Without one (no debug info) the protocol still moves on: a skipped
+  // update would make the next unscale look like a second one.
   const auto at = runtime::firstUserFrame(/*skipUserFrames=*/1);
-  if (!at) return;
+  const SourceLocation where = at.value_or(SourceLocation{});
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.scalerAnnounced = true;
     switch (event) {
-      case annotate::kUnscale: c.protocol.unscale(scalerRef, optimizerRef, *at, findings); break;
-      case annotate::kStep: c.protocol.step(scalerRef, optimizerRef, *at, findings); break;
-      case annotate::kUpdate: c.protocol.update(scalerRef, *at, findings); break;
+      case annotate::kUnscale: c.protocol.unscale(scalerRef, optimizerRef, where, findings); break;
+      case annotate::kStep: c.protocol.step(scalerRef, optimizerRef, where, findings); break;
+      case annotate::kUpdate: c.protocol.update(scalerRef, where, findings); break;
       default: return;
     }
   }
@@ -138,14 +140,13 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
   const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
   // Reported at the user's call of the op.
   const auto at = runtime::firstUserFrame();
-  if (!at) return;
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     // Half gradients are Half parameters' (DL202). BFloat16 ones (DL209) are not reported at runtime yet.
     if (!c.protocol.optimizer(optimizer.id) && scalarTypeFromName(gradientDtype) == ScalarType::Half)
       c.protocol.declareOptimizer(optimizer, DtypeSet(ScalarType::Half), std::nullopt, 0);
-    c.protocol.unscale(kAmpOpsScaler, optimizer, *at, findings);
+    c.protocol.unscale(kAmpOpsScaler, optimizer, at.value_or(SourceLocation{}), findings);
   }
   for (const Finding& f : findings) c.report.write(f);
 }
@@ -153,11 +154,10 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_update() {
   auto& c = runtime::core();
   const auto at = runtime::firstUserFrame();
-  if (!at) return;
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    c.protocol.updateFromInfChecks(kAmpOpsScaler, *at, findings);
+    c.protocol.updateFromInfChecks(kAmpOpsScaler, at.value_or(SourceLocation{}), findings);
   }
   for (const Finding& f : findings) c.report.write(f);
 }
@@ -178,15 +178,15 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backwa
   // The stack is walked only where a rule may need this backward's line.
   if (!followProtocol && !manualFactor) return;
   const auto at = runtime::firstUserFrame();
-  if (!at) return;
+  const SourceLocation where = at.value_or(SourceLocation{});
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (followProtocol) {
-      if (scaledBy) c.protocol.scaledBackward(*scaledBy, *at);
-      else c.protocol.unscaledBackward(*at);
+      if (scaledBy) c.protocol.scaledBackward(*scaledBy, where);
+      else c.protocol.unscaledBackward(where);
     }
-    c.manualScaling.backward(manualFactor ? std::optional<double>(lossFactor) : std::nullopt, *at, findings);
+    c.manualScaling.backward(manualFactor ? std::optional<double>(lossFactor) : std::nullopt, where, findings);
   }
   for (const Finding& f : findings) c.report.write(f);
 }
@@ -198,9 +198,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_multip
     if (!c.manualScaling.undoesPendingFactor(multiplier)) return;
   }
   const auto at = runtime::firstUserFrame();
-  if (!at) return;
   std::lock_guard<std::mutex> lock(c.mutex);
-  c.manualScaling.gradientsDividedBack(*at);
+  c.manualScaling.gradientsDividedBack(at.value_or(SourceLocation{}));
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_nonfinite_check() {

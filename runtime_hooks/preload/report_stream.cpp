@@ -17,6 +17,7 @@ void ReportStream::open() {
 }
 
 void ReportStream::write(const Finding& finding) {
+  if (!finding.location.valid()) return;  // no user frame (no debug info): nowhere to point
   std::lock_guard<std::mutex> lock(mutex_);
   if (!written_.emplace(finding.location.file, finding.location.line, std::string(finding.rule->id)).second) return;
   const std::string line = findingToJsonLine(finding) + "\n";

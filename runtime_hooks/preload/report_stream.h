@@ -15,7 +15,8 @@ class ReportStream {
  public:
   // Opens the stream named by DTYPE_LINT_REPORT (appending); stderr when unset.
   void open();
-  // Writes a finding unless one with the same rule and location was written.
+  // Writes a finding unless one with the same rule and location was written,
+  // or it has no location in user code.
   void write(const Finding& finding);
 
  private:
