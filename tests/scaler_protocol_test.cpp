@@ -94,6 +94,21 @@ TEST_F(Protocol, UnscaleAfterStepIsDL206) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL206"});
 }
 
+TEST_F(Protocol, AStepSeenByItsParameterUpdatesMakesTheNextUnscaleDL206NotDL201) {
+  p.updateFromInfChecks(kScaler, at(1), out);
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.stepSeenByParameterUpdate(kScaler, kOpt, at(3));
+  p.stepSeenByParameterUpdate(kScaler, kOpt, at(3));  // every parameter shows it: no DL204
+  p.unscale(kScaler, kOpt, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL206"});
+  EXPECT_EQ(out[0].location.line, 4u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].location.line, 3u);
+  out.clear();
+  p.updateFromInfChecks(kScaler, at(5), out);
+  EXPECT_TRUE(out.empty()) << "the step counts for the update";
+}
+
 TEST_F(Protocol, StepAgainWithoutUpdateIsDL204AndNamesTheSkip) {
   p.scaledBackward(kScaler, at(1));
   p.step(kScaler, kOpt, at(2), out);
@@ -192,6 +207,33 @@ TEST(ManualScalingTrace, AnInfCheckOrASmallUndividedWeightIsSilent) {
   trace.backward(65536.0, at(4), out);  // large, not divided back, no check
   trace.finish(out);
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL203"});
+}
+
+TEST(AmpBackwardTrace, AStepWhenNoBackwardSinceTheUpdateWasOnTheScaledLossIsDL207) {
+  const ObjectRef optimizer{2, "the optimizer"};
+  AmpBackwardTrace trace;
+  std::vector<Finding> out;
+  trace.backward(AmpBackwardTrace::Loss::Unscaled, at(1));
+  trace.step(optimizer, at(2), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL207"});
+  EXPECT_EQ(out[0].location.line, 2u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].location.line, 1u);
+  EXPECT_EQ(out[0].notes[0].message, "backward() on the unscaled loss here");
+}
+
+TEST(AmpBackwardTrace, AScaledOrUnknownBackwardSinceTheUpdateKeepsItSilent) {
+  const ObjectRef optimizer{2, "the optimizer"};
+  std::vector<Finding> out;
+  for (const auto other : {AmpBackwardTrace::Loss::Scaled, AmpBackwardTrace::Loss::Unknown}) {
+    AmpBackwardTrace trace;
+    trace.backward(AmpBackwardTrace::Loss::Unscaled, at(1));  // an auxiliary loss
+    trace.backward(other, at(2));
+    trace.step(optimizer, at(3), out);
+    trace.update();
+    trace.step(optimizer, at(4), out);  // no backward at all since the update
+  }
+  EXPECT_TRUE(out.empty()) << rules(out).size();
 }
 
 TEST(OptimizerEpsilon, ZeroOrSubnormalInTheParametersDtype) {

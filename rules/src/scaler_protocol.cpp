@@ -153,6 +153,14 @@ void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
   it->second.mayNotHaveStepped = false;
 }
 
+void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const ObjectRef& optimizer,
+                                               const SourceLocation& at) {
+  PairFacts& p = pair(scaler.id, optimizer.id);
+  p.stages = kStepped;
+  p.steppedAt = at;
+  stepUnidentifiedOptimizer(scaler);
+}
+
 void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   // An unknown scaler may have stepped: nothing to report about it.
   auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
@@ -362,6 +370,28 @@ void ManualScalingTrace::finish(std::vector<Finding>& out) {
   scaling.largeConstant = std::abs(p.factor) >= kLargeLossScale;
   if (p.dividedAt) reportGradientsDividedBack(scaling, p.backwardAt, *p.dividedAt, out);
   else checkManualScalingAtBackward(scaling, p.backwardAt, out);
+}
+
+void AmpBackwardTrace::backward(Loss loss, const SourceLocation& at) {
+  if (loss == Loss::Unscaled) unscaledBackwardAt_ = at;
+  else scaledOrUnknownSinceUpdate_ = true;
+}
+
+void AmpBackwardTrace::update() {
+  scaledOrUnknownSinceUpdate_ = false;
+  unscaledBackwardAt_.reset();
+}
+
+void AmpBackwardTrace::step(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {
+  if (scaledOrUnknownSinceUpdate_ || !unscaledBackwardAt_) return;
+  Finding f = makeFinding("DL207",
+                          fmt::format("step of {} after an unscale, but no backward() since the last scale update "
+                                      "ran on a loss multiplied by the scale: the unscale divided unscaled "
+                                      "gradients by the scale (updates ~65536x too small); backward() on loss * scale",
+                                      optimizer.name),
+                          at);
+  addNote(f, unscaledBackwardAt_, "backward() on the unscaled loss here");
+  out.push_back(std::move(f));
 }
 
 void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,

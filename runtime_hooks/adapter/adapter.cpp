@@ -8,14 +8,20 @@
 #include <execinfo.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/version.h>
 
 #include "dtype_lint/op_contracts.h"
+#include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/sink.h"
 
 namespace dtype_lint::runtime {
@@ -68,21 +74,131 @@ std::optional<double> constantOperand(const c10::IValue& value) {
   return std::nullopt;
 }
 
-// The autograd nodes of the user's last multiplications by a constant, by
-// sequence number: a loss made by one of them carries its factor (DL203).
-struct ConstantProducts {
+// The autograd nodes the user's last multiplications created, by sequence
+// number, with a value: the constant multiplied by (a loss made by one of
+// them carries its factor, DL203), or 1 for a multiplication by the AMP scale.
+struct RecentProducts {
   std::array<std::pair<uint64_t, double>, 8> recent{};
   size_t next = 0;
-  void add(uint64_t node, double factor) { recent[next++ % recent.size()] = {node, factor}; }
-  double factorOf(const at::Tensor& t) const {
-    const auto& node = t.grad_fn();
-    if (!node) return 0;
-    for (const auto& [sequence, factor] : recent)
-      if (sequence == node->sequence_nr() && factor != 0) return factor;
+  // The node the op about to run creates takes the next sequence number.
+  void addNext(double value) { recent[next++ % recent.size()] = {at::sequence_number::peek(), value}; }
+  double valueOf(uint64_t sequence) const {
+    for (const auto& [s, value] : recent)
+      if (s == sequence && value != 0) return value;
     return 0;
   }
+  double valueOf(const at::Tensor& t) const {
+    const auto& node = t.grad_fn();
+    return node ? valueOf(node->sequence_nr()) : 0;
+  }
 };
-thread_local ConstantProducts constantProducts;
+thread_local RecentProducts constantProducts;
+thread_local RecentProducts scaleProducts;
+
+// What the runtime follows of a scaler built on the raw AMP ops, which carry
+// no optimizer and show no step(): the scale tensor (the one
+// _amp_update_scale_ updates), the parameters backward() calls reach (the
+// AccumulateGrad leaves of the loss's graph), and, from an unscale until the
+// optimizer's step updates them, the optimizer each parameter's storage
+// belongs to (LibTorch's optimizers update `p.data()`, another TensorImpl).
+class AmpScalerTrace {
+ public:
+  bool isScale(const at::Tensor& t) const { return t.unsafeGetTensorImpl() == scaleImpl_.load(std::memory_order_relaxed); }
+  bool scaleKnown() const { return scaleImpl_.load(std::memory_order_relaxed) != nullptr; }
+  bool awaitingStep() const { return awaitingStep_.load(std::memory_order_relaxed); }
+
+  void scaleUpdated(const at::Tensor& scale) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    scale_ = scale;  // held, so the identity cannot be reused by another tensor
+    scaleImpl_ = scale.unsafeGetTensorImpl();
+    optimizerOfStorage_.clear();
+    awaitingStep_ = false;
+  }
+
+  // The parameters the backward of `loss` reaches, and what its graph says of the loss.
+  AmpBackwardTrace::Loss backward(const at::Tensor& loss) {
+    bool scaled = false, multipliedByLargeNumber = false;
+    std::vector<torch::autograd::Node*> pending;
+    std::unordered_set<torch::autograd::Node*> seen;
+    if (loss.grad_fn()) pending.push_back(loss.grad_fn().get());
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!pending.empty()) {
+      torch::autograd::Node* node = pending.back();
+      pending.pop_back();
+      if (!seen.insert(node).second) continue;
+      if (auto* leaf = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
+        const at::Tensor& parameter = leaf->variable;
+        if (parameter.defined()) parameters_.try_emplace(parameter.unsafeGetTensorImpl(), parameter.getIntrusivePtr());
+        continue;
+      }
+      scaled = scaled || scaleProducts.valueOf(node->sequence_nr()) != 0;
+      multipliedByLargeNumber = multipliedByLargeNumber || constantProducts.valueOf(node->sequence_nr()) > 1;
+      for (const auto& edge : node->next_edges())
+        if (edge.function) pending.push_back(edge.function.get());
+    }
+    forgetFreedParameters();
+    if (scaled) return AmpBackwardTrace::Loss::Scaled;
+    return multipliedByLargeNumber ? AmpBackwardTrace::Loss::Unknown : AmpBackwardTrace::Loss::Unscaled;
+  }
+
+  // An unscale of `gradients`: their parameters await the optimizer's step.
+  void unscaled(const std::vector<at::Tensor>& gradients, const void* optimizer) {
+    std::unordered_set<const c10::TensorImpl*> listed;
+    for (const at::Tensor& g : gradients)
+      if (g.defined()) listed.insert(g.unsafeGetTensorImpl());
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& entry : parameters_) {
+      const auto parameter = entry.second.lock();
+      if (!parameter || !parameter->has_storage()) continue;
+      const at::Tensor& grad = parameter->grad();
+      if (grad.defined() && listed.count(grad.unsafeGetTensorImpl()))
+        optimizerOfStorage_[parameter->storage().unsafeGetStorageImpl()] = optimizer;
+    }
+    awaitingStep_ = !optimizerOfStorage_.empty();
+  }
+
+  // An in-place op under no-grad on `self`: the optimizer whose step this is,
+  // the first time one of its parameters is updated since its unscale.
+  const void* stepOf(const c10::IValue& self) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const void* optimizer = nullptr;
+    auto find = [&](const at::Tensor& t) {
+      if (!optimizer && t.defined() && t.has_storage()) {
+        auto it = optimizerOfStorage_.find(t.storage().unsafeGetStorageImpl());
+        if (it != optimizerOfStorage_.end()) optimizer = it->second;
+      }
+    };
+    if (self.isTensor()) find(self.toTensor());
+    else if (self.isTensorList())
+      for (const at::Tensor& t : self.toTensorList().vec()) find(t);
+    if (!optimizer) return nullptr;
+    for (auto it = optimizerOfStorage_.begin(); it != optimizerOfStorage_.end();)
+      it = it->second == optimizer ? optimizerOfStorage_.erase(it) : std::next(it);
+    awaitingStep_ = !optimizerOfStorage_.empty();
+    return optimizer;
+  }
+
+ private:
+  // Leaves made every step (a fresh tensor with requires_grad) must not pile up.
+  void forgetFreedParameters() {
+    if (parameters_.size() < 2 * parametersAfterLastSweep_ + 64) return;
+    for (auto it = parameters_.begin(); it != parameters_.end();) it = it->second.expired() ? parameters_.erase(it) : std::next(it);
+    parametersAfterLastSweep_ = parameters_.size();
+  }
+
+  std::mutex mutex_;
+  at::Tensor scale_;
+  std::atomic<const c10::TensorImpl*> scaleImpl_{nullptr};
+  std::unordered_map<const c10::TensorImpl*, c10::weak_intrusive_ptr<c10::TensorImpl>> parameters_;
+  size_t parametersAfterLastSweep_ = 0;
+  std::unordered_map<const c10::StorageImpl*, const void*> optimizerOfStorage_;
+  std::atomic<bool> awaitingStep_{false};
+};
+
+AmpScalerTrace& ampScaler() {
+  static auto* trace = new AmpScalerTrace();  // never destroyed: ops run until exit, and it holds a tensor
+  return *trace;
+}
 
 bool isNonFiniteCheck(const std::string& op) {
   return op == "isfinite" || op == "isinf" || op == "isnan" || op == "isposinf" || op == "isneginf" ||
@@ -92,12 +208,31 @@ bool isNonFiniteCheck(const std::string& op) {
 // The raw AMP ops a C++ port of GradScaler calls: the gradients of one
 // optimizer unscaled (that optimizer known by its first gradient), the scale updated.
 void observeAmpOps(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
-  if (op == "_amp_update_scale_") return dtype_lint_runtime_amp_update();
+  AmpScalerTrace& amp = ampScaler();
+  if (op == "_amp_update_scale_") {
+    if (!inputs.empty() && inputs[0].isTensor()) amp.scaleUpdated(inputs[0].toTensor());
+    return dtype_lint_runtime_amp_update();
+  }
+  if (op == "mul" && inputs.size() >= 2 && amp.scaleKnown() && inputs[0].isTensor() && inputs[1].isTensor()) {
+    const at::Tensor& a = inputs[0].toTensor();
+    const at::Tensor& b = inputs[1].toTensor();
+    if ((amp.isScale(a) && b.requires_grad()) || (amp.isScale(b) && a.requires_grad())) scaleProducts.addNext(1);
+    return;
+  }
   if (op != "_amp_foreach_non_finite_check_and_unscale_" || inputs.empty() || !inputs[0].isTensorList()) return;
-  const auto gradients = inputs[0].toTensorList();
-  if (gradients.empty()) return;
-  const at::Tensor first = gradients.get(0);
-  if (first.defined()) dtype_lint_runtime_amp_unscale(first.unsafeGetTensorImpl(), c10::toString(first.scalar_type()));
+  const auto gradients = inputs[0].toTensorList().vec();
+  if (gradients.empty() || !gradients[0].defined()) return;
+  const at::Tensor& first = gradients[0];
+  amp.unscaled(gradients, first.unsafeGetTensorImpl());
+  dtype_lint_runtime_amp_unscale(first.unsafeGetTensorImpl(), c10::toString(first.scalar_type()));
+}
+
+// An optimizer's step shows as in-place updates of its parameters under
+// no-grad (`p.add_`, `p.addcdiv_`, `_foreach_add_(params, ...)`).
+void observeParameterUpdates(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
+  if (!ampScaler().awaitingStep() || c10::GradMode::is_enabled() || inputs.empty()) return;
+  if (!inPlaceBase(op) && !(op.rfind("_foreach_", 0) == 0 && op.back() == '_')) return;
+  if (const void* optimizer = ampScaler().stepOf(inputs[0])) dtype_lint_runtime_amp_step(optimizer);
 }
 
 // The ops a hand-rolled loss scaling leaves behind (DL203): the loss
@@ -110,8 +245,7 @@ void observeScalingOps(const std::string& op, c10::ArrayRef<const c10::IValue> i
   if (!constant || *constant == 0) return;
   if (op == "mul") {
     // The node this op is about to create takes the next sequence number.
-    if (inputs[0].isTensor() && inputs[0].toTensor().requires_grad())
-      constantProducts.add(at::sequence_number::peek(), *constant);
+    if (inputs[0].isTensor() && inputs[0].toTensor().requires_grad()) constantProducts.addNext(*constant);
   } else {
     dtype_lint_runtime_multiplied_in_place(op == "mul_" ? *constant : 1.0 / *constant);
   }
@@ -144,6 +278,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   if (backwardDepth == 0) {
     observeScalingOps(op, fn.inputs());
     observeAmpOps(op, fn.inputs());
+    observeParameterUpdates(op, fn.inputs());
   }
   if (!watched(op)) return nullptr;
   const auto handle = c10::Dispatcher::singleton().findSchema(*name);
@@ -157,7 +292,9 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     const at::Tensor& loss = inputs.at(0).toTensor();
     event.inputs.push_back(operand(loss, "loss"));
     dtype_lint_runtime_op(&event);
-    dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.factorOf(loss));
+    dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
+    const auto lossKind = ampScaler().backward(loss);
+    if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(static_cast<int>(lossKind));
     return nullptr;
   }
   bool dimGiven = false;

@@ -31,6 +31,7 @@ struct Core {
   bool scalerAnnounced = false;
   std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
   ManualScalingTrace manualScaling;
+  AmpBackwardTrace ampBackwards;  // DL207 for scalers on the raw AMP ops
 };
 
 Core& core() {
@@ -158,8 +159,33 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_up
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.protocol.updateFromInfChecks(kAmpOpsScaler, at.value_or(SourceLocation{}), findings);
+    c.ampBackwards.update();
   }
   for (const Finding& f : findings) c.report.write(f);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_step(const void* firstGradient) {
+  auto& c = runtime::core();
+  const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
+  // At the user's call of the optimizer's step().
+  const SourceLocation at = runtime::firstUserFrame().value_or(SourceLocation{});
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.protocol.stepSeenByParameterUpdate(kAmpOpsScaler, optimizer, at);
+    c.ampBackwards.step(optimizer, at, findings);
+  }
+  for (const Finding& f : findings) c.report.write(f);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_backward(int loss) {
+  const auto kind = static_cast<AmpBackwardTrace::Loss>(loss);
+  auto& c = runtime::core();
+  // Only an unscaled loss's backward may be named in a finding (DL207's note).
+  const SourceLocation at =
+      kind == AmpBackwardTrace::Loss::Unscaled ? runtime::firstUserFrame().value_or(SourceLocation{}) : SourceLocation{};
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.ampBackwards.backward(kind, at);
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss, double lossFactor) {

@@ -1,5 +1,5 @@
 // The raw ATen AMP ops as C++ ports of GradScaler call them, on CPU: DL201,
-// DL202 and DL210 under the hooks. LibTorch >= 2.3 has CPU kernels for these ops; on an
+// DL202, DL206, DL207 and DL210 under the hooks. LibTorch >= 2.3 has CPU kernels for these ops; on an
 // older one (Debian's 1.13 has CUDA kernels only) this program registers CPU
 // kernels that do the same, so the ops dispatch, and the hooks see them, as
 // they do there.
@@ -94,6 +94,45 @@ int main() {
     if (foundInf.item<float>() == 0) optimizer.step();
     at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
     at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);  // dtype-lint-expect: DL210
+  }
+
+  // Unscaled again after the step, to log the gradient norm: the step has
+  // used these gradients, which are now divided by the scale a second time.
+  for (int step = 0; step < 2; ++step) {
+    auto foundInf = torch::zeros({1});
+    optimizer.zero_grad();
+    (loss_of() * scale).backward();
+    auto grads = gradientsOf(*model);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
+    if (foundInf.item<float>() == 0) optimizer.step();
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());  // dtype-lint-expect: DL206
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+  }
+
+  // backward() on the loss itself, not on loss * scale: the unscale divides
+  // the true gradients by the scale and the step barely moves the weights.
+  for (int step = 0; step < 2; ++step) {
+    auto foundInf = torch::zeros({1});
+    optimizer.zero_grad();
+    loss_of().backward();
+    auto grads = gradientsOf(*model);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
+    if (foundInf.item<float>() == 0) optimizer.step();  // dtype-lint-expect: DL207
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
+  }
+
+  // Clean look-alikes: the scale read as a number, the scaled loss divided for
+  // accumulation, and an Adam step (its first update is of optimizer state).
+  torch::optim::Adam adam(model->parameters(), 1e-3);
+  for (int step = 0; step < 2; ++step) {
+    auto foundInf = torch::zeros({1});
+    adam.zero_grad();
+    (loss_of() * scale.item<double>()).backward();
+    (loss_of() * scale / 2).backward();
+    auto grads = gradientsOf(*model);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
+    if (foundInf.item<float>() == 0) adam.step();
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, 2000);
   }
 
   // Half parameters trained through the scale: their gradients are Half.

@@ -77,6 +77,11 @@ class ScalerProtocol {
   // step() of an optimizer the front end cannot identify: only the scaler's
   // "stepped since update()" fact changes.
   void stepUnidentifiedOptimizer(const ObjectRef& scaler);
+  // step() seen by its effect (the runtime: the first in-place update of a
+  // parameter whose gradient an unscale listed): the pair moves to STEPPED, so
+  // a later unscale is DL206. Nothing is reported here: the effect repeats per
+  // parameter and is no call of the user's that could be out of order.
+  void stepSeenByParameterUpdate(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at);
   void optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
   // Clipping the gradients of an optimizer, or of a module's parameters (module != 0).
   void clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at, std::vector<Finding>& out);
@@ -144,6 +149,23 @@ class ManualScalingTrace {
     bool checked = false;
   };
   std::optional<Pending> pending_;
+};
+
+// DL207 from the ops a run leaves behind (the runtime front end, raw ATen AMP
+// ops): each backward() classified by whether its loss's graph multiplies by
+// the scale tensor; a step after an unscale when no backward since the last
+// update did is DL207. Losses multiplied by a large number (the scale read as
+// a number) are neither: they keep it silent.
+class AmpBackwardTrace {
+ public:
+  enum class Loss { Scaled, Unscaled, Unknown };
+  void backward(Loss loss, const SourceLocation& at);
+  void update();
+  void step(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
+
+ private:
+  bool scaledOrUnknownSinceUpdate_ = false;
+  std::optional<SourceLocation> unscaledBackwardAt_;  // the last one since the update
 };
 
 // DL304: Adam/AdamW eps that rounds to zero (or a subnormal) in the parameters' dtype.

@@ -23,4 +23,10 @@ void dtype_lint_runtime_nonfinite_check();
 // gradientDtype ("Half", "Float", ...). Update: the scale was updated.
 void dtype_lint_runtime_amp_unscale(const void* firstGradient, const char* gradientDtype);
 void dtype_lint_runtime_amp_update();
+// The optimizer an unscale named by firstGradient stepped: one of its
+// parameters was updated in place since that unscale.
+void dtype_lint_runtime_amp_step(const void* firstGradient);
+// A backward() once the scale tensor is known, with what its loss's graph
+// says: a dtype_lint::AmpBackwardTrace::Loss.
+void dtype_lint_runtime_amp_backward(int loss);
 }
