@@ -117,6 +117,11 @@ TEST(RuntimeHooks, RawAmpOpsFollowTheScalerProtocolByGradientIdentity) {
   EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 
+TEST(RuntimeHooks, AnAnnotatedScalerBuiltOnTheRawAmpOpsIsFollowedByItsAnnotationsOnly) {
+  const CommandResult run = runProgramExpectingItsMarkers("annotated_raw_scaler");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
 TEST(RuntimeHooks, FindingsFromThreadsAndForkedChildrenAreAllReported) {
   const CommandResult run = runProgramExpectingItsMarkers("forks_and_threads");
   EXPECT_EQ(run.exitCode, 0) << run.err;

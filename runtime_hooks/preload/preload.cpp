@@ -133,11 +133,19 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
 namespace {
 // The raw AMP ops carry no scaler object: one scale per process, the usual shape of a C++ port.
 const dtype_lint::ObjectRef kAmpOpsScaler{1, "the scaler"};
+
+// A scaler that announces itself is followed by its announcements; the raw
+// ops it is built on would tell the same story again at its own lines.
+bool followRawAmpOps(runtime::Core& c) {
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return !c.scalerAnnounced;
+}
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_unscale(const void* firstGradient,
                                                                                      const char* gradientDtype) {
   auto& c = runtime::core();
+  if (!followRawAmpOps(c)) return;
   const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
   // Reported at the user's call of the op.
   const auto at = runtime::firstUserFrame();
@@ -154,6 +162,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_update() {
   auto& c = runtime::core();
+  if (!followRawAmpOps(c)) return;
   const auto at = runtime::firstUserFrame();
   std::vector<Finding> findings;
   {
@@ -166,6 +175,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_up
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_step(const void* firstGradient) {
   auto& c = runtime::core();
+  if (!followRawAmpOps(c)) return;
   const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
   // At the user's call of the optimizer's step().
   const SourceLocation at = runtime::firstUserFrame().value_or(SourceLocation{});
@@ -181,6 +191,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_st
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_backward(int loss) {
   const auto kind = static_cast<AmpBackwardTrace::Loss>(loss);
   auto& c = runtime::core();
+  if (!followRawAmpOps(c)) return;
   // Only an unscaled loss's backward may be named in a finding (DL207's note).
   const SourceLocation at =
       kind == AmpBackwardTrace::Loss::Unscaled ? runtime::firstUserFrame().value_or(SourceLocation{}) : SourceLocation{};

@@ -1,45 +1,12 @@
 // The raw ATen AMP ops as C++ ports of GradScaler call them, on CPU: DL201,
-// DL202, DL206, DL207 and DL210 under the hooks. LibTorch >= 2.3 has CPU kernels for these ops; on an
-// older one (Debian's 1.13 has CUDA kernels only) this program registers CPU
-// kernels that do the same, so the ops dispatch, and the hooks see them, as
-// they do there.
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <torch/library.h>
-#include <torch/torch.h>
-
+// DL202, DL206, DL207 and DL210 under the hooks (on a LibTorch without CPU
+// kernels for these ops, amp_cpu_kernels.h provides them).
 #include <iostream>
 #include <vector>
 
+#include "amp_cpu_kernels.h"
+
 namespace {
-
-void unscaleOnCpu(at::TensorList gradients, at::Tensor& foundInf, const at::Tensor& invScale) {
-  for (const at::Tensor& gradient : gradients) {
-    if (!torch::isfinite(gradient).all().item<bool>()) foundInf.fill_(1.0);
-    gradient.mul_(invScale);
-  }
-}
-
-at::Tensor& updateScaleOnCpu(at::Tensor& scale, at::Tensor& growthTracker, const at::Tensor& foundInf,
-                             double growthFactor, double backoffFactor, int64_t growthInterval) {
-  if (foundInf.item<double>() > 0) {
-    scale.mul_(backoffFactor);
-    growthTracker.zero_();
-  } else if (growthTracker.item<int64_t>() + 1 >= growthInterval) {
-    scale.mul_(growthFactor);
-    growthTracker.zero_();
-  } else {
-    growthTracker.add_(1);
-  }
-  return scale;
-}
-
-void registerCpuKernelsIfMissing() {
-  const auto update = c10::Dispatcher::singleton().findSchema({"aten::_amp_update_scale_", ""});
-  if (update && update->hasKernelForDispatchKey(c10::DispatchKey::CPU)) return;
-  static torch::Library cpu(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
-  cpu.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(unscaleOnCpu));
-  cpu.impl("_amp_update_scale_", TORCH_FN(updateScaleOnCpu));
-}
 
 std::vector<torch::Tensor> gradientsOf(const torch::nn::Module& model) {
   std::vector<torch::Tensor> grads;
@@ -50,7 +17,7 @@ std::vector<torch::Tensor> gradientsOf(const torch::nn::Module& model) {
 }  // namespace
 
 int main() {
-  registerCpuKernelsIfMissing();
+  amp_cpu_kernels::registerCpuKernelsIfMissing();
   torch::manual_seed(0);
   torch::nn::Linear model(16, 1);
   torch::optim::SGD optimizer(model->parameters(), 0.01);
