@@ -163,13 +163,18 @@ struct CallContext {
   std::optional<TensorFact> thisModule;  // for member functions of modules
   std::optional<ObjectRef> thisObject;   // the caller's object of a member call
   bool inCustomBackward = false;
+  // Called by a scaler's own method under a test of its own state
+  // (`if (!unscaled_) unscale_(opt)` in step()): an unscale here is skipped
+  // when it was done already.
+  bool guardedByScalerState = false;
   std::optional<Note> forwardUnderAutocast;
   ListFact savedVariables;  // what forward saved, for backward
   std::vector<Note> callChain;
   int depth = 0;
 
   std::string key(const FunctionDecl* fn) const {
-    std::string k = fmt::format("{}|{}|{}|", static_cast<const void*>(fn), process.key(), inCustomBackward);
+    std::string k =
+        fmt::format("{}|{}|{}{}|", static_cast<const void*>(fn), process.key(), inCustomBackward, guardedByScalerState);
     if (thisModule) k += "m" + thisModule->dtype.toString();
     if (thisObject) k += fmt::format("t{:x}", thisObject->id);
     for (const Value& v : args) {
@@ -360,6 +365,7 @@ class FunctionAnalysis {
   };
   void findTryRegions();
   const CXXTryStmt* enclosingTry(const Stmt* s);
+  bool underTestOfOwnMembers(const Stmt* s);
   void noteThrowPoint(const CFGElement& element);
   void transferBlock(const CFGBlock& block);
 
@@ -902,6 +908,10 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
     else
       c.thisObject = ctx_.thisObject;
   }
+  c.guardedByScalerState = ctx_.guardedByScalerState;
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call);
+      member && isa<CXXThisExpr>(member->getImplicitObjectArgument()->IgnoreImpCasts()) && underTestOfOwnMembers(call))
+    c.guardedByScalerState = true;
   if (!c.thisModule && isa<CXXMethodDecl>(callee) && ctx_.thisModule &&
       cast<CXXMethodDecl>(callee)->getParent() == dyn_cast<CXXMethodDecl>(fn_)->getParent())
     c.thisModule = ctx_.thisModule;
@@ -1180,14 +1190,17 @@ bool FunctionAnalysis::transferRawAmpOp(const CallExpr* call, const std::string&
   if (name == "_amp_foreach_non_finite_check_and_unscale_") {
     auto scaler = scalerFrom(2);
     auto optimizer = optimizerOfFunction();
+    if (scaler && !optimizer) state_.process.protocol.unscaleUnidentifiedOptimizer(*scaler);
     if (scaler && optimizer) {
       refreshOptimizerDtype(*optimizer);
-      state_.process.protocol.unscale(*scaler, *optimizer, loc(call), findings());
+      if (ctx_.guardedByScalerState) state_.process.protocol.unscaleUnlessDone(*scaler, *optimizer, loc(call), findings());
+      else state_.process.protocol.unscale(*scaler, *optimizer, loc(call), findings());
     }
     return true;
   }
   if (name == "_amp_update_scale_") {
-    if (auto scaler = scalerFrom(0)) state_.process.protocol.update(*scaler, loc(call), findings());
+    // The op sees inf checks (unscales), not step(): a skipped optimizer step is still a checked update.
+    if (auto scaler = scalerFrom(0)) state_.process.protocol.updateFromInfChecks(*scaler, loc(call), findings());
     return true;
   }
   return false;
@@ -1472,6 +1485,37 @@ const CXXTryStmt* FunctionAnalysis::enclosingTry(const Stmt* s) {
     s = parent;
   }
   return nullptr;
+}
+
+// Whether s runs only on one side of an if (or ?:) whose condition reads a
+// member of `this`: an object's code guarded by its own bookkeeping.
+bool FunctionAnalysis::underTestOfOwnMembers(const Stmt* s) {
+  struct ReadsOwnMember : RecursiveASTVisitor<ReadsOwnMember> {
+    bool found = false;
+    bool VisitMemberExpr(MemberExpr* member) {
+      found = found || isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts());
+      return !found;
+    }
+  };
+  auto readsOwnMember = [](const Expr* condition) {
+    ReadsOwnMember visitor;
+    visitor.TraverseStmt(const_cast<Expr*>(condition));
+    return visitor.found;
+  };
+  ASTContext& context = tu_.context();
+  while (s && s != fn_->getBody()) {
+    const DynTypedNodeList parents = context.getParents(*s);
+    if (parents.empty()) return false;
+    const Stmt* parent = parents[0].get<Stmt>();
+    if (const auto* branch = dyn_cast_or_null<IfStmt>(parent); branch && branch->getCond() != s &&
+                                                               readsOwnMember(branch->getCond()))
+      return true;
+    if (const auto* choice = dyn_cast_or_null<ConditionalOperator>(parent); choice && choice->getCond() != s &&
+                                                                          readsOwnMember(choice->getCond()))
+      return true;
+    s = parent;
+  }
+  return false;
 }
 
 void FunctionAnalysis::noteThrowPoint(const CFGElement& element) {

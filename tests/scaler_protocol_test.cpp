@@ -87,6 +87,15 @@ TEST_F(Protocol, AnUpdateWithNoInfCheckSinceTheLastUpdateIsDL210) {
   EXPECT_NE(out[0].message.find("no inf check"), std::string::npos) << out[0].message;
 }
 
+TEST_F(Protocol, AnInfCheckOfAnUnidentifiedOptimizerCountsForTheUpdate) {
+  p.updateFromInfChecks(kScaler, at(1), out);
+  p.unscaleUnidentifiedOptimizer(kScaler);
+  p.updateFromInfChecks(kScaler, at(2), out);
+  EXPECT_TRUE(out.empty());
+  p.updateFromInfChecks(kScaler, at(3), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
+}
+
 TEST_F(Protocol, UnscaleAfterStepIsDL206) {
   p.scaledBackward(kScaler, at(1));
   p.step(kScaler, kOpt, at(2), out);
@@ -107,6 +116,18 @@ TEST_F(Protocol, AStepSeenByItsParameterUpdatesMakesTheNextUnscaleDL206NotDL201)
   out.clear();
   p.updateFromInfChecks(kScaler, at(5), out);
   EXPECT_TRUE(out.empty()) << "the step counts for the update";
+}
+
+TEST_F(Protocol, AnUnscaleGuardedByTheScalersStateHappensOnlyFromReady) {
+  p.updateFromInfChecks(kScaler, at(1), out);
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.unscaleUnlessDone(kScaler, kOpt, at(3), out);  // step()'s implicit unscale, skipped
+  EXPECT_TRUE(out.empty());
+  p.updateFromInfChecks(kScaler, at(4), out);
+  p.unscaleUnlessDone(kScaler, kOpt, at(5), out);  // the implicit unscale does happen
+  p.unscale(kScaler, kOpt, at(6), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL201"});
+  EXPECT_EQ(out[0].notes[0].location.line, 5u);
 }
 
 TEST_F(Protocol, StepAgainWithoutUpdateIsDL204AndNamesTheSkip) {

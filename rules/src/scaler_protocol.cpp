@@ -114,6 +114,12 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
   if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) it->second.grads = kUnscaledGrads;
 }
 
+void ScalerProtocol::unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                                       std::vector<Finding>& out) {
+  if (pair(scaler.id, optimizer.id).stages & (kUnscaled | kStepped)) return;
+  unscale(scaler, optimizer, at, out);
+}
+
 void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                           std::vector<Finding>& out) {
   PairFacts& p = pair(scaler.id, optimizer.id);
@@ -153,6 +159,11 @@ void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
   it->second.mayNotHaveStepped = false;
 }
 
+void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler) {
+  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
+  it->second.mayHaveCheckedUnidentified = true;
+}
+
 void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const ObjectRef& optimizer,
                                                const SourceLocation& at) {
   PairFacts& p = pair(scaler.id, optimizer.id);
@@ -185,9 +196,10 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
 void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at,
                                          std::vector<Finding>& out) {
   const auto known = scalers_.find(scaler.id);
-  const bool checked = std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
-    return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
-  });
+  const bool checked = (known != scalers_.end() && known->second.mayHaveCheckedUnidentified) ||
+                       std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
+                         return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
+                       });
   if (known != scalers_.end() && known->second.lastUpdateAt && !checked) {
     Finding f = makeFinding("DL210",
                             fmt::format("{} updated with no inf check (unscale) since its last update: found_inf is "
@@ -256,6 +268,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     it->second.mayHaveStepped |= theirs.mayHaveStepped;
     it->second.mayNotHaveStepped |= theirs.mayNotHaveStepped;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
+    it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
   }
   for (const auto& [id, theirs] : other.optimizers_) {
     auto [it, inserted] = optimizers_.try_emplace(id, theirs);
@@ -298,7 +311,9 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 
 std::string ScalerProtocol::key() const {
   std::string k;
-  for (const auto& [id, s] : scalers_) k += fmt::format("s{:x}:{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value());
+  for (const auto& [id, s] : scalers_)
+    k += fmt::format("s{:x}:{}{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value(),
+                     s.mayHaveCheckedUnidentified);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{};", id, int(o.grads), o.parameterDtype.toString());
   for (const auto& [key, p] : pairs_)

@@ -54,6 +54,9 @@ struct ScalerFacts {
   bool mayHaveStepped = false;
   bool mayNotHaveStepped = true;
   std::optional<SourceLocation> lastUpdateAt;
+  // An inf check (unscale) of gradients whose optimizer the front end could
+  // not identify, since the last update.
+  bool mayHaveCheckedUnidentified = false;
 };
 
 class ScalerProtocol {
@@ -68,6 +71,10 @@ class ScalerProtocol {
   void unscaledBackward(const SourceLocation& at);
   void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                std::vector<Finding>& out);
+  // An unscale a scaler guards with its own state (step()'s implicit unscale
+  // in a C++ port): it happens only where the pair is surely READY.
+  void unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                         std::vector<Finding>& out);
   void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
   void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // update() seen by a front end that cannot see step() but sees the inf
@@ -77,6 +84,9 @@ class ScalerProtocol {
   // step() of an optimizer the front end cannot identify: only the scaler's
   // "stepped since update()" fact changes.
   void stepUnidentifiedOptimizer(const ObjectRef& scaler);
+  // unscale of gradients whose optimizer the front end cannot identify: only
+  // the inf check it records is known (for updateFromInfChecks).
+  void unscaleUnidentifiedOptimizer(const ObjectRef& scaler);
   // step() seen by its effect (the runtime: the first in-place update of a
   // parameter whose gradient an unscale listed): the pair moves to STEPPED, so
   // a later unscale is DL206. Nothing is reported here: the effect repeats per
