@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "clang/Basic/Version.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
@@ -35,8 +37,7 @@ const std::string& toolVersion() {
     std::string v = std::string(DTYPE_LINT_VERSION) + " " + getClangFullVersion();
     llvm::sys::fs::file_status self;
     if (!llvm::sys::fs::status("/proc/self/exe", self))
-      v += " " + std::to_string(self.getSize()) + " " +
-           std::to_string(self.getLastModificationTime().time_since_epoch().count());
+      v += fmt::format(" {} {}", self.getSize(), self.getLastModificationTime().time_since_epoch().count());
     return v;
   }();
   return version;

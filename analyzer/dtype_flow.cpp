@@ -27,9 +27,12 @@ namespace {
 // Abstract values
 
 struct TensorFact {
-  DtypeSet dtype = DtypeSet::unknown();
+  TensorFact(DtypeSet dtype = DtypeSet::unknown(), std::optional<Note> origin = std::nullopt, bool originNamed = false)
+      : dtype(dtype), origin(std::move(origin)), originNamed(originNamed) {}
+
+  DtypeSet dtype;
   std::optional<Note> origin;  // where the dtype was established ("became Half here")
-  bool originNamed = false;    // the origin's message names the variable ("'x' became Half here")
+  bool originNamed;            // the origin's message names the variable ("'x' became Half here")
   std::optional<ObjectRef> scaledBy;            // the result of scaler.scale(loss)
   std::optional<ManualScaling> manualScaling;   // loss * K
   const ValueDecl* scalingFactor = nullptr;     // K's variable, when K is one
