@@ -1193,11 +1193,12 @@ bool FunctionAnalysis::transferRawAmpOp(const CallExpr* call, const std::string&
   if (name == "_amp_foreach_non_finite_check_and_unscale_") {
     auto scaler = scalerFrom(2);
     auto optimizer = optimizerOfFunction();
-    if (scaler && !optimizer) state_.process.protocol.unscaleUnidentifiedOptimizer(*scaler);
     if (scaler && optimizer) {
       refreshOptimizerDtype(*optimizer);
       if (ctx_.guardedByScalerState) state_.process.protocol.unscaleUnlessDone(*scaler, *optimizer, loc(call), findings());
       else state_.process.protocol.unscale(*scaler, *optimizer, loc(call), findings());
+    } else if (scaler) {
+      state_.process.protocol.unscaleUnidentifiedOptimizer(*scaler);
     }
     return true;
   }

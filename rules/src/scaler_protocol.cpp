@@ -50,6 +50,10 @@ PairFacts& ScalerProtocol::pair(uintptr_t scaler, uintptr_t optimizer) {
   return it->second;
 }
 
+ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
+  return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt}).first->second;
+}
+
 void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;
@@ -147,21 +151,18 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
   p.stages = kStepped;
   p.steppedAt = at;
   p.updateSkippedAt.reset();
-  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
-  it->second.mayHaveStepped = true;
-  it->second.mayNotHaveStepped = false;
+  stepUnidentifiedOptimizer(scaler);  // the scaler's "stepped since update()" fact
   if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.grads = kUnscaledGrads;
 }
 
 void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
-  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
-  it->second.mayHaveStepped = true;
-  it->second.mayNotHaveStepped = false;
+  ScalerFacts& facts = scalerFacts(scaler);
+  facts.mayHaveStepped = true;
+  facts.mayNotHaveStepped = false;
 }
 
 void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler) {
-  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
-  it->second.mayHaveCheckedUnidentified = true;
+  scalerFacts(scaler).mayHaveCheckedUnidentified = true;
 }
 
 void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const ObjectRef& optimizer,
@@ -174,8 +175,7 @@ void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const Ob
 
 void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   // An unknown scaler may have stepped: nothing to report about it.
-  auto [it, inserted] = scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt});
-  ScalerFacts& facts = it->second;
+  ScalerFacts& facts = scalerFacts(scaler);
   if (!facts.mayHaveStepped) {
     Finding f = makeFinding(
         "DL210",

@@ -110,6 +110,8 @@ class ScalerProtocol {
 
  private:
   PairFacts& pair(uintptr_t scaler, uintptr_t optimizer);
+  // The scaler's facts; a scaler not seen before may or may not have stepped.
+  ScalerFacts& scalerFacts(const ObjectRef& scaler);
   void checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                            std::vector<Finding>& out) const;
 
