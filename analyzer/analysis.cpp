@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 #include <mutex>
-#include <set>
 
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
@@ -12,7 +11,7 @@
 #include "caches.h"
 #include "dtype_flow.h"
 #include "dtype_lint/dtype_flow_rules.h"
-#include "dtype_lint/suppression.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -164,7 +163,13 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   tool.setDiagnosticConsumer(&counter);
   tool.setPrintErrorMessage(false);
   ActionFactory factory(config.scaler, unit);
-  tool.run(&factory);
+  // A crash inside Clang or the analysis loses this TU, never the run.
+  llvm::CrashRecoveryContext recovery;
+  if (!recovery.RunSafely([&] { tool.run(&factory); })) {
+    CachedUnit crashed;
+    crashed.failure = "the analysis crashed";
+    return crashed;
+  }
   unit.compileErrors = errors.compileErrors;
   unit.firstError = errors.firstError;
   return unit;
@@ -223,19 +228,8 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
     unit = parse(database, file, config, pch);
     if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, std::nullopt);
   }
-  if (results && inputs) results->store(key, unit);
+  if (results && inputs && unit.failure.empty()) results->store(key, unit);
   return unit;
-}
-
-bool ruleSelected(const RuleInfo& rule, const std::vector<std::string>& globs) {
-  if (globs.empty()) return true;
-  bool selected = false;
-  for (const std::string& g : globs) {
-    const bool negative = !g.empty() && g.front() == '-';
-    const std::string_view pattern = negative ? std::string_view(g).substr(1) : std::string_view(g);
-    if (globMatch(pattern, rule.id) || globMatch(pattern, qualifiedName(rule))) selected = !negative;
-  }
-  return selected;
 }
 
 }  // namespace
@@ -245,6 +239,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   AnalysisResult result;
   result.units.resize(files.size());
   std::vector<std::vector<Finding>> perFile(files.size());
+  std::vector<std::vector<Note>> toolNotes(files.size());
   std::optional<PreambleCache> preambles;
   std::optional<ResultCache> results;
   if (!options.cacheDirectory.empty()) {
@@ -260,6 +255,8 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
         CachedUnit unit = analyzeOne(database, files[i], config != options.configs.end() ? config->second : Config{},
                                      options, preambles ? &*preambles : nullptr, results ? &*results : nullptr);
         perFile[i] = std::move(unit.findings);
+        result.units[i].failure = std::move(unit.failure);
+        toolNotes[i] = std::move(unit.toolNotes);
         result.units[i].compileErrors = unit.compileErrors;
         result.units[i].firstError = std::move(unit.firstError);
         result.units[i].parsed = true;
@@ -268,20 +265,21 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
     pool.wait();
   }
 
+  std::vector<FindingBatch> batches(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    batches[i].findings = std::move(perFile[i]);
+    if (auto config = options.configs.find(files[i]); config != options.configs.end())
+      batches[i].selection.globs = config->second.rules;
+  }
   SourceText source;
-  std::set<std::tuple<std::string, unsigned, unsigned, std::string_view>> seen;
-  for (auto& findings : perFile)
-    for (Finding& f : findings) {
-      if (!ruleSelected(*f.rule, options.ruleGlobs) || isSuppressed(f, source)) continue;
-      if (auto config = options.configs.find(files[&findings - perFile.data()]);
-          config != options.configs.end() && !ruleSelected(*f.rule, config->second.rules))
-        continue;
-      // A header included by several translation units, or a helper analyzed
-      // in several calling contexts, reports once.
-      if (!seen.emplace(f.location.file, f.location.line, f.location.column, f.rule->id).second) continue;
-      result.findings.push_back(std::move(f));
-    }
-  std::stable_sort(result.findings.begin(), result.findings.end(), locationOrder);
+  result.findings = finalizeFindings(std::move(batches), options.rules, source);
+  for (auto& notes : toolNotes)
+    for (Note& n : notes)
+      if (std::find_if(result.toolNotes.begin(), result.toolNotes.end(), [&](const Note& seen) {
+            return seen.message == n.message && seen.location.file == n.location.file &&
+                   seen.location.line == n.location.line;
+          }) == result.toolNotes.end())
+        result.toolNotes.push_back(std::move(n));
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "config.h"
 #include "dtype_lint/finding.h"
+#include "dtype_lint/findings_pipeline.h"
 
 namespace dtype_lint::analyzer {
 
@@ -17,16 +18,18 @@ struct TranslationUnitReport {
   unsigned compileErrors = 0;
   std::string firstError;
   bool parsed = false;
+  std::string failure;  // why the TU could not be analyzed ("the analysis crashed"); empty when it was
 };
 
 struct AnalysisResult {
-  std::vector<Finding> findings;  // deduplicated, suppressions applied, in location order
+  std::vector<Finding> findings;  // through the findings pipeline (selected, unsuppressed, once, in order)
   std::vector<TranslationUnitReport> units;
+  std::vector<Note> toolNotes;  // what the analysis says of itself: functions it cut short
 };
 
 struct AnalysisOptions {
   unsigned jobs = 1;
-  std::vector<std::string> ruleGlobs;       // from the command line; empty: every rule
+  RuleSelection rules;                      // from the command line
   std::map<std::string, Config> configs;    // per file; the defaults where absent
   std::string cacheDirectory;               // empty: no caches
   bool usePreamble = true;                  // LibTorch's headers from a shared PCH

@@ -255,6 +255,15 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
     if (!line || !findingFromJsonLine(line->str(), finding)) return std::nullopt;
     unit.findings.push_back(std::move(finding));
   }
+  if (const auto* notes = root->getArray("toolNotes"))
+    for (const llvm::json::Value& n : *notes) {
+      const auto* note = n.getAsObject();
+      if (!note) return std::nullopt;
+      unit.toolNotes.push_back(Note{SourceLocation{note->getString("file").value_or("").str(),
+                                                   unsigned(note->getInteger("line").value_or(0)),
+                                                   unsigned(note->getInteger("column").value_or(0))},
+                                    note->getString("message").value_or("").str()});
+    }
   unit.compileErrors = static_cast<unsigned>(root->getInteger("compileErrors").value_or(0));
   unit.firstError = root->getString("firstError").value_or("").str();
   return unit;
@@ -268,8 +277,15 @@ void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
     headers.push_back(llvm::json::Object{{"path", header}, {"hash", hashOf({*content})}});
   }
   for (const Finding& f : unit.findings) findings.push_back(findingToJsonLine(f));
+  llvm::json::Array notes;
+  for (const Note& n : unit.toolNotes)
+    notes.push_back(llvm::json::Object{{"file", n.location.file},
+                                       {"line", int64_t(n.location.line)},
+                                       {"column", int64_t(n.location.column)},
+                                       {"message", n.message}});
   llvm::json::Object root{{"headers", std::move(headers)},
                           {"findings", std::move(findings)},
+                          {"toolNotes", std::move(notes)},
                           {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
                           {"firstError", unit.firstError}};
   std::string text;

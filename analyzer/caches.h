@@ -53,6 +53,8 @@ struct CachedUnit {
   unsigned compileErrors = 0;
   std::string firstError;
   std::vector<std::string> userHeaders;  // the user headers the TU included
+  std::vector<Note> toolNotes;           // functions whose analysis was cut short, and why
+  std::string failure;                   // set when the TU could not be analyzed (never cached)
 };
 
 class ResultCache {

@@ -1,6 +1,7 @@
 // The runtime hooks in real LibTorch processes: `dtype-lint run` over the
 // samples must report every runtime-checkable marker on its line, and nothing
 // on the fixed twins; the host program's behaviour passes through.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "dtype_lint_runtime/boundary.h"
 #include "expectations.h"
 #include "run_command.h"
 
@@ -18,10 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs a program under the hooks; returns the findings' (line, rule) per file.
-std::map<std::string, LineRules> findingsOfRun(const std::string& program, CommandResult* run = nullptr) {
+// Runs a program under the hooks (with `environment`, "NAME=value ...", set
+// for the launcher); returns the findings' (line, rule) per file.
+std::map<std::string, LineRules> findingsOfRun(const std::string& program, CommandResult* run = nullptr,
+                                               const std::string& environment = "") {
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_rt_" + std::to_string(::getpid()) + ".json");
-  CommandResult r = runCommand(std::string(DTYPE_LINT_EXE) + " run --format json -o " + report.string() + " -- " + program);
+  CommandResult r = runCommand(environment + " " + std::string(DTYPE_LINT_EXE) + " run --format json -o " +
+                               report.string() + " -- " + program);
   if (run) *run = r;
   std::map<std::string, LineRules> out;
   const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
@@ -125,6 +130,34 @@ TEST(RuntimeHooks, AnAnnotatedScalerBuiltOnTheRawAmpOpsIsFollowedByItsAnnotation
 TEST(RuntimeHooks, FindingsFromThreadsAndForkedChildrenAreAllReported) {
   const CommandResult run = runProgramExpectingItsMarkers("forks_and_threads");
   EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+TEST(RuntimeHooks, NolintCommentsSuppressRuntimeFindings) {
+  const CommandResult run = runProgramExpectingItsMarkers("suppressed_findings");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+// The preload core and the adapter exchange plain C records only, so a core
+// built with the other libstdc++ ABI drives the adapter built here.
+TEST(RuntimeHooks, APreloadCoreOfTheOtherCxxAbiDrivesTheAdapter) {
+  const std::string preload = std::string(DTYPE_LINT_BINARY_DIR) + "/lib-abi0/libdtype_lint_preload.so";
+  const CommandResult symbols = runCommand("nm -C --undefined-only " + preload + " | grep -c __cxx11");
+  EXPECT_EQ(symbols.out, "0\n") << "the ABI-0 core must not use the C++11 ABI's std::string";
+  const std::string source = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
+  CommandResult run;
+  auto findings = findingsOfRun(executableOf(source), &run,
+                                "DTYPE_LINT_PRELOAD=" + preload + " DTYPE_LINT_ADAPTER=" + DTYPE_LINT_BINARY_DIR +
+                                    "/lib/libdtype_lint_adapter.so");
+  EXPECT_EQ(findings[fs::weakly_canonical(source).string()], runtimeCheckable(readMarkers(source))) << run.err;
+}
+
+TEST(RuntimeHooks, AnAdapterOfAnotherBoundaryVersionIsRefused) {
+  void* core = dlopen((std::string(DTYPE_LINT_BINARY_DIR) + "/lib/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(core, nullptr) << dlerror();
+  auto attach = reinterpret_cast<int (*)(uint32_t, int32_t, int32_t)>(dlsym(core, "dtype_lint_runtime_attach"));
+  ASSERT_NE(attach, nullptr);
+  EXPECT_EQ(attach(DTYPE_LINT_BOUNDARY_VERSION + 1, 2, 0), 0);
+  EXPECT_EQ(attach(DTYPE_LINT_BOUNDARY_VERSION, 2, 0), 1);
 }
 
 TEST(RuntimeHooks, StdioArgumentsAndExitCodePassThrough) {

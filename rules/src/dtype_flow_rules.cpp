@@ -188,4 +188,9 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
   out.push_back(std::move(f));
 }
 
+void markRunInCustomBackward(OpEvent& event) {
+  event.inCustomBackward = true;
+  event.forwardUnderAutocast = Note{SourceLocation{}, "forward ran with these operands reconciled"};
+}
+
 }  // namespace dtype_lint

@@ -50,7 +50,7 @@ void writeSnippet(std::ostream& out, const SourceLocation& at, SourceText& sourc
 }
 
 void writeText(std::ostream& out, const std::vector<Finding>& findings, const ReportOptions& options,
-               SourceText& source) {
+               SourceText& source, const std::vector<Note>& toolNotes) {
   const bool color = options.color;
   auto header = [&](const SourceLocation& at, std::string_view kind, const char* kindColor,
                     const std::string& message, std::string_view suffix) {
@@ -69,6 +69,7 @@ void writeText(std::ostream& out, const std::vector<Finding>& findings, const Re
       writeSnippet(out, n.location, source, color);
     }
   }
+  for (const Note& n : toolNotes) header(n.location, "note", "\033[1;36m", n.message, "dtype-lint");
 }
 
 json locationJson(const SourceLocation& at, const ReportOptions& options) {
@@ -76,7 +77,8 @@ json locationJson(const SourceLocation& at, const ReportOptions& options) {
           {"endLine", at.endLine},                 {"endColumn", at.endColumn}};
 }
 
-json findingsJson(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source) {
+json findingsJson(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source,
+                  const std::vector<Note>& toolNotes) {
   json list = json::array();
   const auto prints = fingerprints(findings, source, options.baseDir);
   for (size_t i = 0; i < findings.size(); ++i) {
@@ -93,7 +95,17 @@ json findingsJson(const std::vector<Finding>& findings, const ReportOptions& opt
     if (f.fixIt) item["fixIt"] = {{"range", locationJson(f.fixIt->range, options)}, {"replacement", f.fixIt->replacement}};
     list.push_back(std::move(item));
   }
-  return {{"tool", "dtype-lint"}, {"version", kToolVersion}, {"findings", std::move(list)}};
+  json report = {{"tool", "dtype-lint"}, {"version", kToolVersion}, {"findings", std::move(list)}};
+  if (!toolNotes.empty()) {
+    json notifications = json::array();
+    for (const Note& n : toolNotes) {
+      json item = locationJson(n.location, options);
+      item["message"] = n.message;
+      notifications.push_back(std::move(item));
+    }
+    report["notifications"] = std::move(notifications);
+  }
+  return report;
 }
 
 std::string sarifLevel(Severity s) { return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note"; }
@@ -109,7 +121,8 @@ json sarifPhysicalLocation(const SourceLocation& at, const ReportOptions& option
   return {{"artifactLocation", std::move(artifact)}, {"region", std::move(region)}};
 }
 
-json sarif(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source) {
+json sarif(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source,
+           const std::vector<Note>& toolNotes) {
   json rules = json::array();
   std::map<std::string_view, size_t> ruleIndex;
   for (const RuleInfo& r : ruleCatalog()) {
@@ -149,6 +162,15 @@ json sarif(const std::vector<Finding>& findings, const ReportOptions& options, S
                   {"informationUri", "https://example.invalid/dtype-lint"},
                   {"rules", std::move(rules)}}}}},
               {"results", std::move(results)}};
+  if (!toolNotes.empty()) {
+    json notifications = json::array();
+    for (const Note& n : toolNotes) {
+      json item = {{"level", "note"}, {"message", {{"text", n.message}}}};
+      if (n.location.valid()) item["locations"] = {{{"physicalLocation", sarifPhysicalLocation(n.location, options)}}};
+      notifications.push_back(std::move(item));
+    }
+    run["invocations"] = {{{"executionSuccessful", true}, {"toolExecutionNotifications", std::move(notifications)}}};
+  }
   if (!options.baseDir.empty())
     run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + options.baseDir + "/"}}}};
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
@@ -203,11 +225,11 @@ bool findingFromJsonLine(const std::string& line, Finding& f) {
 }
 
 void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,
-                 const ReportOptions& options, SourceText& source) {
+                 const ReportOptions& options, SourceText& source, const std::vector<Note>& toolNotes) {
   switch (format) {
-    case ReportFormat::Text: return writeText(out, findings, options, source);
-    case ReportFormat::Json: out << findingsJson(findings, options, source).dump(2) << '\n'; return;
-    case ReportFormat::Sarif: out << sarif(findings, options, source).dump(2) << '\n'; return;
+    case ReportFormat::Text: return writeText(out, findings, options, source, toolNotes);
+    case ReportFormat::Json: out << findingsJson(findings, options, source, toolNotes).dump(2) << '\n'; return;
+    case ReportFormat::Sarif: out << sarif(findings, options, source, toolNotes).dump(2) << '\n'; return;
   }
 }
 

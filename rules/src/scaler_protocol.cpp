@@ -438,4 +438,9 @@ void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
   out.push_back(std::move(f));
 }
 
+std::optional<DtypeSet> parameterDtypeFromUnscaledGradients(ScalarType gradients) {
+  if (gradients == ScalarType::Half) return DtypeSet(ScalarType::Half);
+  return std::nullopt;
+}
+
 }  // namespace dtype_lint

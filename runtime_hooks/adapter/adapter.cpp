@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -21,8 +22,7 @@
 #include <torch/version.h>
 
 #include "dtype_lint/op_contracts.h"
-#include "dtype_lint/scaler_protocol.h"
-#include "dtype_lint_runtime/sink.h"
+#include "dtype_lint_runtime/boundary.h"
 
 namespace dtype_lint::runtime {
 namespace {
@@ -44,22 +44,39 @@ bool calledFromBackward() {
   return false;
 }
 
-std::optional<ScalarType> scalarTypeOf(c10::ScalarType t) { return scalarTypeFromName(c10::toString(t)); }
+int32_t dtypeCode(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool: return DTYPE_LINT_DTYPE_BOOL;
+    case c10::kByte: return DTYPE_LINT_DTYPE_UINT8;
+    case c10::kChar: return DTYPE_LINT_DTYPE_INT8;
+    case c10::kShort: return DTYPE_LINT_DTYPE_INT16;
+    case c10::kInt: return DTYPE_LINT_DTYPE_INT32;
+    case c10::kLong: return DTYPE_LINT_DTYPE_INT64;
+    case c10::kHalf: return DTYPE_LINT_DTYPE_HALF;
+    case c10::kBFloat16: return DTYPE_LINT_DTYPE_BFLOAT16;
+    case c10::kFloat: return DTYPE_LINT_DTYPE_FLOAT;
+    case c10::kDouble: return DTYPE_LINT_DTYPE_DOUBLE;
+    default: return DTYPE_LINT_DTYPE_UNKNOWN;
+  }
+}
 
-Operand operand(const at::Tensor& t, const std::string& argument) {
-  Operand o;
-  o.description = "'" + argument + "'";
-  if (auto st = scalarTypeOf(t.scalar_type())) o.dtype = DtypeSet(*st);
-  else o.dtype = DtypeSet::unknown();
+void setText(dtype_lint_text& text, std::string_view value) {
+  text.length = static_cast<uint32_t>(std::min<size_t>(value.size(), DTYPE_LINT_TEXT_CAPACITY));
+  std::memcpy(text.bytes, value.data(), text.length);
+}
+
+dtype_lint_operand operand(const at::Tensor& t, std::string_view argument) {
+  dtype_lint_operand o{};
+  setText(o.description, "'" + std::string(argument) + "'");
+  o.dtype = dtypeCode(t.scalar_type());
   return o;
 }
 
-DeviceAutocast deviceAutocast(bool enabled, c10::ScalarType dtype) {
-  DeviceAutocast d;
-  d.enabled = enabled ? Tristate::On : Tristate::Off;
-  if (auto st = scalarTypeOf(dtype)) d.dtype = DtypeSet(*st);
-  return d;
+void addInput(dtype_lint_op_record& record, const dtype_lint_operand& o) {
+  if (record.input_count < DTYPE_LINT_MAX_OPERANDS) record.inputs[record.input_count++] = o;
 }
+
+dtype_lint_autocast deviceAutocast(bool enabled, c10::ScalarType dtype) { return {enabled, dtypeCode(dtype)}; }
 
 // A number the op multiplies by: a Scalar argument, or a C++ number wrapped
 // into a tensor. Read without dispatching (we are inside the dispatcher).
@@ -116,7 +133,8 @@ class AmpScalerTrace {
   }
 
   // The parameters the backward of `loss` reaches, and what its graph says of the loss.
-  AmpBackwardTrace::Loss backward(const at::Tensor& loss) {
+  // A DTYPE_LINT_LOSS_*.
+  int32_t backward(const at::Tensor& loss) {
     bool scaled = false, multipliedByLargeNumber = false;
     std::vector<torch::autograd::Node*> pending;
     std::unordered_set<torch::autograd::Node*> seen;
@@ -137,8 +155,8 @@ class AmpScalerTrace {
         if (edge.function) pending.push_back(edge.function.get());
     }
     forgetFreedParameters();
-    if (scaled) return AmpBackwardTrace::Loss::Scaled;
-    return multipliedByLargeNumber ? AmpBackwardTrace::Loss::Unknown : AmpBackwardTrace::Loss::Unscaled;
+    if (scaled) return DTYPE_LINT_LOSS_SCALED;
+    return multipliedByLargeNumber ? DTYPE_LINT_LOSS_UNKNOWN : DTYPE_LINT_LOSS_UNSCALED;
   }
 
   // An unscale of `gradients`: their parameters await the optimizer's step.
@@ -224,7 +242,7 @@ void observeAmpOps(const std::string& op, c10::ArrayRef<const c10::IValue> input
   if (gradients.empty() || !gradients[0].defined()) return;
   const at::Tensor& first = gradients[0];
   amp.unscaled(gradients, first.unsafeGetTensorImpl());
-  dtype_lint_runtime_amp_unscale(first.unsafeGetTensorImpl(), c10::toString(first.scalar_type()));
+  dtype_lint_runtime_amp_unscale(first.unsafeGetTensorImpl(), dtypeCode(first.scalar_type()));
 }
 
 // An optimizer's step shows as in-place updates of its parameters under
@@ -286,49 +304,46 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   const auto& arguments = handle->schema().arguments();
   const auto inputs = fn.inputs();
 
-  OpEvent event;
-  event.op = op;
+  dtype_lint_op_record record{};
+  setText(record.op, op);
   if (op == "backward") {
     const at::Tensor& loss = inputs.at(0).toTensor();
-    event.inputs.push_back(operand(loss, "loss"));
-    dtype_lint_runtime_op(&event);
+    addInput(record, operand(loss, "loss"));
+    dtype_lint_runtime_op(&record);
     dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
-    const auto lossKind = ampScaler().backward(loss);
-    if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(static_cast<int>(lossKind));
+    const int32_t lossKind = ampScaler().backward(loss);
+    if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(lossKind);
     return nullptr;
   }
   bool dimGiven = false;
   for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
     const c10::Argument& argument = arguments[i];
     const c10::IValue& value = inputs[i];
-    if (argument.name() == "dtype" && !value.isNone()) event.explicitDtype = true;
+    if (argument.name() == "dtype" && !value.isNone()) record.explicit_dtype = true;
     if (argument.name() == "dim" && !value.isNone() && !(value.isIntList() && value.toIntList().empty()))
       dimGiven = true;
     const bool isOut = argument.alias_info() && argument.alias_info()->isWrite() && argument.kwarg_only();
     if (value.isTensor()) {
       const at::Tensor& t = value.toTensor();
       if (!t.defined()) continue;
-      Operand o = operand(t, argument.name());
+      const dtype_lint_operand o = operand(t, argument.name());
       if (isOut || (inPlaceBase(op) && i == 0)) {
-        event.destination = o;
+        record.has_destination = true;
+        record.destination = o;
         if (isOut) continue;
         if (isMatmulFamily(*inPlaceBase(op)) || *inPlaceBase(op) == "copy") continue;
       }
-      event.inputs.push_back(std::move(o));
+      addInput(record, o);
     } else if (value.isTensorList()) {
       for (const at::Tensor& t : value.toTensorList().vec())
-        if (t.defined()) event.inputs.push_back(operand(t, argument.name()));
+        if (t.defined()) addInput(record, operand(t, argument.name()));
     }
   }
-  event.reducesAllDims = needsFullReductionToBeSensitive(op) && !dimGiven;
-  event.autocast.cuda = deviceAutocast(at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype());
-  event.autocast.cpu = deviceAutocast(at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype());
-  if (backwardDepth > 0) {
-    event.inCustomBackward = true;
-    // The forward that produced these dtypes succeeded, so something (autocast) reconciled them.
-    event.forwardUnderAutocast = Note{SourceLocation{}, "forward ran with these operands reconciled"};
-  }
-  dtype_lint_runtime_op(&event);
+  record.reduces_all_dims = needsFullReductionToBeSensitive(op) && !dimGiven;
+  record.autocast_cuda = deviceAutocast(at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype());
+  record.autocast_cpu = deviceAutocast(at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype());
+  record.in_custom_backward = backwardDepth > 0;
+  dtype_lint_runtime_op(&record);
   return nullptr;
 }
 
@@ -338,7 +353,7 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 __attribute__((constructor)) void attach() {
-  dtype_lint_runtime_attach(TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
+  if (!dtype_lint_runtime_attach(DTYPE_LINT_BOUNDARY_VERSION, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)) return;
   at::addGlobalCallback(at::RecordFunctionCallback(onEnter, onExit)
                             .needsInputs(true)
                             .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));

@@ -16,7 +16,8 @@
 #include "dtype_lint/annotate.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/scaler_protocol.h"
-#include "dtype_lint_runtime/sink.h"
+#include "dtype_lint_runtime/boundary.h"
+#include "op_record.h"
 #include "report_stream.h"
 #include "user_frame.h"
 
@@ -81,19 +82,29 @@ __attribute__((destructor)) void finish() {
 
 using namespace dtype_lint;
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_attach(int torchMajor, int torchMinor) {
+extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(uint32_t boundaryVersion,
+                                                                                int32_t torchMajor, int32_t torchMinor) {
+  if (boundaryVersion != DTYPE_LINT_BOUNDARY_VERSION) {
+    std::fprintf(stderr,
+                 "dtype-lint: error: the adapter speaks boundary version %u, this preload library %u: rebuild the "
+                 "adapter; the runtime hooks are off for this process\n",
+                 boundaryVersion, DTYPE_LINT_BOUNDARY_VERSION);
+    return 0;
+  }
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.rules.emplace(TorchVersion{torchMajor, torchMinor});
+  return 1;
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(const OpEvent* event) {
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(const dtype_lint_op_record* record) {
   auto& c = runtime::core();
+  const OpEvent event = runtime::opEventOf(*record);
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (!c.rules) return;
-    c.rules->onOp(*event, findings);
+    c.rules->onOp(event, findings);
   }
   if (findings.empty()) return;
   // Only now pay for the stack: the op has not run yet, so the user's frame is live.
@@ -143,7 +154,7 @@ bool followRawAmpOps(runtime::Core& c) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_unscale(const void* firstGradient,
-                                                                                     const char* gradientDtype) {
+                                                                                     int32_t gradientDtype) {
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
   const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
@@ -152,9 +163,10 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    // Half gradients are Half parameters' (DL202). BFloat16 ones (DL209) are not reported at runtime yet.
-    if (!c.protocol.optimizer(optimizer.id) && scalarTypeFromName(gradientDtype) == ScalarType::Half)
-      c.protocol.declareOptimizer(optimizer, DtypeSet(ScalarType::Half), std::nullopt, 0);
+    if (!c.protocol.optimizer(optimizer.id))
+      if (const auto parameters = runtime::scalarTypeOf(gradientDtype))
+        if (const auto dtype = parameterDtypeFromUnscaledGradients(*parameters))
+          c.protocol.declareOptimizer(optimizer, *dtype, std::nullopt, 0);
     c.protocol.unscale(kAmpOpsScaler, optimizer, at.value_or(SourceLocation{}), findings);
   }
   for (const Finding& f : findings) c.report.write(f);
@@ -188,8 +200,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_st
   for (const Finding& f : findings) c.report.write(f);
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_backward(int loss) {
-  const auto kind = static_cast<AmpBackwardTrace::Loss>(loss);
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_backward(int32_t loss) {
+  const auto kind = runtime::ampLossOf(loss);
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
   // Only an unscaled loss's backward may be named in a finding (DL207's note).

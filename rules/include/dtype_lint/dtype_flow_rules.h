@@ -39,4 +39,10 @@ class DtypeFlowRules {
   TorchVersion torch_;
 };
 
+// An op the autograd engine runs inside a custom backward, seen at runtime.
+// Its operands come from a forward that ran: where they differ in dtype,
+// something reconciled them in forward (autocast), so a mismatch is DL103,
+// not DL101.
+void markRunInCustomBackward(OpEvent& event);
+
 }  // namespace dtype_lint

@@ -18,8 +18,11 @@ struct ReportOptions {
   std::string toolVersion;  // for SARIF's driver
 };
 
+// toolNotes: what the tool itself has to say about the run (a function whose
+// analysis was cut short, a translation unit that failed): text notes after
+// the findings, JSON "notifications", SARIF toolExecutionNotifications.
 void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,
-                 const ReportOptions& options, SourceText& source);
+                 const ReportOptions& options, SourceText& source, const std::vector<Note>& toolNotes = {});
 
 // A fingerprint that survives unrelated line shifts: the rule, the file and the
 // text of the finding's line (with the ordinal of identical keys in the file).

@@ -120,6 +120,11 @@ class ScalerProtocol {
   std::map<std::pair<uintptr_t, uintptr_t>, PairFacts> pairs_;
 };
 
+// DL202 from an unscale's gradients where the parameters are not seen (the
+// raw AMP ops at runtime): Half gradients are Half parameters'. BFloat16 ones
+// would be DL209's, which the runtime does not report yet.
+std::optional<DtypeSet> parameterDtypeFromUnscaledGradients(ScalarType gradients);
+
 // A loss factor this large is scaling for precision, never a loss weight.
 inline constexpr double kLargeLossScale = 128;
 

@@ -1,0 +1,172 @@
+// dtype-lint's command line: one option parser (LLVM's cl, with a `run`
+// subcommand) and one report writer for both front ends. Exit codes: 0 no
+// findings, 1 findings, 2 usage or tool error (`run`: the program's own code).
+#include <iostream>
+#include <thread>
+
+#include "analysis.h"
+#include "caches.h"
+#include "compilation.h"
+#include "dtype_lint/catalog.h"
+#include "dtype_lint/findings_pipeline.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/raw_ostream.h"
+#include "report_output.h"
+#include "run_command.h"
+
+namespace cl = llvm::cl;
+using namespace dtype_lint;
+
+namespace {
+
+cl::OptionCategory category("dtype-lint options");
+cl::SubCommand runCommand("run", "Run a program under the runtime hooks: dtype-lint run [options] -- program args...");
+
+// Both subcommands.
+cl::opt<ReportFormat> format("format", cl::desc("Output format"), cl::init(ReportFormat::Text),
+                             cl::values(clEnumValN(ReportFormat::Text, "text", "clang-style diagnostics"),
+                                        clEnumValN(ReportFormat::Json, "json", "JSON findings"),
+                                        clEnumValN(ReportFormat::Sarif, "sarif", "SARIF 2.1.0")),
+                             cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<std::string> outputFile("o", cl::desc("Write the report to this file"), cl::value_desc("file"),
+                                cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::list<std::string> ruleGlobs("rules", cl::desc("Rules to run: comma-separated globs, '-' excludes (DL1*,-DL107)"),
+                                cl::CommaSeparated, cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<cl::boolOrDefault> useColor("use-color",
+                                   cl::desc("Color in text output (default: only on a terminal), as in clang-tidy"),
+                                   cl::cat(category), cl::sub(*cl::AllSubCommands));
+
+// Static analysis.
+cl::list<std::string> paths(cl::Positional, cl::desc("<file or directory>..."), cl::cat(category));
+cl::opt<std::string> buildDir("p", cl::desc("Directory holding compile_commands.json"), cl::value_desc("build-dir"),
+                              cl::cat(category));
+cl::opt<unsigned> jobs("j", cl::desc("Translation units analyzed in parallel (default: number of cores)"),
+                       cl::init(0), cl::Prefix, cl::cat(category));
+cl::opt<std::string> configFile("config", cl::desc("Read this config instead of the nearest .dtype-lint.yaml"),
+                                cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> noCache("no-cache", cl::desc("Analyze every translation unit, even unchanged ones"), cl::cat(category));
+cl::opt<bool> noPreamble("no-pch", cl::desc("Parse LibTorch's headers in every translation unit instead of "
+                                            "loading them from a cached precompiled header"),
+                         cl::cat(category));
+cl::opt<std::string> cacheDir("cache-dir",
+                              cl::desc("Where the caches live (default: $DTYPE_LINT_CACHE_DIR, "
+                                       "else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint)"),
+                              cl::value_desc("dir"), cl::cat(category));
+cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
+
+// Runtime hooks.
+cl::opt<int> errorExitCode("error-exitcode", cl::desc("Exit with this code when there are findings (0-255)"),
+                           cl::init(-1), cl::cat(category), cl::sub(runCommand));
+
+constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif] [-o FILE] [--rules GLOBS] "
+                                  "[--error-exitcode N] -- program args...";
+
+void printRules() {
+  for (const RuleInfo& r : ruleCatalog()) {
+    std::string frontEnds = r.checkedStatically && r.checkedAtRuntime ? "static+runtime"
+                            : r.checkedStatically                     ? "static"
+                            : r.checkedAtRuntime                      ? "runtime"
+                                                                      : "planned";
+    std::cout << r.id << "  " << qualifiedName(r) << "  [" << name(r.severity) << ", " << frontEnds << "]  "
+              << r.shortDescription << '\n';
+  }
+}
+
+// Parses the options; an error message (cl's first line, without its prefix) on failure.
+std::optional<std::string> parseOptions(int argc, const char* const* argv) {
+  cl::HideUnrelatedOptions(category);
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (cl::ParseCommandLineOptions(argc, argv,
+                                  "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
+                                  "  dtype-lint [options] <file or directory>...      static analysis\n"
+                                  "  dtype-lint run [options] -- program args...       runtime hooks\n",
+                                  &errorStream))
+    return std::nullopt;
+  errorStream.flush();
+  std::string line = errors.substr(0, errors.find('\n'));
+  return line.substr(line.find(": ") == std::string::npos ? 0 : line.find(": ") + 2);
+}
+
+cli::OutputOptions outputOptions() {
+  cli::OutputOptions out;
+  out.format = format;
+  out.file = outputFile;
+  if (useColor != cl::BOU_UNSET) out.color = useColor == cl::BOU_TRUE;
+  return out;
+}
+
+int analyzePaths(const RuleSelection& rules) {
+  if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
+  auto work = analyzer::selectWork(paths, buildDir);
+  if (!work) return cli::toolError(llvm::toString(work.takeError()));
+  for (const std::string& file : work->outsideDatabase)
+    std::cerr << "dtype-lint: note: '" << file << "' is not in "
+              << (work->databasePath.empty() ? std::string("a compilation database") : "'" + work->databasePath + "'")
+              << "; analyzing it with fallback flags (C++17 and the LibTorch headers)\n";
+
+  analyzer::AnalysisOptions options;
+  options.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.rules = rules;
+  auto configs = analyzer::configsFor(work->files, configFile);
+  if (!configs) return cli::toolError(llvm::toString(configs.takeError()));
+  options.configs = std::move(*configs);
+  options.cacheDirectory = cacheDir.empty() ? analyzer::defaultCacheDirectory() : std::string(cacheDir);
+  options.usePreamble = !noPreamble;
+  options.useResultCache = !noCache;
+  llvm::CrashRecoveryContext::Enable();
+  analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
+
+  bool failed = false;
+  for (const auto& unit : result.units) {
+    if (unit.compileErrors)
+      std::cerr << "dtype-lint: note: '" << unit.file << "': " << unit.compileErrors
+                << " compile error(s); findings cover what parsed (first: " << unit.firstError << ")\n";
+    if (!unit.failure.empty()) {
+      failed = true;
+      result.toolNotes.push_back(Note{SourceLocation{unit.file, 1, 1, 1, 1},
+                                      unit.failure + "; no findings for this file (the others are reported)"});
+    }
+  }
+  if (!cli::emitReport(result.findings, result.toolNotes, outputOptions(), /*toStderr=*/false)) return 2;
+  if (failed) return 2;
+  return result.findings.empty() ? 0 : 1;
+}
+
+int runProgram(char** program, const RuleSelection& rules) {
+  if (!program || !*program) return cli::toolError(std::string("no program to run (") + kRunUsage + ")");
+  cli::RunOptions run;
+  if (errorExitCode.getNumOccurrences()) {
+    if (errorExitCode < 0 || errorExitCode > 255)
+      return cli::toolError("--error-exitcode: not an exit code: '" + std::to_string(errorExitCode) + "'");
+    run.errorExitCode = errorExitCode;
+  }
+  return cli::runUnderHooks(program, run, rules, outputOptions());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // `run`: the options end at "--"; what follows is the program's own command line.
+  const bool run = argc >= 2 && std::string_view(argv[1]) == "run";
+  int optionCount = argc;
+  char** program = nullptr;
+  if (run) {
+    for (int i = 2; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--") {
+        optionCount = i;
+        program = argv + i + 1;
+        break;
+      }
+  }
+  if (auto error = parseOptions(optionCount, argv))
+    return cli::toolError(run ? *error + " (" + kRunUsage + ")" : *error);
+  if (listRules) {
+    printRules();
+    return 0;
+  }
+  RuleSelection rules{std::vector<std::string>(ruleGlobs.begin(), ruleGlobs.end())};
+  if (auto glob = rules.unmatchedGlob()) return cli::toolError("--rules: '" + *glob + "' matches no rule (see --list-rules)");
+  return run ? runProgram(program, rules) : analyzePaths(rules);
+}

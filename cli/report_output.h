@@ -1,0 +1,28 @@
+// The one report writer of both subcommands: a format, a file or the console,
+// color only for text on a terminal (or when asked for).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/finding.h"
+#include "dtype_lint/report.h"
+
+namespace dtype_lint::cli {
+
+struct OutputOptions {
+  ReportFormat format = ReportFormat::Text;
+  std::string file;           // empty: the console stream
+  std::optional<bool> color;  // unset: when the console stream is a terminal
+};
+
+// Writes the report; false (after a one-line error on stderr) when the file
+// cannot be written. Paths under the working directory are written relative to it.
+bool emitReport(const std::vector<Finding>& findings, const std::vector<Note>& toolNotes,
+                const OutputOptions& options, bool toStderr);
+
+// "dtype-lint: error: <message>" on stderr; the tool-error exit code, 2.
+int toolError(const std::string& message);
+
+}  // namespace dtype_lint::cli

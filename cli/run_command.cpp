@@ -1,0 +1,86 @@
+#include "run_command.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/report.h"
+#include "dtype_lint/source_text.h"
+
+namespace dtype_lint::cli {
+namespace {
+
+// DTYPE_LINT_PRELOAD, else lib/libdtype_lint_preload.so beside the executable's directory.
+std::string preloadPath() {
+  if (const char* path = std::getenv("DTYPE_LINT_PRELOAD"); path && *path) return path;
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "";
+  std::string dir(exe, size_t(n));
+  dir = dir.substr(0, dir.rfind('/'));
+  for (const char* candidate : {"/../lib/libdtype_lint_preload.so", "/lib/libdtype_lint_preload.so",
+                                "/libdtype_lint_preload.so"})
+    if (access((dir + candidate).c_str(), R_OK) == 0) return dir + candidate;
+  return "";
+}
+
+// The findings the hooks wrote, one JSON line each, whatever way the program ended.
+std::vector<Finding> readReport(const char* path) {
+  std::vector<Finding> findings;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    Finding f;
+    if (findingFromJsonLine(line, f)) findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace
+
+int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& rules, const OutputOptions& output) {
+  const std::string preload = preloadPath();
+  if (preload.empty()) return toolError("cannot find libdtype_lint_preload.so (set DTYPE_LINT_PRELOAD)");
+  char reportPath[] = "/tmp/dtype-lint-run-XXXXXX";
+  const int reportFd = mkstemp(reportPath);
+  if (reportFd < 0) return toolError("cannot create a report file in /tmp");
+  close(reportFd);
+
+  std::string ldPreload = preload;
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) ldPreload += ":" + std::string(existing);
+
+  // The program's stdio and signals are its own; the launcher only waits.
+  const pid_t child = fork();
+  if (child < 0) return toolError("fork failed");
+  if (child == 0) {
+    setenv("LD_PRELOAD", ldPreload.c_str(), 1);
+    setenv("DTYPE_LINT_REPORT", reportPath, 1);
+    execvp(program[0], program);
+    std::cerr << "dtype-lint: error: cannot run '" << program[0] << "': " << std::strerror(errno) << '\n';
+    _exit(127);
+  }
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+  std::vector<FindingBatch> batches(1);
+  batches.front().findings = readReport(reportPath);
+  unlink(reportPath);
+  SourceText source;
+  const std::vector<Finding> findings = finalizeFindings(std::move(batches), rules, source);
+  if (!emitReport(findings, {}, output, /*toStderr=*/true)) return 2;
+  if (run.errorExitCode && !findings.empty()) return *run.errorExitCode;
+  return exitCode;
+}
+
+}  // namespace dtype_lint::cli

@@ -1,0 +1,20 @@
+// `dtype-lint run [options] -- program args...`: runs a program under the
+// runtime hooks, passing its stdio, signals and exit code through, and
+// reports what the hooks found.
+#pragma once
+
+#include <optional>
+
+#include "dtype_lint/findings_pipeline.h"
+#include "report_output.h"
+
+namespace dtype_lint::cli {
+
+struct RunOptions {
+  std::optional<int> errorExitCode;  // the exit code when there are findings
+};
+
+// program: argv of the program, null-terminated.
+int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& rules, const OutputOptions& output);
+
+}  // namespace dtype_lint::cli

@@ -1,0 +1,99 @@
+/* The boundary between the adapter (built against the traced process's own
+ * LibTorch, with that build's C++ ABI: older PyPI wheels use
+ * _GLIBCXX_USE_CXX11_ABI=0) and the preload core (built once, never linking
+ * LibTorch). Only plain C records cross it: fixed-size fields, explicit
+ * lengths, no C++ library types. The adapter states the version it was built
+ * with when it attaches; the core refuses any other. */
+#ifndef DTYPE_LINT_RUNTIME_BOUNDARY_H
+#define DTYPE_LINT_RUNTIME_BOUNDARY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump on any change to a record or a function below. */
+#define DTYPE_LINT_BOUNDARY_VERSION 1u
+
+#define DTYPE_LINT_TEXT_CAPACITY 96u
+#define DTYPE_LINT_MAX_OPERANDS 32u
+
+/* Text, not NUL-terminated; longer text is cut at the capacity. */
+typedef struct {
+  uint32_t length;
+  char bytes[DTYPE_LINT_TEXT_CAPACITY];
+} dtype_lint_text;
+
+/* Scalar types, as the rules know them. */
+enum {
+  DTYPE_LINT_DTYPE_UNKNOWN = -1,
+  DTYPE_LINT_DTYPE_BOOL = 0,
+  DTYPE_LINT_DTYPE_UINT8,
+  DTYPE_LINT_DTYPE_INT8,
+  DTYPE_LINT_DTYPE_INT16,
+  DTYPE_LINT_DTYPE_INT32,
+  DTYPE_LINT_DTYPE_INT64,
+  DTYPE_LINT_DTYPE_HALF,
+  DTYPE_LINT_DTYPE_BFLOAT16,
+  DTYPE_LINT_DTYPE_FLOAT,
+  DTYPE_LINT_DTYPE_DOUBLE,
+};
+
+typedef struct {
+  dtype_lint_text description; /* "'self'", "'mat2'" */
+  int32_t dtype;               /* DTYPE_LINT_DTYPE_* */
+} dtype_lint_operand;
+
+typedef struct {
+  uint8_t enabled;
+  int32_t dtype; /* the lower-precision type autocast casts to */
+} dtype_lint_autocast;
+
+/* One op about to run. */
+typedef struct {
+  dtype_lint_text op; /* ATen name: "mm", "mm_out", "mul_", "backward", ... */
+  uint32_t input_count; /* at most DTYPE_LINT_MAX_OPERANDS */
+  dtype_lint_operand inputs[DTYPE_LINT_MAX_OPERANDS];
+  uint8_t has_destination; /* out= argument, or self of an in-place op */
+  dtype_lint_operand destination;
+  uint8_t explicit_dtype;   /* a dtype= argument fixes the computation dtype */
+  uint8_t reduces_all_dims; /* sum()/mean() with no dim */
+  uint8_t in_custom_backward; /* run by the autograd engine inside a custom backward */
+  dtype_lint_autocast autocast_cpu;
+  dtype_lint_autocast autocast_cuda;
+} dtype_lint_op_record;
+
+/* What a backward()'s loss graph says, for scalers on the raw AMP ops. */
+enum { DTYPE_LINT_LOSS_SCALED = 0, DTYPE_LINT_LOSS_UNSCALED = 1, DTYPE_LINT_LOSS_UNKNOWN = 2 };
+
+/* The adapter attaches once, at load, with DTYPE_LINT_BOUNDARY_VERSION and the
+ * LibTorch version it was built against. Returns 1 when the core accepts it;
+ * on 0 the adapter must not report anything. */
+int dtype_lint_runtime_attach(uint32_t boundaryVersion, int32_t torchMajor, int32_t torchMinor);
+/* One op about to run, on the calling thread; the core finds the user's
+ * source line from the call stack when the op makes a finding. */
+void dtype_lint_runtime_op(const dtype_lint_op_record* record);
+/* backward() on the loss whose TensorImpl is `loss`; lossFactor: the constant
+ * the user's code multiplied it by, 0 if it was not. */
+void dtype_lint_runtime_backward(const void* loss, double lossFactor);
+/* The user's code multiplied a tensor in place by a constant (div_(c) is 1/c). */
+void dtype_lint_runtime_multiplied_in_place(double multiplier);
+/* The user's code checked a tensor for inf/NaN. */
+void dtype_lint_runtime_nonfinite_check(void);
+/* The raw ATen AMP ops a C++ port of GradScaler calls. Unscale: the gradients
+ * of one optimizer, known by the TensorImpl of its first gradient, of type
+ * gradientDtype (DTYPE_LINT_DTYPE_*). Update: the scale was updated. */
+void dtype_lint_runtime_amp_unscale(const void* firstGradient, int32_t gradientDtype);
+void dtype_lint_runtime_amp_update(void);
+/* The optimizer an unscale named by firstGradient stepped: one of its
+ * parameters was updated in place since that unscale. */
+void dtype_lint_runtime_amp_step(const void* firstGradient);
+/* A backward() once the scale tensor is known: DTYPE_LINT_LOSS_*. */
+void dtype_lint_runtime_amp_backward(int32_t loss);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
