@@ -80,7 +80,8 @@ std::vector<std::string> userHeadersOf(const SourceManager& sm) {
 class DtypeFlowConsumer : public ASTConsumer {
  public:
   DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, CachedUnit& unit)
-      : ci_(ci), scalerApi_(scalerApi), findings_(unit.findings), userHeaders_(unit.userHeaders) {}
+      : ci_(ci), scalerApi_(scalerApi), findings_(unit.findings), userHeaders_(unit.userHeaders),
+        toolNotes_(unit.toolNotes) {}
 
   // Only declarations of user code are traversed: LibTorch's (parsed here or
   // loaded from the preamble PCH) are only looked up, never walked.
@@ -100,6 +101,7 @@ class DtypeFlowConsumer : public ASTConsumer {
     for (const OpEvent& op : events.ops) rules.onOp(op, findings_);
     for (const OptimizerStepEvent& step : events.steps) rules.onOptimizerStep(step, findings_);
     findings_.insert(findings_.end(), events.protocolFindings.begin(), events.protocolFindings.end());
+    toolNotes_.insert(toolNotes_.end(), events.truncations.begin(), events.truncations.end());
   }
 
  private:
@@ -107,6 +109,7 @@ class DtypeFlowConsumer : public ASTConsumer {
   const ScalerApi& scalerApi_;
   std::vector<Finding>& findings_;
   std::vector<std::string>& userHeaders_;
+  std::vector<Note>& toolNotes_;
   std::vector<Decl*> userDecls_;
 };
 

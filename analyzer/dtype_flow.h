@@ -19,9 +19,21 @@ struct AnalysisEvents {
   // The scaler protocol and manual-scaling rules run as the flow's transfer
   // functions (they are rules/ code); what they found.
   std::vector<Finding> protocolFindings;
+  // Functions whose analysis stopped early (a loop that did not settle, calls
+  // too deep, the file's budget spent), at their names: one note per function
+  // and reason.
+  std::vector<Note> truncations;
+};
+
+// Where the analysis stops, so that every translation unit ends in bounded time.
+struct AnalysisLimits {
+  int maxBlockVisits = 40;        // per block of one function's analysis in one context
+  int maxCallDepth = 6;           // callees followed below a root
+  size_t functionBudget = 4000;   // function analyses per translation unit
 };
 
 // Analyzes every function defined in user code of the translation unit.
-AnalysisEvents analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi);
+AnalysisEvents analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
+                                const AnalysisLimits& limits = {});
 
 }  // namespace dtype_lint::analyzer

@@ -1,6 +1,8 @@
 // The scaler protocol state machine alone, as both front ends drive it.
 #include <gtest/gtest.h>
 
+#include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "dtype_lint/scaler_protocol.h"
 
 namespace dtype_lint {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 namespace dtype_lint {
@@ -17,8 +16,6 @@ void keepFirst(std::optional<T>& into, const std::optional<T>& other) {
 void addNote(Finding& f, const std::optional<SourceLocation>& at, std::string message) {
   if (at && at->valid()) f.notes.push_back(Note{*at, std::move(message)});
 }
-
-std::string formatEps(double eps) { return fmt::format("{:g}", eps); }
 
 }  // namespace
 
@@ -321,72 +318,6 @@ std::string ScalerProtocol::key() const {
   return k;
 }
 
-void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
-                                  std::vector<Finding>& out) {
-  if (!scaling.largeConstant) return;
-  Finding f = makeFinding("DL203",
-                          fmt::format("backward() on a loss multiplied by {} by hand: manual loss scaling has no inf/NaN "
-                                      "skip and no dynamic scale; use a GradScaler",
-                                      scaling.factor),
-                          backwardAt);
-  if (scaling.multipliedAt.line != backwardAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
-  out.push_back(std::move(f));
-}
-
-void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out) {
-  // A loss weight (0.5 * loss, cfg.loss_weight * loss) is not scaling for precision.
-  if (!scaling.largeConstant && !scaling.namedAsScale) return;
-  Finding f = makeFinding("DL203",
-                          fmt::format("the loss is multiplied by {} inside the scaler's scale(): it is scaled twice, "
-                                      "and the scaler's inf/NaN checks see the wrong magnitude",
-                                      scaling.factor),
-                          scaleAt);
-  if (scaling.multipliedAt.line != scaleAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
-  out.push_back(std::move(f));
-}
-
-void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
-                                const SourceLocation& dividedAt, std::vector<Finding>& out) {
-  Finding f = makeFinding("DL203",
-                          fmt::format("backward() on a loss multiplied by {}, and the gradients divided back by hand: "
-                                      "manual loss scaling has no inf/NaN skip and no dynamic scale; use a GradScaler",
-                                      scaling.factor),
-                          backwardAt);
-  if (scaling.multipliedAt.line != backwardAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
-  f.notes.push_back(Note{dividedAt, "gradients divided back here"});
-  out.push_back(std::move(f));
-}
-
-void ManualScalingTrace::backward(std::optional<double> lossFactor, const SourceLocation& at,
-                                  std::vector<Finding>& out) {
-  finish(out);
-  if (lossFactor && *lossFactor != 1.0 && *lossFactor != 0.0) pending_ = Pending{*lossFactor, at, std::nullopt, false};
-}
-
-bool ManualScalingTrace::undoesPendingFactor(double multiplier) const {
-  return pending_ && !pending_->dividedAt && std::abs(multiplier * pending_->factor - 1.0) < 1e-6;
-}
-
-void ManualScalingTrace::gradientsDividedBack(const SourceLocation& at) {
-  if (pending_) pending_->dividedAt = at;
-}
-
-void ManualScalingTrace::nonFiniteCheck() {
-  if (pending_) pending_->checked = true;
-}
-
-void ManualScalingTrace::finish(std::vector<Finding>& out) {
-  if (!pending_) return;
-  const Pending p = *std::exchange(pending_, std::nullopt);
-  if (p.checked) return;
-  ManualScaling scaling;
-  scaling.multipliedAt = p.backwardAt;
-  scaling.factor = fmt::format("{}", p.factor);
-  scaling.largeConstant = std::abs(p.factor) >= kLargeLossScale;
-  if (p.dividedAt) reportGradientsDividedBack(scaling, p.backwardAt, *p.dividedAt, out);
-  else checkManualScalingAtBackward(scaling, p.backwardAt, out);
-}
-
 void AmpBackwardTrace::backward(Loss loss, const SourceLocation& at) {
   if (loss == Loss::Unscaled) unscaledBackwardAt_ = at;
   else scaledOrUnknownSinceUpdate_ = true;
@@ -406,35 +337,6 @@ void AmpBackwardTrace::step(const ObjectRef& optimizer, const SourceLocation& at
                                       optimizer.name),
                           at);
   addNote(f, unscaledBackwardAt_, "backward() on the unscaled loss here");
-  out.push_back(std::move(f));
-}
-
-void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,
-                           const std::optional<Note>& parametersOrigin, const SourceLocation& at,
-                           std::vector<Finding>& out) {
-  const auto dtype = parameterDtype.single();
-  if (!dtype || !isFloating(*dtype) || eps >= smallestNormal(*dtype)) return;
-  const bool zero = eps < smallestSubnormal(*dtype) / 2;
-  Finding f = makeFinding(
-      "DL304",
-      fmt::format("{} eps={} is {} in {}, the dtype of its parameters{}", optimizer, formatEps(eps),
-                  zero ? "zero" : "subnormal", name(*dtype),
-                  zero ? ": the update divides by sqrt(v) + 0 and blows up where v underflows"
-                       : ": it loses its precision and barely guards the division"),
-      at);
-  if (parametersOrigin) f.notes.push_back(*parametersOrigin);
-  out.push_back(std::move(f));
-}
-
-void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
-                             const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out) {
-  if (!bfloat16AutocastAt) return;
-  Finding f = makeFinding("DL209",
-                          fmt::format("{} scales a loss computed under BFloat16 autocast: BFloat16 has Float's range "
-                                      "and needs no loss scaling",
-                                      scaler.name),
-                          at);
-  f.notes.push_back(Note{*bfloat16AutocastAt, "autocast enabled with BFloat16 here"});
   out.push_back(std::move(f));
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "dtype_lint/annotate.h"
+#include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"

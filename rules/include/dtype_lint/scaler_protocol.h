@@ -9,6 +9,10 @@
 // when a violation is possible on some path reaching the call (the protocol
 // is about call order, which the paths show), except where the rule says
 // "on every path".
+//
+// The scaler rules that are no call-order protocol have their own files:
+// dl203_manual_scaling.h, dl209_scaler_with_bfloat16.h (and DL304,
+// dl304_optimizer_epsilon.h).
 #pragma once
 
 #include <cstdint>
@@ -125,49 +129,6 @@ class ScalerProtocol {
 // would be DL209's, which the runtime does not report yet.
 std::optional<DtypeSet> parameterDtypeFromUnscaledGradients(ScalarType gradients);
 
-// A loss factor this large is scaling for precision, never a loss weight.
-inline constexpr double kLargeLossScale = 128;
-
-// DL203's facts: a loss multiplied before backward() and the gradients
-// divided back by hand.
-struct ManualScaling {
-  SourceLocation multipliedAt;
-  std::string factor;  // "1024" or "'loss_scale'"
-  bool largeConstant = false;  // a constant >= kLargeLossScale
-  bool namedAsScale = false;   // a variable whose name says it is a scale ("loss_scale")
-};
-void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
-                                  std::vector<Finding>& out);
-void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out);
-void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
-                                const SourceLocation& dividedAt, std::vector<Finding>& out);
-
-// DL203 from the ops a run leaves behind (the runtime front end): backward()
-// on a loss multiplied by a constant, then either the gradients divided back
-// by the same value or a factor >= kLargeLossScale, with no inf/NaN check of any tensor
-// before the next backward(). A scaler with such a check is not flagged.
-class ManualScalingTrace {
- public:
-  // A backward(); lossFactor: the constant the loss was multiplied by, if it was.
-  void backward(std::optional<double> lossFactor, const SourceLocation& at, std::vector<Finding>& out);
-  // Whether an in-place multiplication of some tensor by `multiplier` undoes
-  // the pending backward's factor (the caller then reports where it happened).
-  bool undoesPendingFactor(double multiplier) const;
-  void gradientsDividedBack(const SourceLocation& at);
-  void nonFiniteCheck();
-  // The run ends: decide the pending backward.
-  void finish(std::vector<Finding>& out);
-
- private:
-  struct Pending {
-    double factor;
-    SourceLocation backwardAt;
-    std::optional<SourceLocation> dividedAt;
-    bool checked = false;
-  };
-  std::optional<Pending> pending_;
-};
-
 // DL207 from the ops a run leaves behind (the runtime front end, raw ATen AMP
 // ops): each backward() classified by whether its loss's graph multiplies by
 // the scale tensor; a step after an unscale when no backward since the last
@@ -184,14 +145,5 @@ class AmpBackwardTrace {
   bool scaledOrUnknownSinceUpdate_ = false;
   std::optional<SourceLocation> unscaledBackwardAt_;  // the last one since the update
 };
-
-// DL304: Adam/AdamW eps that rounds to zero (or a subnormal) in the parameters' dtype.
-void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,
-                           const std::optional<Note>& parametersOrigin, const SourceLocation& at,
-                           std::vector<Finding>& out);
-
-// DL209: scaling with BFloat16 autocast, where loss scaling buys nothing.
-void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
-                             const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out);
 
 }  // namespace dtype_lint

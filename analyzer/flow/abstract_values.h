@@ -1,0 +1,117 @@
+// The abstract values of the dtype flow: what the analysis knows of a tensor,
+// a list, a struct, a module's parameters, and of the process (autocast, the
+// scaler protocol) at one program point, and how paths join.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clang/AST/Decl.h"
+#include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/events.h"
+#include "dtype_lint/scaler_protocol.h"
+
+namespace dtype_lint::analyzer::flow {
+
+struct TensorFact {
+  TensorFact(DtypeSet dtype = DtypeSet::unknown(), std::optional<Note> origin = std::nullopt, bool originNamed = false)
+      : dtype(dtype), origin(std::move(origin)), originNamed(originNamed) {}
+
+  DtypeSet dtype;
+  std::optional<Note> origin;  // where the dtype was established ("became Half here")
+  bool originNamed;            // the origin's message names the variable ("'x' became Half here")
+  std::optional<ObjectRef> scaledBy;            // the result of scaler.scale(loss)
+  std::optional<ManualScaling> manualScaling;   // loss * K
+  const clang::ValueDecl* scalingFactor = nullptr;  // K's variable, when K is one
+  bool isGradient = false;                      // p.grad(), p.mutable_grad()
+
+  friend bool operator==(const TensorFact& a, const TensorFact& b) {
+    return a.dtype == b.dtype && a.scaledBy.has_value() == b.scaledBy.has_value() &&
+           a.manualScaling.has_value() == b.manualScaling.has_value() && a.isGradient == b.isGradient;
+  }
+};
+
+TensorFact joinFacts(const TensorFact& a, const TensorFact& b);
+
+using ListFact = std::vector<TensorFact>;
+// The tensor members of one struct value: cache.feats, ws.proj.
+using FieldFacts = std::map<const clang::FieldDecl*, TensorFact>;
+
+// The value of an argument or parameter as far as the analysis follows it.
+struct Value {
+  enum class Kind { None, Tensor, Module, List, Object, Struct } kind = Kind::None;
+  TensorFact fact;  // tensors, and the parameters of modules
+  ListFact list;
+  ObjectRef object;  // scalers and optimizers, by the caller's identity
+  FieldFacts fields;  // the tensor members of a struct
+};
+
+// The part of the state that outlives a call: autocast and its cache, the
+// scaler protocol, manual scaling. Callees start from the caller's and hand
+// theirs back.
+struct ProcessState {
+  AutocastState autocast;
+  std::optional<SourceLocation> cacheFilledAt;
+  std::optional<SourceLocation> regionLeftAt;
+  ScalerProtocol protocol;
+  PendingManualScaling manualScaling;  // by the factor's variable
+
+  void join(const ProcessState& other);
+  bool sameAs(const ProcessState& o) const;
+  std::string key() const;
+};
+
+struct FlowState {
+  bool reached = false;
+  std::map<const clang::ValueDecl*, TensorFact> tensors;
+  std::map<const clang::ValueDecl*, TensorFact> modules;  // the dtype of each module's parameters
+  std::map<const clang::ValueDecl*, ListFact> lists;
+  std::map<const clang::ValueDecl*, FieldFacts> structs;  // local structs and struct parameters
+  ProcessState process;
+
+  template <typename Map, typename Join>
+  static void joinMap(Map& into, const Map& other, Join join) {
+    for (auto it = into.begin(); it != into.end();) {
+      auto found = other.find(it->first);
+      if (found == other.end()) {
+        it = into.erase(it);  // unknown on the other path
+        continue;
+      }
+      it->second = join(it->second, found->second);
+      ++it;
+    }
+  }
+
+  void join(const FlowState& other);
+  bool sameAs(const FlowState& o) const;
+};
+
+struct CallContext {
+  std::vector<Value> args;
+  ProcessState process;
+  std::optional<TensorFact> thisModule;  // for member functions of modules
+  std::optional<ObjectRef> thisObject;   // the caller's object of a member call
+  bool inCustomBackward = false;
+  // Called by a scaler's own method under a test of its own state
+  // (`if (!unscaled_) unscale_(opt)` in step()): an unscale here is skipped
+  // when it was done already.
+  bool guardedByScalerState = false;
+  std::optional<Note> forwardUnderAutocast;
+  ListFact savedVariables;  // what forward saved, for backward
+  std::vector<Note> callChain;
+  int depth = 0;
+
+  std::string key(const clang::FunctionDecl* fn) const;
+};
+
+struct FunctionResult {
+  TensorFact returned{DtypeSet(), std::nullopt};  // bottom until a return is seen
+  ListFact savedForBackward;
+  std::optional<FieldFacts> returnedFields;  // when a struct is returned
+  bool exitReached = false;
+  ProcessState exit;
+};
+
+}  // namespace dtype_lint::analyzer::flow

@@ -1,0 +1,151 @@
+#include "flow/ast_helpers.h"
+
+#include "clang/Lex/Lexer.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+namespace {
+
+// Looks through wrappers and converting constructions (double -> c10::Scalar).
+const Expr* ignoreConversions(const Expr* e) {
+  for (e = ignoreWrappers(e); const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
+       e = ignoreWrappers(construct->getArg(0)))
+    if (construct->getNumArgs() != 1) break;
+  return e;
+}
+
+}  // namespace
+
+SourceLocation toLocation(SourceRange range, const SourceManager& sm, const LangOptions& lang) {
+  SourceLocation out;
+  clang::SourceLocation begin = sm.getExpansionLoc(range.getBegin());
+  clang::SourceLocation end = sm.getExpansionLoc(range.getEnd());
+  if (begin.isInvalid()) return out;
+  PresumedLoc b = sm.getPresumedLoc(begin);
+  if (b.isInvalid()) return out;
+  out.file = b.getFilename();
+  out.line = b.getLine();
+  out.column = b.getColumn();
+  PresumedLoc e = sm.getPresumedLoc(end);
+  if (e.isValid() && e.getFileID() == b.getFileID()) {
+    out.endLine = e.getLine();
+    const unsigned length = Lexer::MeasureTokenLength(end, sm, lang);
+    out.endColumn = e.getColumn() + (length > 0 ? length - 1 : 0);
+  } else {
+    out.endLine = out.line;
+    out.endColumn = out.column;
+  }
+  return out;
+}
+
+SourceLocation nameLocation(const FunctionDecl* fn) {
+  const ASTContext& context = fn->getASTContext();
+  return toLocation(SourceRange(fn->getLocation()), context.getSourceManager(), context.getLangOpts());
+}
+
+bool isAnalyzable(const FunctionDecl* fn) {
+  return fn && fn->hasBody() && isUserCode(fn->getLocation(), fn->getASTContext().getSourceManager()) &&
+         !fn->isDependentContext();
+}
+
+const CXXRecordDecl* autogradFunctionOfApply(const CallExpr* call) {
+  const auto* method = dyn_cast_or_null<CXXMethodDecl>(call->getDirectCallee());
+  if (!method || !method->getDeclName().isIdentifier() || method->getName() != "apply") return nullptr;
+  const auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(method->getParent());
+  if (!spec || spec->getQualifiedNameAsString() != "torch::autograd::Function" || spec->getTemplateArgs().size() != 1)
+    return nullptr;
+  return spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+}
+
+const CXXRecordDecl* pointeeRecord(QualType type) {
+  type = type.getNonReferenceType().getCanonicalType();
+  if (const auto* ptr = type->getAs<PointerType>()) type = ptr->getPointeeType().getCanonicalType();
+  const CXXRecordDecl* r = type->getAsCXXRecordDecl();
+  if (const auto* spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(r)) {
+    const std::string name = spec->getQualifiedNameAsString();
+    if ((name == "std::unique_ptr" || name == "std::shared_ptr") && spec->getTemplateArgs().size() >= 1)
+      return pointeeRecord(spec->getTemplateArgs()[0].getAsType());
+  }
+  return r;
+}
+
+bool named(const std::vector<std::string>& names, llvm::StringRef name) {
+  return std::find(names.begin(), names.end(), name.str()) != names.end();
+}
+
+std::string calleeName(const CallExpr* call) {
+  const FunctionDecl* fn = call->getDirectCallee();
+  if (!fn || !fn->getDeclName().isIdentifier()) return "";
+  return fn->getName().str();
+}
+
+std::optional<double> numericConstant(const Expr* e, ASTContext& context) {
+  e = ignoreConversions(e);
+  Expr::EvalResult result;
+  if (!e->isValueDependent() && e->EvaluateAsRValue(result, context)) {
+    if (result.Val.isInt()) return double(result.Val.getInt().getSExtValue());
+    if (result.Val.isFloat()) return result.Val.getFloat().convertToDouble();
+  }
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e))
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->isLocalVarDecl() && var->getInit())
+      return numericConstant(var->getInit(), context);
+  return std::nullopt;
+}
+
+const ValueDecl* referencedVariable(const Expr* e) {
+  e = ignoreConversions(e);
+  if (const auto* ref = dyn_cast_or_null<DeclRefExpr>(e)) return ref->getDecl();
+  if (const auto* member = dyn_cast_or_null<MemberExpr>(e)) return member->getMemberDecl();
+  return nullptr;
+}
+
+const ValueDecl* declOf(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (!e) return nullptr;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e)) return ref->getDecl();
+  if (const auto* member = dyn_cast<MemberExpr>(e)) {
+    // Fields of this object, or of a module reached through a holder.
+    return dyn_cast<FieldDecl>(member->getMemberDecl());
+  }
+  return nullptr;
+}
+
+const Expr* moduleObject(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);
+      op && (op->getOperator() == OO_Arrow || op->getOperator() == OO_Star))
+    return moduleObject(op->getArg(0));
+  if (const auto* unary = dyn_cast_or_null<UnaryOperator>(e); unary && unary->getOpcode() == UO_Deref)
+    return moduleObject(unary->getSubExpr());
+  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e);
+      call && call->getMethodDecl() && call->getMethodDecl()->getName() == "get")
+    return moduleObject(call->getImplicitObjectArgument());
+  return e;
+}
+
+std::vector<const Expr*> tensorArgs(const CallExpr* call, unsigned first) {
+  std::vector<const Expr*> out;
+  for (unsigned i = first; i < call->getNumArgs(); ++i) {
+    const Expr* arg = ignoreWrappers(call->getArg(i));
+    if (isa<CXXDefaultArgExpr>(arg)) continue;
+    if (isTensorType(arg->getType())) {
+      out.push_back(arg);
+      continue;
+    }
+    // {a, b} for TensorList parameters.
+    const Expr* list = arg;
+    if (const auto* std = dyn_cast<CXXStdInitializerListExpr>(list)) list = ignoreWrappers(std->getSubExpr());
+    if (const auto* construct = dyn_cast<CXXConstructExpr>(list); construct && construct->getNumArgs() >= 1)
+      list = ignoreWrappers(construct->getArg(0));
+    if (const auto* std = dyn_cast<CXXStdInitializerListExpr>(list)) list = ignoreWrappers(std->getSubExpr());
+    if (const auto* init = dyn_cast<InitListExpr>(list))
+      for (const Expr* element : init->inits())
+        if (isTensorType(element->getType())) out.push_back(ignoreWrappers(element));
+  }
+  return out;
+}
+
+}  // namespace dtype_lint::analyzer::flow

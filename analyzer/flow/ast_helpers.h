@@ -1,0 +1,41 @@
+// What the dtype flow asks of Clang's AST that holds no flow state: source
+// locations, the variable an expression names, numeric constants.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "dtype_lint/finding.h"
+
+namespace dtype_lint::analyzer::flow {
+
+SourceLocation toLocation(clang::SourceRange range, const clang::SourceManager& sm, const clang::LangOptions& lang);
+// Where a function's name is.
+SourceLocation nameLocation(const clang::FunctionDecl* fn);
+// A function defined in user code that the flow follows.
+bool isAnalyzable(const clang::FunctionDecl* fn);
+
+// T for a call of T::apply(...), where T derives from torch::autograd::Function<T>.
+const clang::CXXRecordDecl* autogradFunctionOfApply(const clang::CallExpr* call);
+// The record behind a value, a pointer or a smart pointer.
+const clang::CXXRecordDecl* pointeeRecord(clang::QualType type);
+bool named(const std::vector<std::string>& names, llvm::StringRef name);
+// The callee's name; empty for operators, constructors and indirect calls.
+std::string calleeName(const clang::CallExpr* call);
+
+// A numeric constant: a literal, a constant expression, or a local initialized with one.
+std::optional<double> numericConstant(const clang::Expr* e, clang::ASTContext& context);
+// The variable an expression names, looking through casts and member access.
+const clang::ValueDecl* referencedVariable(const clang::Expr* e);
+// The variable or field an expression names (no looking through conversions).
+const clang::ValueDecl* declOf(const clang::Expr* e);
+// `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
+const clang::Expr* moduleObject(const clang::Expr* e);
+// The tensor arguments of a call from `first` on, with those of {a, b} lists.
+std::vector<const clang::Expr*> tensorArgs(const clang::CallExpr* call, unsigned first = 0);
+
+}  // namespace dtype_lint::analyzer::flow

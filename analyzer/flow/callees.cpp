@@ -1,0 +1,159 @@
+// The calls the analysis follows into: user functions, module forwards,
+// constructors and destructors, custom autograd Functions. Each callee is
+// analyzed in a context made from the caller's state by calleeContext.
+#include <fmt/format.h>
+
+#include "flow/ast_helpers.h"
+#include "flow/function_analysis.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std::optional<Note> calledFrom) {
+  if (ctx_.depth >= tu_.limits().maxCallDepth) {
+    tu_.noteTruncation(fn_, Truncation::CallDepth);
+    return std::nullopt;
+  }
+  CallContext c;
+  c.depth = ctx_.depth + 1;
+  c.callChain = ctx_.callChain;
+  if (calledFrom) c.callChain.insert(c.callChain.begin(), std::move(*calledFrom));
+  if (inherit == Inherit::Nothing) return c;
+  c.process = state_.process;
+  if (inherit == Inherit::ProcessOnly) return c;
+  c.inCustomBackward = ctx_.inCustomBackward;
+  c.forwardUnderAutocast = ctx_.forwardUnderAutocast;
+  c.guardedByScalerState = ctx_.guardedByScalerState;
+  return c;
+}
+
+std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* call, const FunctionDecl* callee) {
+  if (!callee) return std::nullopt;
+  auto c = calleeContext(Inherit::ProcessAndBackwardContext,
+                         note(call, fmt::format("in the call to '{}' from here", callee->getNameAsString())));
+  if (!c) return std::nullopt;
+  unsigned firstArg = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+  for (unsigned i = 0; i < callee->getNumParams(); ++i) {
+    const unsigned argIndex = i + firstArg;
+    c->args.push_back(argIndex < call->getNumArgs() ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
+                                                    : Value{});
+  }
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
+    const Expr* object = member->getImplicitObjectArgument();
+    if (moduleImplClass(object->getType()))
+      c->thisModule = evalModule(object);
+    else if (!isa<CXXThisExpr>(object->IgnoreImpCasts()))
+      c->thisObject = scalers_.objectRef(object);
+    else
+      c->thisObject = ctx_.thisObject;
+    if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
+  }
+  if (!c->thisModule && isa<CXXMethodDecl>(callee) && ctx_.thisModule &&
+      cast<CXXMethodDecl>(callee)->getParent() == dyn_cast<CXXMethodDecl>(fn_)->getParent())
+    c->thisModule = ctx_.thisModule;
+  return c;
+}
+
+const FunctionDecl* FunctionAnalysis::moduleForward(const CXXRecordDecl* impl) {
+  for (const CXXMethodDecl* method : impl->methods())
+    if (method->getDeclName().isIdentifier() && method->getName() == "forward" && method->hasBody())
+      return method->getDefinition();
+  return nullptr;
+}
+
+void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallExpr* call) {
+  if (module.args.empty()) return;
+  if (module.op.empty()) {
+    if (const FunctionResult* r = analyzeModuleCall(module, call)) applyCalleeExit(*r);
+    return;
+  }
+  if (isMatmulFamily(module.op)) return emitModuleCall(module.op, call, module.args.front(), module.module);
+  // Norm and loss modules: the op runs on the inputs.
+  emitOp(module.op, call, module.args, nullptr, false, false);
+}
+
+void FunctionAnalysis::applyCalleeExit(const FunctionResult& r) {
+  // Helpers, forwards and RAII guards that switch autocast, clear its cache or drive the scaler.
+  if (r.exitReached) state_.process = r.exit;
+}
+
+void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx) {
+  if (const FunctionResult* r = tu_.analyze(callee, calleeCtx)) applyCalleeExit(*r);
+}
+
+const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& module, const Expr* at) {
+  if (!isUserModule(module.impl)) return nullptr;
+  const FunctionDecl* forward = moduleForward(module.impl);
+  if (!isAnalyzable(forward)) return nullptr;
+  auto c = calleeContext(Inherit::ProcessOnly,
+                         note(at, fmt::format("in the call to module {} from here", describe(module.module))));
+  if (!c) return nullptr;
+  c->thisModule = evalModule(module.module);
+  size_t next = 0;
+  for (unsigned i = 0; i < forward->getNumParams(); ++i) {
+    Value v;
+    if (isTensorType(forward->getParamDecl(i)->getType()) && next < module.args.size()) {
+      v.kind = Value::Kind::Tensor;
+      v.fact = evalTensor(module.args[next++]);
+    }
+    c->args.push_back(v);
+  }
+  return tu_.analyze(forward, *c);
+}
+
+const FunctionResult* FunctionAnalysis::analyzeAutogradApply(const CallExpr* call, const CXXRecordDecl* function) {
+  if (!isCustomAutogradFunction(function)) return nullptr;
+  const FunctionDecl* forward = nullptr;
+  const FunctionDecl* backward = nullptr;
+  for (const CXXMethodDecl* m : function->methods()) {
+    if (!m->getDeclName().isIdentifier() || !m->hasBody()) continue;
+    if (m->getName() == "forward") forward = m->getDefinition();
+    if (m->getName() == "backward") backward = m->getDefinition();
+  }
+  if (!isAnalyzable(forward)) return nullptr;
+  auto fwd = calleeContext(Inherit::ProcessOnly,
+                           note(call, fmt::format("in '{}::forward' called from here", function->getName().str())));
+  if (!fwd) return nullptr;
+  // forward(AutogradContext* ctx, args...): apply's arguments start at the second parameter.
+  fwd->args.push_back(Value{});
+  for (unsigned i = 1; i < forward->getNumParams(); ++i)
+    fwd->args.push_back(i - 1 < call->getNumArgs() ? evalValue(call->getArg(i - 1), forward->getParamDecl(i)->getType())
+                                                   : Value{});
+  const FunctionResult* forwardResult = tu_.analyze(forward, *fwd);
+  if (!forwardResult) return nullptr;
+  if (isAnalyzable(backward)) analyzeCustomBackward(backward, *forwardResult, call, function);
+  return forwardResult;
+}
+
+void FunctionAnalysis::analyzeCustomBackward(const FunctionDecl* backward, const FunctionResult& forward,
+                                             const CallExpr* call, const CXXRecordDecl* function) {
+  auto bwd = calleeContext(Inherit::Nothing, std::nullopt);
+  if (!bwd) return;
+  bwd->inCustomBackward = true;
+  bwd->process.autocast.cpu.enabled = bwd->process.autocast.cuda.enabled = Tristate::Off;
+  if (state_.process.autocast.anyOn())
+    bwd->forwardUnderAutocast = note(call, fmt::format("'{}::forward' ran under autocast from here", function->getName().str()));
+  bwd->savedVariables = forward.savedForBackward;
+  bwd->args.push_back(Value{});
+  Value grads;
+  grads.kind = Value::Kind::List;
+  grads.list.push_back(forward.returned.dtype.isBottom() ? TensorFact{} : forward.returned);
+  if (grads.list.front().origin) grads.list.front().origin->message = "(the gradient of forward's output) " + grads.list.front().origin->message;
+  bwd->args.push_back(grads);
+  tu_.analyze(backward, *bwd);
+}
+
+void FunctionAnalysis::transferConstruct(const CXXConstructExpr* construct) {
+  const CXXConstructorDecl* ctor = construct->getConstructor();
+  const FunctionDecl* def = ctor ? ctor->getDefinition() : nullptr;
+  if (!def || !isAnalyzable(def)) return;
+  auto c = calleeContext(Inherit::ProcessOnly, std::nullopt);
+  if (!c) return;
+  for (unsigned i = 0; i < def->getNumParams(); ++i)
+    c->args.push_back(i < construct->getNumArgs() ? evalValue(construct->getArg(i), def->getParamDecl(i)->getType()) : Value{});
+  transferUserCall(def, *c);
+}
+
+}  // namespace dtype_lint::analyzer::flow

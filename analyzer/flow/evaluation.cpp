@@ -1,0 +1,330 @@
+// Evaluation: the dtype facts of expressions at the current program point.
+// Pure: never changes the state or emits events.
+#include <fmt/format.h>
+
+#include "dtype_lint/dl203_manual_scaling.h"
+#include "flow/ast_helpers.h"
+#include "flow/function_analysis.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (!e || isa<CXXDefaultArgExpr>(e)) return std::nullopt;
+  if (auto constant = evaluateScalarTypeConstant(e))
+    return TensorFact{DtypeSet(*constant), Note{loc(e), fmt::format("became {} here", name(*constant))}};
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
+    // TensorOptions(kHalf), optional<ScalarType>(kHalf), TypeMeta from ScalarType.
+    for (const Expr* arg : construct->arguments())
+      if (auto d = evalDtypeArgument(arg)) return d;
+    return std::nullopt;
+  }
+  if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
+  const bool dtypeValued = isScalarTypeType(e->getType()) || isTensorOptionsType(e->getType());
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
+    // A local options or dtype variable: auto opts = torch::TensorOptions().dtype(torch::kHalf);
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasLocalStorage() &&
+                                                              !isa<ParmVarDecl>(var) && dtypeValued)
+      return evalDtypeArgument(var->getInit());
+  }
+  // Options or a dtype the analysis cannot see into (a parameter, a member):
+  // some dtype, unknown which.
+  if (dtypeValued) return TensorFact{};
+  return std::nullopt;
+}
+
+std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, const std::string& name) {
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
+    const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
+    // x.dtype(), x.scalar_type(), x.options()
+    if (isTensorType(object->getType()) && (name == "dtype" || name == "scalar_type" || name == "options"))
+      return evalTensor(object);
+    // TensorOptions().dtype(kHalf).device(...): the innermost dtype() wins.
+    if (isTensorOptionsType(object->getType()) || isTensorOptionsType(call->getType())) {
+      if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));
+      if (name == "dtype" && call->getNumArgs() == 0) return std::nullopt;
+      return evalDtypeArgument(object);
+    }
+    if (name == "value" || name == "toScalarType") return evalDtypeArgument(object);
+  }
+  // torch::dtype(kHalf), at::device(kCUDA).dtype(...)
+  if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));
+  if (name == "typeMetaToScalarType" || name == "scalarTypeToTypeMeta") return evalDtypeArgument(call->getArg(0));
+  if (isTensorOptionsType(call->getType())) return std::nullopt;  // torch::device(...), requires_grad()
+  if (isScalarTypeType(call->getType())) return TensorFact{};
+  return std::nullopt;
+}
+
+TensorFact FunctionAnalysis::evalModule(const Expr* e) {
+  e = moduleObject(e);
+  if (!e) return {};
+  if (const ValueDecl* d = declOf(e)) {
+    if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
+    // model->fc1: a submodule shares its parent's dtype.
+    if (const auto* member = dyn_cast<MemberExpr>(e);
+        member && !isa<CXXThisExpr>(member->getBase()->IgnoreImpCasts()) && moduleImplClass(member->getBase()->getType()))
+      return evalModule(member->getBase());
+    // Submodules of the module whose member function this is share its dtype.
+    if (isa<FieldDecl>(d) && ctx_.thisModule) return *ctx_.thisModule;
+    return {};
+  }
+  if (const auto* member = dyn_cast<MemberExpr>(e)) return evalModule(member->getBase());
+  if (isa<CXXThisExpr>(e) && ctx_.thisModule) return *ctx_.thisModule;
+  return {};
+}
+
+ListFact FunctionAnalysis::evalList(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (const ValueDecl* d = declOf(e))
+    if (auto it = state_.lists.find(d); it != state_.lists.end()) return it->second;
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(e)) {
+    if (calleeName(member) == "get_saved_variables") return ctx_.savedVariables;
+  }
+  return {};
+}
+
+TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (!e) return {};
+  if (const auto* cond = dyn_cast<ConditionalOperator>(e))
+    return joinFacts(evalTensor(cond->getTrueExpr()), evalTensor(cond->getFalseExpr()));
+  if (const auto* member = dyn_cast<MemberExpr>(e))
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()))
+      if (const ValueDecl* base = structBase(member))
+        if (auto it = state_.structs.find(base); it != state_.structs.end()) {
+          auto fact = it->second.find(field);
+          return fact != it->second.end() ? fact->second : TensorFact{};
+        }
+  if (const ValueDecl* d = declOf(e)) {
+    if (auto it = state_.tensors.find(d); it != state_.tensors.end()) return it->second;
+    // fc->weight, fc->bias: the module's parameter dtype.
+    if (const auto* member = dyn_cast<MemberExpr>(e)) {
+      const Expr* base = member->getBase();
+      if (moduleImplClass(base->getType()) || moduleImplClass(ignoreWrappers(base)->getType()))
+        return evalModule(base);
+    }
+    return {};
+  }
+  if (const auto* call = dyn_cast<CallExpr>(e)) return evalCallResult(call);
+  return {};
+}
+
+std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, const std::vector<TensorFact>& inputs,
+                                                           const Expr* at) {
+  std::optional<TensorFact> out;
+  auto add = [&](DtypeSet d, std::string_view why) {
+    TensorFact f{d, Note{loc(at), std::string(why)}};
+    out = out ? joinFacts(*out, f) : f;
+  };
+  for (auto [device, autocast] : {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}}) {
+    if (autocast->enabled == Tristate::Off) continue;
+    const AutocastPolicy policy = autocastPolicy(op, device, tu_.torch());
+    if (policy == AutocastPolicy::None) continue;
+    if (autocast->enabled == Tristate::Unknown) return TensorFact{};
+    bool floating = true;
+    for (const TensorFact& f : inputs) floating = floating && (f.dtype.allFloating() || f.dtype.isUnknown());
+    if (!floating) continue;
+    switch (policy) {
+      case AutocastPolicy::LowerPrecision:
+        add(autocast->dtype, fmt::format("became {} by autocast here", autocast->dtype.toString()));
+        break;
+      case AutocastPolicy::Fp32: add(DtypeSet(ScalarType::Float), "became Float by autocast here"); break;
+      case AutocastPolicy::Promote: {
+        DtypeSet d = inputs.empty() ? DtypeSet::unknown() : inputs.front().dtype;
+        for (const TensorFact& f : inputs) d = d.promoteWith(f.dtype);
+        add(d, "promoted by autocast here");
+        break;
+      }
+      case AutocastPolicy::None: break;
+    }
+  }
+  return out;
+}
+
+TensorFact FunctionAnalysis::opResult(std::string_view op, const std::vector<TensorFact>& inputs, const Expr* at) {
+  if (auto cast = autocastResult(op, inputs, at)) return *cast;
+  if (returnsBool(op)) return TensorFact{DtypeSet(ScalarType::Bool), std::nullopt};
+  if (returnsLong(op)) return TensorFact{DtypeSet(ScalarType::Int64), std::nullopt};
+  if (inputs.empty()) return {};
+  if (isMatmulFamily(op) || promotesOperands(op)) {
+    TensorFact out = inputs.front();
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      DtypeSet promoted = out.dtype.promoteWith(inputs[i].dtype);
+      out = promoted == inputs[i].dtype && promoted != out.dtype ? inputs[i] : TensorFact{promoted, out.origin};
+    }
+    return out;
+  }
+  if (preservesDtype(op) || isPrecisionSensitive(op) || inPlaceBase(op)) return inputs.front();
+  return {};
+}
+
+TensorFact FunctionAnalysis::scaledByScalar(TensorFact tensor, const Expr* factor, const Expr* at) {
+  const ValueDecl* variable = referencedVariable(factor);
+  std::optional<std::string> variableName;
+  if (variable) variableName = variable->getName().str();
+  tensor.manualScaling =
+      manualScalingOf(loc(at), numericConstant(factor, tu_.context()), variableName, describe(factor));
+  tensor.scalingFactor = variable;
+  tensor.scaledBy.reset();
+  tensor.isGradient = false;
+  return tensor;
+}
+
+TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
+  const CallClassification& c = tu_.classify(call);
+  switch (c.value) {
+    case CallKind::ModuleCall: return evalModuleCall(*c.module, call);
+    case CallKind::TensorOperator: return evalOperator(cast<CXXOperatorCallExpr>(call));
+    case CallKind::ScalerApi: return evalScaledLoss(cast<CXXMemberCallExpr>(call));
+    case CallKind::TensorMethod: return evalTensorMethod(cast<CXXMemberCallExpr>(call), c.name);
+    case CallKind::AutogradApply: {
+      const FunctionResult* r = analyzeAutogradApply(call, c.autogradFunction);
+      return r ? r->returned : TensorFact{};
+    }
+    case CallKind::TorchFunction: return evalTorchFunction(call, c.name);
+    case CallKind::UserFunction: {
+      // A user function: its result in this context.
+      auto calleeCtx = userCallContext(call, c.definition);
+      const FunctionResult* r = calleeCtx ? tu_.analyze(c.definition, *calleeCtx) : nullptr;
+      return r ? r->returned : TensorFact{};
+    }
+    default: return {};
+  }
+}
+
+TensorFact FunctionAnalysis::evalModuleCall(const ModuleCall& module, const CallExpr* call) {
+  if (module.args.empty()) return {};
+  if (module.op.empty()) {
+    const FunctionResult* r = analyzeModuleCall(module, call);
+    return r ? r->returned : TensorFact{};
+  }
+  std::vector<TensorFact> inputs;
+  for (const Expr* arg : module.args) inputs.push_back(evalTensor(arg));
+  if (isMatmulFamily(module.op)) inputs = {inputs.front(), evalModule(module.module)};
+  return opResult(module.op, inputs, call);
+}
+
+// Operators on tensors: a + b, a * 2, saved[0].
+TensorFact FunctionAnalysis::evalOperator(const CXXOperatorCallExpr* op) {
+  const OverloadedOperatorKind kind = op->getOperator();
+  if (kind == OO_Subscript) {
+    if (isTensorType(op->getArg(0)->getType())) return evalTensor(op->getArg(0));  // x[0] keeps x's dtype
+    ListFact list = evalList(op->getArg(0));
+    if (auto index = op->getArg(1)->getIntegerConstantExpr(tu_.context());
+        index && index->getExtValue() >= 0 && size_t(index->getExtValue()) < list.size())
+      return list[size_t(index->getExtValue())];
+    return {};
+  }
+  if (kind == OO_Call) return {};
+  static const std::map<OverloadedOperatorKind, std::string_view> kArithmetic = {
+      {OO_Plus, "add"}, {OO_Minus, "sub"}, {OO_Star, "mul"}, {OO_Slash, "div"}};
+  if (kind == OO_Star && op->getNumArgs() == 2 &&
+      isTensorType(op->getArg(0)->getType()) != isTensorType(op->getArg(1)->getType())) {
+    const bool tensorFirst = isTensorType(op->getArg(0)->getType());
+    return scaledByScalar(evalTensor(op->getArg(tensorFirst ? 0 : 1)), op->getArg(tensorFirst ? 1 : 0), op);
+  }
+  if (auto it = kArithmetic.find(kind); it != kArithmetic.end()) {
+    std::vector<TensorFact> inputs;
+    for (const Expr* arg : op->arguments())
+      if (isTensorType(arg->getType())) inputs.push_back(evalTensor(arg));
+    if (kind == OO_Minus && op->getNumArgs() == 1) return inputs.empty() ? TensorFact{} : inputs.front();
+    return opResult(it->second, inputs, op);
+  }
+  if (kind == OO_PlusEqual || kind == OO_MinusEqual || kind == OO_StarEqual || kind == OO_SlashEqual ||
+      kind == OO_Equal)
+    return evalTensor(op->getArg(0));
+  return {};
+}
+
+// scaler.scale(loss), or a method that announces it returns a scaled loss.
+TensorFact FunctionAnalysis::evalScaledLoss(const CXXMemberCallExpr* call) {
+  TensorFact scaled = evalTensor(call->getArg(0));
+  scaled.scaledBy = scalers_.objectRef(ignoreWrappers(call->getImplicitObjectArgument()));
+  scaled.manualScaling.reset();
+  return scaled;
+}
+
+TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
+  TensorFact self = evalTensor(ignoreWrappers(call->getImplicitObjectArgument()));
+  if (name == "grad" || name == "mutable_grad") {
+    self.isGradient = true;
+    return self;
+  }
+  if (name == "mul" && call->getNumArgs() == 1 && !isTensorType(call->getArg(0)->getType()))
+    return scaledByScalar(self, call->getArg(0), call);
+  if (name == "to" || name == "type" || name == "toType" || name == "type_as") {
+    for (const Expr* arg : call->arguments()) {
+      if (isa<CXXDefaultArgExpr>(ignoreWrappers(arg))) continue;
+      if (isTensorType(arg->getType())) return evalTensor(arg);  // x.to(other), x.type_as(other)
+      if (auto d = evalDtypeArgument(arg)) return d->dtype.isUnknown() ? TensorFact{} : *d;
+    }
+    return self;  // x.to(device)
+  }
+  if (name == "item" || name == "size" || name == "dim") return {};
+  if (hasExplicitDtype(call)) {
+    for (const Expr* arg : call->arguments())
+      if (auto d = evalDtypeArgument(arg); d && !d->dtype.isUnknown()) return *d;
+  }
+  std::vector<TensorFact> inputs{self};
+  for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
+  return opResult(name, inputs, call);
+}
+
+// Factories: torch::randn({2, 3}, torch::kHalf), torch::zeros_like(x)
+std::optional<TensorFact> FunctionAnalysis::evalFactory(const CallExpr* call, const std::string& name) {
+  const FactoryKind factory = factoryKind(name);
+  if (factory == FactoryKind::NotFactory) return std::nullopt;
+  for (const Expr* arg : call->arguments())
+    if (!isTensorType(arg->getType()))
+      if (auto d = evalDtypeArgument(arg)) {
+        if (d->dtype.isUnknown()) return TensorFact{};
+        if (d->origin) d->origin->message = fmt::format("created as {} here", d->dtype.toString());
+        return *d;
+      }
+  switch (factory) {
+    case FactoryKind::DefaultFloat:
+      return TensorFact{DtypeSet(ScalarType::Float), Note{loc(call), "created as Float here"}};
+    case FactoryKind::Long: return TensorFact{DtypeSet(ScalarType::Int64), std::nullopt};
+    case FactoryKind::Like: return call->getNumArgs() ? evalTensor(call->getArg(0)) : TensorFact{};
+    case FactoryKind::NotFactory: break;
+  }
+  return std::nullopt;
+}
+
+TensorFact FunctionAnalysis::evalTorchFunction(const CallExpr* call, const std::string& name) {
+  if (auto created = evalFactory(call, name)) return *created;
+  if (hasExplicitDtype(call))
+    for (const Expr* arg : call->arguments())
+      if (auto d = evalDtypeArgument(arg); d && !d->dtype.isUnknown()) return *d;
+  std::vector<TensorFact> inputs;
+  for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
+  return opResult(atenOpName(call->getDirectCallee()), inputs, call);
+}
+
+Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
+  Value v;
+  if (isTensorListType(paramType)) {
+    v.kind = Value::Kind::List;
+    v.list = evalList(e);
+  } else if (isTensorType(paramType)) {
+    v.kind = Value::Kind::Tensor;
+    v.fact = evalTensor(e);
+  } else if (moduleImplClass(paramType)) {
+    v.kind = Value::Kind::Module;
+    v.fact = evalModule(e);
+  } else if (isScaler(paramType) || isOptimizerType(paramType)) {
+    v.kind = Value::Kind::Object;
+    v.object = scalers_.objectRef(e);
+  } else if (const ValueDecl* d = declOf(e)) {
+    if (auto it = state_.structs.find(d); it != state_.structs.end()) {
+      v.kind = Value::Kind::Struct;
+      v.fields = it->second;
+    }
+  }
+  return v;
+}
+
+}  // namespace dtype_lint::analyzer::flow

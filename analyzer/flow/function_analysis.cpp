@@ -1,0 +1,264 @@
+#include "flow/function_analysis.h"
+
+#include <fmt/format.h>
+
+#include <deque>
+
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
+#include "flow/ast_helpers.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+FunctionAnalysis::FunctionAnalysis(TranslationUnitAnalysis& tu, const FunctionDecl* fn, const CallContext& ctx,
+                                   CFG& cfg)
+    : tu_(tu), fn_(fn), ctx_(ctx), cfg_(cfg), sm_(tu.context().getSourceManager()), lang_(tu.context().getLangOpts()),
+      scalers_(*this, tu.scalerApi()) {}
+
+// ---- helpers --------------------------------------------------------------
+
+SourceLocation FunctionAnalysis::toLocation(SourceRange range) const { return flow::toLocation(range, sm_, lang_); }
+
+const ValueDecl* FunctionAnalysis::structBase(const MemberExpr* member) {
+  const Expr* base = ignoreWrappers(member->getBase());
+  const auto* ref = dyn_cast<DeclRefExpr>(base);
+  if (!ref || !isa<VarDecl>(ref->getDecl())) return nullptr;
+  const QualType type = ref->getDecl()->getType().getNonReferenceType();
+  const CXXRecordDecl* record = type->getAsCXXRecordDecl();
+  if (!record || isTensorType(type) || moduleImplClass(type) || isOptimizerType(type) || isScaler(type))
+    return nullptr;
+  return ref->getDecl();
+}
+
+const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {
+  const auto* call = dyn_cast_or_null<CallExpr>(ignoreWrappers(e));
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
+  if (!def || !isAnalyzable(def)) return nullptr;
+  auto c = userCallContext(call, def);
+  return c ? tu_.analyze(def, *c) : nullptr;
+}
+
+std::string FunctionAnalysis::describe(const Expr* e) {
+  e = ignoreWrappers(e);
+  CharSourceRange range = sm_.getExpansionRange(e->getSourceRange());
+  std::string text = Lexer::getSourceText(range, sm_, lang_).str();
+  std::string collapsed;
+  for (char c : text) {
+    if (c == '\n' || c == '\t') c = ' ';
+    if (c == ' ' && !collapsed.empty() && collapsed.back() == ' ') continue;
+    collapsed += c;
+  }
+  if (collapsed.size() > 48) collapsed = collapsed.substr(0, 45) + "...";
+  return "'" + collapsed + "'";
+}
+
+Operand FunctionAnalysis::operand(std::string description, const TensorFact& fact) {
+  Operand out{std::move(description), fact.dtype, fact.origin};
+  if (fact.origin && !fact.originNamed) out.origin->message = out.description + " " + fact.origin->message;
+  return out;
+}
+
+TensorFact named(TensorFact fact, const NamedDecl* variable) {
+  if (fact.origin && !fact.originNamed) {
+    fact.origin->message = fmt::format("'{}' {}", variable->getNameAsString(), fact.origin->message);
+    fact.originNamed = true;
+  }
+  return fact;
+}
+
+bool FunctionAnalysis::hasExplicitDtype(const CallExpr* call) {
+  for (const Expr* arg : call->arguments()) {
+    arg = ignoreWrappers(arg);
+    if (isa<CXXDefaultArgExpr>(arg)) continue;
+    if (isScalarTypeType(arg->getType()) || isTensorOptionsType(arg->getType())) {
+      if (auto d = evalDtypeArgument(arg); d && !d->dtype.isUnknown()) return true;
+      continue;
+    }
+    // Functional options: F::SoftmaxFuncOptions(1).dtype(torch::kFloat)
+    for (const Expr* e = arg; const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(e);
+         e = ignoreWrappers(member->getImplicitObjectArgument())) {
+      if (member->getMethodDecl() && member->getMethodDecl()->getName() == "dtype" && member->getNumArgs() == 1)
+        return true;
+    }
+  }
+  return false;
+}
+
+// ---- exceptions -------------------------------------------------------------
+
+void FunctionAnalysis::findTryRegions() {
+  for (const CFGBlock* block : cfg_)
+    if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt()))
+      tries_[tryStmt].dispatch = block;
+}
+
+// The innermost try statement whose try block (not a handler) holds s.
+const CXXTryStmt* FunctionAnalysis::enclosingTry(const Stmt* s) {
+  ASTContext& context = tu_.context();
+  while (s && s != fn_->getBody()) {
+    const DynTypedNodeList parents = context.getParents(*s);
+    if (parents.empty()) return nullptr;
+    const Stmt* parent = parents[0].get<Stmt>();
+    if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(parent); tryStmt && tryStmt->getTryBlock() == s)
+      return tryStmt;
+    s = parent;
+  }
+  return nullptr;
+}
+
+// Whether s runs only on one side of an if (or ?:) whose condition reads a
+// member of `this`: an object's code guarded by its own bookkeeping.
+bool FunctionAnalysis::underTestOfOwnMembers(const Stmt* s) {
+  struct ReadsOwnMember : RecursiveASTVisitor<ReadsOwnMember> {
+    bool found = false;
+    bool VisitMemberExpr(MemberExpr* member) {
+      found = found || isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts());
+      return !found;
+    }
+  };
+  auto readsOwnMember = [](const Expr* condition) {
+    ReadsOwnMember visitor;
+    visitor.TraverseStmt(const_cast<Expr*>(condition));
+    return visitor.found;
+  };
+  ASTContext& context = tu_.context();
+  while (s && s != fn_->getBody()) {
+    const DynTypedNodeList parents = context.getParents(*s);
+    if (parents.empty()) return false;
+    const Stmt* parent = parents[0].get<Stmt>();
+    if (const auto* branch = dyn_cast_or_null<IfStmt>(parent); branch && branch->getCond() != s &&
+                                                               readsOwnMember(branch->getCond()))
+      return true;
+    if (const auto* choice = dyn_cast_or_null<ConditionalOperator>(parent); choice && choice->getCond() != s &&
+                                                                          readsOwnMember(choice->getCond()))
+      return true;
+    s = parent;
+  }
+  return false;
+}
+
+void FunctionAnalysis::noteThrowPoint(const CFGElement& element) {
+  const auto stmt = element.getAs<CFGStmt>();
+  if (!stmt || !isa<CallExpr, CXXConstructExpr, CXXThrowExpr>(stmt->getStmt())) return;
+  const CXXTryStmt* tryStmt = enclosingTry(stmt->getStmt());
+  if (!tryStmt) return;
+  TryRegion& region = tries_[tryStmt];
+  FlowState joined = region.thrown;
+  joined.join(state_);
+  if (joined.sameAs(region.thrown)) return;
+  region.thrown = std::move(joined);
+  reopenedHandlers_.push_back(region.dispatch);
+}
+
+// ---- the worklist ---------------------------------------------------------------
+
+void FunctionAnalysis::transferBlock(const CFGBlock& block) {
+  for (const CFGElement& element : block) {
+    if (collectingThrows_ && !tries_.empty()) noteThrowPoint(element);
+    transfer(element);
+    if (!state_.reached) break;
+  }
+}
+
+FlowState FunctionAnalysis::entryState() {
+  FlowState entry;
+  entry.reached = true;
+  entry.process = ctx_.process;
+  for (unsigned i = 0; i < fn_->getNumParams() && i < ctx_.args.size(); ++i) {
+    const ParmVarDecl* param = fn_->getParamDecl(i);
+    const Value& v = ctx_.args[i];
+    switch (v.kind) {
+      case Value::Kind::Tensor: entry.tensors[param] = v.fact; break;
+      case Value::Kind::Module: entry.modules[param] = v.fact; break;
+      case Value::Kind::List: entry.lists[param] = v.list; break;
+      case Value::Kind::Object: scalers_.bindParameter(param, v.object); break;
+      case Value::Kind::Struct: entry.structs[param] = v.fields; break;
+      case Value::Kind::None: break;
+    }
+  }
+  return entry;
+}
+
+FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState& entry,
+                                          const std::vector<FlowState>& out) {
+  FlowState in = block == &cfg_.getEntry() ? entry : FlowState{};
+  if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt()))
+    in.join(tries_[tryStmt].thrown);
+  for (const CFGBlock::AdjacentBlock& pred : block->preds()) {
+    // An exception no handler catches leaves the function: the caller's code after the call never runs.
+    const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
+                          isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
+    if (pred.isReachable() && !uncaught) in.join(out[pred->getBlockID()]);
+  }
+  return in;
+}
+
+bool FunctionAnalysis::iterateToFixpoint(const FlowState& entry, std::vector<FlowState>& out) {
+  std::vector<int> visits(cfg_.getNumBlockIDs(), 0);
+  std::deque<const CFGBlock*> worklist{&cfg_.getEntry()};
+  std::vector<bool> queued(cfg_.getNumBlockIDs(), false);
+  auto enqueue = [&](const CFGBlock* block) {
+    if (queued[block->getBlockID()]) return;
+    queued[block->getBlockID()] = true;
+    worklist.push_back(block);
+  };
+  queued[cfg_.getEntry().getBlockID()] = true;
+  bool truncated = false;
+  while (!worklist.empty()) {
+    const CFGBlock* block = worklist.front();
+    worklist.pop_front();
+    queued[block->getBlockID()] = false;
+    if (++visits[block->getBlockID()] > tu_.limits().maxBlockVisits) {
+      truncated = true;
+      continue;
+    }
+
+    state_ = stateEntering(block, entry, out);
+    if (!state_.reached) continue;
+
+    transferBlock(*block);
+    for (const CFGBlock* dispatch : reopenedHandlers_) enqueue(dispatch);
+    reopenedHandlers_.clear();
+    if (const Stmt* terminator = block->getTerminatorStmt(); terminator && isa<ContinueStmt>(terminator))
+      state_.process.protocol.leaveIteration(toLocation(terminator->getSourceRange()));
+    if (visits[block->getBlockID()] > 1 && state_.sameAs(out[block->getBlockID()])) continue;
+    out[block->getBlockID()] = state_;
+    for (const CFGBlock::AdjacentBlock& succ : block->succs())
+      if (succ.isReachable()) enqueue(succ);
+  }
+  return truncated;
+}
+
+FunctionResult FunctionAnalysis::run() {
+  const FlowState entry = entryState();
+
+  // Phase 1: the fixpoint, silently. An early visit of a block sees only some
+  // of the paths into it, and a fact that holds "on every path" there may not.
+  tu_.beginSilent();
+  std::vector<FlowState> out(cfg_.getNumBlockIDs());
+  findTryRegions();
+  const bool stoppedEarly = iterateToFixpoint(entry, out);
+  tu_.endSilent();
+  collectingThrows_ = false;
+  if (stoppedEarly) tu_.noteTruncation(fn_, Truncation::BlockVisits);
+
+  // Phase 2: every reached block once more, from its fixpoint state, reporting.
+  for (const CFGBlock* block : cfg_) {
+    state_ = stateEntering(block, entry, out);
+    if (!state_.reached) continue;
+    transferBlock(*block);
+  }
+
+  const FlowState& exit = out[cfg_.getExit().getBlockID()];
+  result_.exitReached = exit.reached;
+  result_.exit = exit.reached ? exit.process : ctx_.process;
+  if (result_.returned.dtype.isBottom()) result_.returned = TensorFact{};
+  return std::move(result_);
+}
+
+}  // namespace dtype_lint::analyzer::flow

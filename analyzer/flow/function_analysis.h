@@ -1,0 +1,154 @@
+// One function in one context: a worklist over the Clang CFG to a fixpoint
+// (silently), then every reached block once more from its fixpoint state,
+// reporting events.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clang/AST/StmtCXX.h"
+#include "clang/Analysis/CFG.h"
+#include "flow/call_kind.h"
+#include "flow/flow_queries.h"
+#include "flow/scaler_tracking.h"
+#include "flow/translation_unit.h"
+
+namespace dtype_lint::analyzer::flow {
+
+// What a callee's context takes over from its caller's, besides the call
+// chain and the depth.
+enum class Inherit {
+  // A helper called from here: the process state, whether it runs in a custom
+  // backward, and under a scaler's test of its own state.
+  ProcessAndBackwardContext,
+  // A module's forward, a constructor, a destructor, a custom Function's
+  // forward: the process state only.
+  ProcessOnly,
+  // A custom Function's backward: nothing; the autograd engine runs it later,
+  // with autocast off.
+  Nothing,
+};
+
+class FunctionAnalysis final : public FlowQueries {
+ public:
+  FunctionAnalysis(TranslationUnitAnalysis& tu, const clang::FunctionDecl* fn, const CallContext& ctx,
+                   clang::CFG& cfg);
+
+  FunctionResult run();
+
+  // FlowQueries
+  TensorFact evalTensor(const clang::Expr* e) override;
+  TensorFact evalModule(const clang::Expr* e) override;
+  SourceLocation loc(const clang::Expr* e) override { return toLocation(e->getSourceRange()); }
+  std::string describe(const clang::Expr* e) override;
+  FlowState& state() override { return state_; }
+  const CallContext& callContext() const override { return ctx_; }
+  const clang::FunctionDecl* function() const override { return fn_; }
+  clang::ASTContext& astContext() override { return tu_.context(); }
+  AnalysisEvents& events() override { return tu_.events(); }
+
+ private:
+  // The worklist
+  FlowState entryState();
+  FlowState stateEntering(const clang::CFGBlock* block, const FlowState& entry, const std::vector<FlowState>& out);
+  // Whether some block was visited too often: the fixpoint was not reached.
+  bool iterateToFixpoint(const FlowState& entry, std::vector<FlowState>& out);
+
+  // Exceptions. Clang's CFG has no edges into catch handlers, so the state a
+  // handler starts from is collected here: the join of the states before each
+  // call in its try block.
+  struct TryRegion {
+    const clang::CFGBlock* dispatch = nullptr;  // the block whose successors are the handlers
+    FlowState thrown;
+  };
+  void findTryRegions();
+  const clang::CXXTryStmt* enclosingTry(const clang::Stmt* s);
+  bool underTestOfOwnMembers(const clang::Stmt* s);
+  void noteThrowPoint(const clang::CFGElement& element);
+  void transferBlock(const clang::CFGBlock& block);
+
+  // Transfer functions
+  void transfer(const clang::CFGElement& element);
+  void transferStmt(const clang::Stmt* s);
+  void transferReturn(const clang::ReturnStmt* ret);
+  void transferCall(const clang::CallExpr* call);
+  void transferOperator(const clang::CXXOperatorCallExpr* op);
+  void transferSaveForBackward(const clang::CallExpr* call);
+  void transferModuleConversion(const clang::CXXMemberCallExpr* call);
+  void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
+  void transferTorchFunction(const clang::CallExpr* call, const std::string& name);
+  void transferBackward(const clang::Expr* loss, const clang::Expr* at);
+  void transferConstruct(const clang::CXXConstructExpr* construct);
+  void transferUserCall(const clang::FunctionDecl* callee, const CallContext& calleeCtx);
+  void applyCalleeExit(const FunctionResult& result);
+  void assign(const clang::Expr* lhs, const clang::Expr* rhs, const clang::Expr* at);
+  void bindVariable(const clang::VarDecl* var, const clang::Expr* init);
+  void bindModule(const clang::VarDecl* var, const clang::Expr* init);
+  bool isUserStruct(clang::QualType type);
+  void handleAutocastCall(const clang::FunctionDecl* fn, const clang::CallExpr* call);
+  void emitOp(const std::string& op, const clang::Expr* at, std::vector<const clang::Expr*> inputs,
+              const clang::Expr* destination, bool explicitDtype, bool reducesAllDims);
+  void emitModuleCall(const std::string& op, const clang::Expr* at, const clang::Expr* input,
+                      const clang::Expr* moduleExpr);
+  void pushOp(OpEvent event, const clang::Expr* at);
+  void endPathIfItRaises(const OpEvent& event, const clang::Expr* at);
+
+  // Evaluation (pure: never changes the state or emits events)
+  TensorFact evalCallResult(const clang::CallExpr* call);
+  TensorFact evalModuleCall(const ModuleCall& module, const clang::CallExpr* call);
+  TensorFact evalOperator(const clang::CXXOperatorCallExpr* op);
+  TensorFact evalScaledLoss(const clang::CXXMemberCallExpr* call);
+  TensorFact evalTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
+  TensorFact evalTorchFunction(const clang::CallExpr* call, const std::string& name);
+  std::optional<TensorFact> evalFactory(const clang::CallExpr* call, const std::string& name);
+  ListFact evalList(const clang::Expr* e);
+  std::optional<TensorFact> evalDtypeArgument(const clang::Expr* e);
+  std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);
+  Value evalValue(const clang::Expr* e, clang::QualType paramType);
+  TensorFact opResult(std::string_view op, const std::vector<TensorFact>& inputs, const clang::Expr* at);
+  // loss * K: the dtype is the tensor's; DL203 remembers K.
+  TensorFact scaledByScalar(TensorFact tensor, const clang::Expr* factor, const clang::Expr* at);
+  std::optional<TensorFact> autocastResult(std::string_view op, const std::vector<TensorFact>& inputs,
+                                           const clang::Expr* at);
+
+  // Calls the analysis follows into
+  std::optional<CallContext> calleeContext(Inherit inherit, std::optional<Note> calledFrom);
+  std::optional<CallContext> userCallContext(const clang::CallExpr* call, const clang::FunctionDecl* callee);
+  const clang::FunctionDecl* moduleForward(const clang::CXXRecordDecl* impl);
+  void transferModuleCall(const ModuleCall& module, const clang::CallExpr* call);
+  const FunctionResult* analyzeModuleCall(const ModuleCall& module, const clang::Expr* at);
+  const FunctionResult* analyzeAutogradApply(const clang::CallExpr* call, const clang::CXXRecordDecl* function);
+  void analyzeCustomBackward(const clang::FunctionDecl* backward, const FunctionResult& forward,
+                             const clang::CallExpr* call, const clang::CXXRecordDecl* function);
+
+  // Helpers
+  // The local struct or struct parameter a member expression reads (ws.proj).
+  const clang::ValueDecl* structBase(const clang::MemberExpr* member);
+  // The result of a call to a user function, analyzed in this context.
+  const FunctionResult* userCallResult(const clang::Expr* e);
+  SourceLocation toLocation(clang::SourceRange range) const;
+  Note note(const clang::Expr* e, std::string message) { return Note{loc(e), std::move(message)}; }
+  Operand operand(std::string description, const TensorFact& fact);
+  bool hasExplicitDtype(const clang::CallExpr* call);
+  bool isScaler(clang::QualType type) const { return isScalerType(tu_.scalerApi(), type); }
+
+  TranslationUnitAnalysis& tu_;
+  const clang::FunctionDecl* fn_;
+  const CallContext& ctx_;
+  clang::CFG& cfg_;
+  const clang::SourceManager& sm_;
+  const clang::LangOptions& lang_;
+  FlowState state_;
+  FunctionResult result_;
+  ScalerTracking scalers_;
+  std::map<const clang::CXXTryStmt*, TryRegion> tries_;
+  bool collectingThrows_ = true;                         // false once the fixpoint is reached
+  std::vector<const clang::CFGBlock*> reopenedHandlers_;  // dispatch blocks whose thrown state grew
+};
+
+// Names the variable in an anonymous origin: "'x' became Half here".
+TensorFact named(TensorFact fact, const clang::NamedDecl* variable);
+
+}  // namespace dtype_lint::analyzer::flow

@@ -1,0 +1,318 @@
+#include "flow/scaler_tracking.h"
+
+#include <fmt/format.h>
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "dtype_lint/dl209_scaler_with_bfloat16.h"
+#include "dtype_lint/dl304_optimizer_epsilon.h"
+#include "flow/ast_helpers.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+bool isScalerType(const ScalerApi& api, QualType type) {
+  const CXXRecordDecl* r = pointeeRecord(type);
+  return r && r->getDeclName().isIdentifier() && named(api.classes, r->getName());
+}
+
+ScalerCall scalerCall(const ScalerApi& api, const std::string& method) {
+  if (named(api.scale, method)) return ScalerCall::Scale;
+  if (named(api.unscale, method)) return ScalerCall::Unscale;
+  if (named(api.step, method)) return ScalerCall::Step;
+  if (named(api.update, method)) return ScalerCall::Update;
+  return ScalerCall::None;
+}
+
+ObjectRef ScalerTracking::objectRef(const Expr* e) {
+  e = moduleObject(e);
+  if (const auto* addressOf = dyn_cast_or_null<UnaryOperator>(e); addressOf && addressOf->getOpcode() == UO_AddrOf)
+    e = moduleObject(addressOf->getSubExpr());
+  const ValueDecl* d = declOf(e);
+  if (!d) return ObjectRef{0, flow_.describe(e)};
+  if (auto it = aliases_.find(d); it != aliases_.end()) return it->second;
+  if (const auto* var = dyn_cast<VarDecl>(d)) {
+    if (var->isCXXForRangeDecl()) return ObjectRef{0, flow_.describe(e)};
+    // A local reference or pointer: auto& opt = *optimizer; auto* s = &scaler;
+    if (var->getType()->isReferenceType() || var->getType()->isPointerType())
+      return var->getInit() && !isa<ParmVarDecl>(var) ? objectRef(var->getInit()) : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, flow_.describe(e)};
+  }
+  if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) return ObjectRef{0, flow_.describe(e)};
+  return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), "'" + d->getNameAsString() + "'"};
+}
+
+void ScalerTracking::refreshOptimizerDtype(const ObjectRef& optimizer) {
+  // model->to(kHalf) after the optimizer was built converts the same parameters.
+  const OptimizerFacts* facts = protocol().optimizer(optimizer.id);
+  if (!facts || !facts->module) return;
+  for (const auto& [decl, fact] : flow_.state().modules)
+    if (reinterpret_cast<uintptr_t>(decl->getCanonicalDecl()) == facts->module && fact.dtype != facts->parameterDtype)
+      protocol().declareOptimizer(optimizer, fact.dtype, fact.origin, facts->module);
+}
+
+std::optional<ObjectRef> ScalerTracking::optimizerArgument(const CXXMemberCallExpr* call, const ObjectRef& scaler) {
+  for (const Expr* arg : call->arguments())
+    if (isOptimizerType(arg->getType())) {
+      ObjectRef optimizer = objectRef(arg);
+      if (optimizer.id && scaler.id) return optimizer;
+    }
+  return std::nullopt;
+}
+
+void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std::string& name) {
+  const ObjectRef scaler = objectRef(call->getImplicitObjectArgument());
+  const SourceLocation at = flow_.loc(call);
+  switch (scalerCall(api_, name)) {
+    case ScalerCall::Scale:
+      checkScalerWithBFloat16(scaler, at, bfloat16AutocastAt(flow_.state().process.autocast), findings());
+      if (call->getNumArgs() >= 1)
+        if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
+          checkScalingInsideScaler(*loss.manualScaling, at, findings());
+      return;
+    case ScalerCall::Unscale:
+      if (auto optimizer = optimizerArgument(call, scaler)) {
+        refreshOptimizerDtype(*optimizer);
+        protocol().unscale(scaler, *optimizer, at, findings());
+      }
+      return;
+    case ScalerCall::Step:
+      if (auto optimizer = optimizerArgument(call, scaler)) {
+        refreshOptimizerDtype(*optimizer);
+        protocol().step(scaler, *optimizer, at, findings());
+      } else if (scaler.id) {
+        protocol().stepUnidentifiedOptimizer(scaler);
+      }
+      return;
+    case ScalerCall::Update:
+      if (scaler.id) protocol().update(scaler, at, findings());
+      return;
+    case ScalerCall::None: return;
+  }
+}
+
+void ScalerTracking::transferOptimizerCall(const CXXMemberCallExpr* call, const std::string& name) {
+  const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
+  if (name == "step") {
+    const ProcessState& process = flow_.state().process;
+    OptimizerStepEvent step;
+    step.location = flow_.loc(call);
+    step.optimizer = flow_.describe(moduleObject(object));
+    step.autocast = process.autocast;
+    step.cacheFilledAt = process.cacheFilledAt;
+    step.regionLeftAt = process.regionLeftAt;
+    step.callChain = flow_.callContext().callChain;
+    flow_.events().steps.push_back(std::move(step));
+    if (const ObjectRef optimizer = objectRef(object); optimizer.id)
+      protocol().optimizerStep(optimizer, flow_.loc(call), findings());
+  } else if (name == "zero_grad") {
+    protocol().zeroGrad(objectRef(object));
+  }
+}
+
+std::optional<ObjectRef> ScalerTracking::optimizerOfFunction() {
+  // The optimizer whose param_groups() this function walks, else its only optimizer parameter.
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const Expr* found = nullptr;
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
+      if (!found && call->getMethodDecl() && call->getMethodDecl()->getDeclName().isIdentifier() &&
+          call->getMethodDecl()->getName() == "param_groups" && isOptimizerType(call->getImplicitObjectArgument()->getType()))
+        found = call->getImplicitObjectArgument();
+      return true;
+    }
+  } finder;
+  const FunctionDecl* fn = flow_.function();
+  finder.TraverseStmt(const_cast<Stmt*>(fn->getBody()));
+  if (finder.found) return objectRef(finder.found);
+  std::optional<ObjectRef> only;
+  for (const ParmVarDecl* param : fn->parameters())
+    if (isOptimizerType(param->getType())) {
+      if (only) return std::nullopt;
+      auto it = aliases_.find(param);
+      only = it != aliases_.end() ? it->second : ObjectRef{reinterpret_cast<uintptr_t>(param), "'" + param->getNameAsString() + "'"};
+    }
+  return only;
+}
+
+std::optional<ObjectRef> ScalerTracking::rawOpScaler(const CallExpr* call, unsigned scaleArg) {
+  if (flow_.callContext().thisObject) return flow_.callContext().thisObject;
+  if (scaleArg >= call->getNumArgs()) return std::nullopt;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const ValueDecl* found = nullptr;
+    bool VisitDeclRefExpr(DeclRefExpr* ref) {
+      if (!found && isa<VarDecl>(ref->getDecl())) found = ref->getDecl();
+      return true;
+    }
+    bool VisitMemberExpr(MemberExpr* member) {
+      if (!found && isa<FieldDecl>(member->getMemberDecl())) found = member->getMemberDecl();
+      return true;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<Expr*>(call->getArg(scaleArg)));
+  if (!finder.found) return std::nullopt;
+  return ObjectRef{reinterpret_cast<uintptr_t>(finder.found->getCanonicalDecl()),
+                   "the scaler of '" + finder.found->getNameAsString() + "'"};
+}
+
+void ScalerTracking::transferRawAmpOp(const CallExpr* call, const std::string& name) {
+  if (name == "_amp_foreach_non_finite_check_and_unscale_") {
+    auto scaler = rawOpScaler(call, 2);
+    auto optimizer = optimizerOfFunction();
+    if (scaler && optimizer) {
+      refreshOptimizerDtype(*optimizer);
+      if (flow_.callContext().guardedByScalerState)
+        protocol().unscaleUnlessDone(*scaler, *optimizer, flow_.loc(call), findings());
+      else
+        protocol().unscale(*scaler, *optimizer, flow_.loc(call), findings());
+    } else if (scaler) {
+      protocol().unscaleUnidentifiedOptimizer(*scaler);
+    }
+    return;
+  }
+  // _amp_update_scale_: the op sees inf checks (unscales), not step(): a skipped
+  // optimizer step is still a checked update.
+  if (auto scaler = rawOpScaler(call, 0)) protocol().updateFromInfChecks(*scaler, flow_.loc(call), findings());
+}
+
+void ScalerTracking::transferAnnotation(const CallExpr* call, const std::string& name) {
+  if (call->getNumArgs() == 0) return;
+  const CallContext& ctx = flow_.callContext();
+  auto refOf = [&](const Expr* e) -> ObjectRef {
+    e = ignoreWrappers(e);
+    if (isa<CXXThisExpr>(e)) return ctx.thisObject.value_or(ObjectRef{0, "the scaler"});
+    if (const auto* addressOf = dyn_cast<UnaryOperator>(e); addressOf && addressOf->getOpcode() == UO_AddrOf)
+      e = addressOf->getSubExpr();
+    return objectRef(e);
+  };
+  const ObjectRef scaler = refOf(call->getArg(0));
+  if (!scaler.id) return;
+  // The method that announces itself is where the user calls it: report there, as the runtime does.
+  const SourceLocation at = ctx.callChain.empty() ? flow_.loc(call) : ctx.callChain.front().location;
+  if (name == "update") return protocol().update(scaler, at, findings());
+  // scale() is followed at its caller: the method that announces it returns a scaled loss.
+  if (name == "scale" || call->getNumArgs() < 2) return;
+  const ObjectRef optimizer = refOf(call->getArg(1));
+  if (!optimizer.id) return;
+  refreshOptimizerDtype(optimizer);
+  if (name == "unscale") protocol().unscale(scaler, optimizer, at, findings());
+  if (name == "step") protocol().step(scaler, optimizer, at, findings());
+}
+
+void ScalerTracking::transferClip(const CallExpr* call) {
+  if (call->getNumArgs() == 0) return;
+  const Expr* params = ignoreWrappers(call->getArg(0));
+  // clip_grad_norm_(model->parameters(), ...) or (optimizer.param_groups()[0].params(), ...)
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const Expr* module = nullptr;
+    const Expr* optimizer = nullptr;
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr* member) {
+      const Expr* object = member->getImplicitObjectArgument();
+      if (!module && moduleImplClass(object->getType())) module = object;
+      if (!optimizer && isOptimizerType(object->getType())) optimizer = object;
+      return true;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<Expr*>(params));
+  SourceLocation at = flow_.loc(call);
+  if (finder.optimizer) {
+    ObjectRef optimizer = objectRef(finder.optimizer);
+    return protocol().clip(&optimizer, 0, at, findings());
+  }
+  uintptr_t module = 0;
+  if (finder.module)
+    if (const ValueDecl* d = declOf(moduleObject(finder.module))) module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+  protocol().clip(nullptr, module, at, findings());
+}
+
+void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
+  const TensorFact fact = flow_.evalTensor(loss);
+  if (fact.scaledBy) {
+    protocol().scaledBackward(*fact.scaledBy, flow_.loc(at));
+    return;
+  }
+  protocol().unscaledBackward(flow_.loc(at));
+  if (!fact.manualScaling) return;
+  flow_.state().process.manualScaling.backward(*fact.manualScaling, reinterpret_cast<uintptr_t>(fact.scalingFactor),
+                                               flow_.loc(at), checksForNonFinite(flow_.function()), findings());
+}
+
+void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr* divisor, bool reciprocal,
+                                               const Expr* at) {
+  if (!flow_.evalTensor(gradient).isGradient) return;
+  divisor = ignoreWrappers(divisor);
+  // g.mul_(1.0 / s) divides by s too.
+  if (reciprocal) {
+    const auto* div = dyn_cast<BinaryOperator>(divisor);
+    if (!div || div->getOpcode() != BO_Div) return;
+    divisor = div->getRHS();
+  }
+  const auto factor = reinterpret_cast<uintptr_t>(referencedVariable(divisor));
+  flow_.state().process.manualScaling.gradientsDividedBy(factor, flow_.loc(at), findings());
+}
+
+void ScalerTracking::declareScalerOrOptimizer(const VarDecl* var, const Expr* init) {
+  if (var->getType()->isReferenceType() || var->getType()->isPointerType()) return;
+  const ObjectRef ref{reinterpret_cast<uintptr_t>(var->getCanonicalDecl()), "'" + var->getNameAsString() + "'"};
+  if (isScalerType(api_, var->getType())) return protocol().declareScaler(ref);
+  if (!isOptimizerType(var->getType())) return;
+  // Optimizer(model->parameters(), Options(...).eps(...)), directly or through make_unique.
+  std::vector<const Expr*> args;
+  const Expr* e = init ? ignoreWrappers(init) : nullptr;
+  if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e))
+    args.assign(construct->arg_begin(), construct->arg_end());
+  else if (const auto* call = dyn_cast_or_null<CallExpr>(e); call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared"))
+    args.assign(call->arg_begin(), call->arg_end());
+  if (args.empty()) return;
+  const OptimizerParameters parameters = parametersOf(args);
+  protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
+  checkEpsilon(var, args, parameters);
+}
+
+ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vector<const Expr*>& args) {
+  OptimizerParameters out;
+  const Expr* params = ignoreWrappers(args.front());
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(params); member && calleeName(member) == "parameters") {
+    const Expr* object = member->getImplicitObjectArgument();
+    const TensorFact fact = flow_.evalModule(object);
+    out.dtype = fact.dtype;
+    out.origin = fact.origin;
+    if (const ValueDecl* d = declOf(moduleObject(object))) out.module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+  } else if (const auto* list = dyn_cast<CXXConstructExpr>(params); list && list->getNumArgs() >= 1) {
+    // Optimizer({w, b}, ...): the tensors' dtypes.
+    const Expr* inner = ignoreWrappers(list->getArg(0));
+    if (const auto* std = dyn_cast<CXXStdInitializerListExpr>(inner)) inner = ignoreWrappers(std->getSubExpr());
+    if (const auto* elements = dyn_cast<InitListExpr>(inner); elements && elements->getNumInits() > 0) {
+      out.dtype = DtypeSet();
+      for (const Expr* element : elements->inits()) {
+        const TensorFact fact = flow_.evalTensor(element);
+        out.dtype = out.dtype.join(fact.dtype);
+        if (!out.origin) out.origin = fact.origin;
+      }
+    }
+  }
+  return out;
+}
+
+void ScalerTracking::checkEpsilon(const VarDecl* var, const std::vector<const Expr*>& args,
+                                  const OptimizerParameters& parameters) {
+  // DL304: the optimizers with an eps take it from their options, else their default.
+  const CXXRecordDecl* record = pointeeRecord(var->getType());
+  if (!record || !record->getDeclName().isIdentifier()) return;
+  std::optional<double> eps = defaultEpsilon(record->getName());
+  if (!eps) return;
+  for (size_t i = 1; i < args.size(); ++i)
+    for (const Expr* option = ignoreWrappers(args[i]); const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
+         option = ignoreWrappers(member->getImplicitObjectArgument()))
+      if (calleeName(member) == "eps" && member->getNumArgs() == 1)
+        if (auto value = numericConstant(member->getArg(0), flow_.astContext())) {
+          eps = *value;
+          break;
+        }
+  ASTContext& context = flow_.astContext();
+  checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), var->getName().str()), *eps, parameters.dtype,
+                        parameters.origin,
+                        toLocation(var->getSourceRange(), context.getSourceManager(), context.getLangOpts()),
+                        findings());
+}
+
+}  // namespace dtype_lint::analyzer::flow

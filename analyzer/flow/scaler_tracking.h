@@ -1,0 +1,70 @@
+// The gradient scaler protocol (DL2xx), manual loss scaling (DL203) and
+// optimizer eps (DL304) as transfer functions of the dtype flow: the calls
+// that drive a scaler or an optimizer, read through the FlowQueries of the
+// function being analyzed. The rules themselves are rules/ code.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "clang/AST/ExprCXX.h"
+#include "config.h"
+#include "flow/flow_queries.h"
+
+namespace dtype_lint::analyzer::flow {
+
+enum class ScalerCall { None, Scale, Unscale, Step, Update };
+bool isScalerType(const ScalerApi& api, clang::QualType type);
+ScalerCall scalerCall(const ScalerApi& api, const std::string& method);
+
+class ScalerTracking {
+ public:
+  ScalerTracking(FlowQueries& flow, const ScalerApi& api) : flow_(flow), api_(api) {}
+
+  // A parameter that names the caller's scaler or optimizer.
+  void bindParameter(const clang::ParmVarDecl* param, const ObjectRef& object) { aliases_[param] = object; }
+  // Id 0 is an object the analysis cannot tell apart from others (an element of
+  // a container, a reference member): the protocol follows no transition on it.
+  ObjectRef objectRef(const clang::Expr* e);
+
+  // A scaler method of the configured API (the classifier saw it is one).
+  void transferScalerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
+  // Any method of an optimizer: step() and zero_grad() drive the protocol.
+  void transferOptimizerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
+  // _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_.
+  void transferRawAmpOp(const clang::CallExpr* call, const std::string& name);
+  // dtype_lint::annotate::<name>(scaler, optimizer).
+  void transferAnnotation(const clang::CallExpr* call, const std::string& name);
+  void transferClip(const clang::CallExpr* call);
+  // backward() on `loss`: scaled by a scaler, by hand, or not at all.
+  void transferBackward(const clang::Expr* loss, const clang::Expr* at);
+  // g /= s, g.div_(s), g.mul_(1.0 / s): gradients divided back by a manual scaling's factor.
+  void checkGradientsDividedBack(const clang::Expr* gradient, const clang::Expr* divisor, bool reciprocal,
+                                 const clang::Expr* at);
+  void declareScalerOrOptimizer(const clang::VarDecl* var, const clang::Expr* init);
+
+ private:
+  void refreshOptimizerDtype(const ObjectRef& optimizer);
+  std::optional<ObjectRef> optimizerOfFunction();
+  std::optional<ObjectRef> optimizerArgument(const clang::CXXMemberCallExpr* call, const ObjectRef& scaler);
+  // The scaler a raw AMP op updates: the object whose method runs it, else the scale tensor's variable.
+  std::optional<ObjectRef> rawOpScaler(const clang::CallExpr* call, unsigned scaleArg);
+  struct OptimizerParameters {
+    DtypeSet dtype = DtypeSet::unknown();
+    std::optional<Note> origin;
+    uintptr_t module = 0;  // the module whose parameters() they are, if known
+  };
+  // Optimizer(model->parameters(), ...) or Optimizer({w, b}, ...): its constructor's arguments.
+  OptimizerParameters parametersOf(const std::vector<const clang::Expr*>& args);
+  void checkEpsilon(const clang::VarDecl* var, const std::vector<const clang::Expr*>& args,
+                    const OptimizerParameters& parameters);
+  ScalerProtocol& protocol() { return flow_.state().process.protocol; }
+  std::vector<Finding>& findings() { return flow_.events().protocolFindings; }
+
+  FlowQueries& flow_;
+  const ScalerApi& api_;
+  std::map<const clang::ValueDecl*, ObjectRef> aliases_;  // parameters naming the caller's scalers and optimizers
+};
+
+}  // namespace dtype_lint::analyzer::flow

@@ -1,0 +1,315 @@
+// Transfer functions: how statements and calls change the flow state, and
+// the events they emit.
+#include <fmt/format.h>
+
+#include "flow/ast_helpers.h"
+#include "flow/function_analysis.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+bool FunctionAnalysis::isUserStruct(QualType type) {
+  const CXXRecordDecl* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+  return record && !isTensorType(type) && !isTensorListType(type) && !moduleImplClass(type) &&
+         !isOptimizerType(type) && !isScaler(type) && isUserCode(record->getLocation(), sm_);
+}
+
+void FunctionAnalysis::bindVariable(const VarDecl* var, const Expr* init) {
+  QualType type = var->getType();
+  scalers_.declareScalerOrOptimizer(var, init);
+  if (isUserStruct(type)) {
+    // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
+    FieldFacts fields;
+    if (const FunctionResult* r = userCallResult(init); r && r->returnedFields) fields = *r->returnedFields;
+    else if (const ValueDecl* source = init ? declOf(init) : nullptr; source && state_.structs.count(source))
+      fields = state_.structs[source];
+    state_.structs[var] = std::move(fields);
+    return;
+  }
+  if (isTensorType(type)) {
+    state_.tensors[var] = init ? named(evalTensor(init), var) : TensorFact{};
+  } else if (isTensorListType(type)) {
+    state_.lists[var] = init ? evalList(init) : ListFact{};
+  } else if (moduleImplClass(type)) {
+    bindModule(var, init);
+  }
+}
+
+void FunctionAnalysis::bindModule(const VarDecl* var, const Expr* init) {
+  const Expr* e = init ? ignoreWrappers(init) : nullptr;
+  const auto* construct = e ? dyn_cast<CXXConstructExpr>(e) : nullptr;
+  const auto* call = e ? dyn_cast<CallExpr>(e) : nullptr;
+  const bool created = !e || (construct && !construct->getConstructor()->isCopyOrMoveConstructor()) ||
+                       (call && calleeName(call) == "make_shared");
+  if (created) {
+    state_.modules[var] = TensorFact{DtypeSet(ScalarType::Float),
+                                     Note{toLocation(var->getSourceRange()),
+                                          fmt::format("the parameters of '{}' are Float (module created here)", var->getName().str())},
+                                     true};
+  } else if (init) {
+    state_.modules[var] = evalModule(init);
+  }
+}
+
+void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
+  if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isTensorType(lhs->getType()))
+    if (const ValueDecl* base = structBase(member)) {
+      state_.structs[base][cast<FieldDecl>(member->getMemberDecl())] = evalTensor(rhs);
+      return;
+    }
+  const ValueDecl* target = declOf(lhs);
+  if (!target) return;
+  if (isTensorType(lhs->getType())) {
+    state_.tensors[target] = named(evalTensor(rhs), target);
+  } else if (isTensorListType(lhs->getType())) {
+    state_.lists[target] = evalList(rhs);
+  } else if (moduleImplClass(lhs->getType())) {
+    // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float parameters.
+    state_.modules[target] =
+        TensorFact{DtypeSet(ScalarType::Float),
+                   note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())),
+                   true};
+  }
+}
+
+void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr* call) {
+  const std::string name = fn->getName().str();
+  auto boolArg = [&](unsigned i) {
+    if (i >= call->getNumArgs()) return Tristate::Unknown;
+    if (const auto* lit = dyn_cast<CXXBoolLiteralExpr>(ignoreWrappers(call->getArg(i))))
+      return lit->getValue() ? Tristate::On : Tristate::Off;
+    return Tristate::Unknown;
+  };
+  auto deviceArg = [&](unsigned i) -> DeviceAutocast* {
+    auto device = i < call->getNumArgs() ? evaluateDeviceTypeConstant(call->getArg(i)) : std::nullopt;
+    if (device == "CUDA") return &state_.process.autocast.cuda;
+    if (device == "CPU") return &state_.process.autocast.cpu;
+    return nullptr;
+  };
+  auto setEnabled = [&](DeviceAutocast* device, Tristate enabled) {
+    if (!device) {
+      // An unknown device: both become unknown.
+      state_.process.autocast.cpu.enabled = state_.process.autocast.cuda.enabled = Tristate::Unknown;
+      return;
+    }
+    if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.process.cacheFilledAt)
+      state_.process.regionLeftAt = loc(call);
+    device->enabled = enabled;
+    if (enabled != Tristate::Off) device->enabledAt = loc(call);
+  };
+  auto setDtype = [&](DeviceAutocast* device, unsigned argIndex) {
+    auto d = argIndex < call->getNumArgs() ? evalDtypeArgument(call->getArg(argIndex)) : std::nullopt;
+    DtypeSet dtype = d ? d->dtype : DtypeSet::unknown();
+    if (device) device->dtype = dtype;
+  };
+  if (name == "set_enabled") setEnabled(&state_.process.autocast.cuda, boolArg(0));
+  else if (name == "set_cpu_enabled") setEnabled(&state_.process.autocast.cpu, boolArg(0));
+  else if (name == "set_autocast_enabled") setEnabled(deviceArg(0), boolArg(1));
+  else if (name == "set_autocast_gpu_dtype") setDtype(&state_.process.autocast.cuda, 0);
+  else if (name == "set_autocast_cpu_dtype") setDtype(&state_.process.autocast.cpu, 0);
+  else if (name == "set_autocast_dtype") setDtype(deviceArg(0), 1);
+  else if (name == "clear_cache") {
+    state_.process.cacheFilledAt.reset();
+    state_.process.regionLeftAt.reset();
+  }
+}
+
+void FunctionAnalysis::emitOp(const std::string& op, const Expr* at, std::vector<const Expr*> inputs,
+                              const Expr* destination, bool explicitDtype, bool reducesAllDims) {
+  OpEvent event;
+  event.op = op;
+  event.location = loc(at);
+  for (const Expr* input : inputs) event.inputs.push_back(operand(describe(input), evalTensor(input)));
+  if (destination) event.destination = operand(describe(destination), evalTensor(destination));
+  event.explicitDtype = explicitDtype;
+  event.reducesAllDims = reducesAllDims;
+  pushOp(std::move(event), at);
+}
+
+void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, const Expr* input, const Expr* moduleExpr) {
+  const TensorFact parameters = evalModule(moduleExpr);
+  OpEvent event;
+  event.op = op;
+  event.location = loc(at);
+  event.inputs.push_back(operand("input " + describe(input), evalTensor(input)));
+  event.inputs.push_back(operand("the parameters of " + describe(moduleExpr), parameters));
+  pushOp(std::move(event), at);
+  // Autocast caches the low-precision copies of Float weights it casts.
+  if (parameters.dtype.contains(ScalarType::Float)) {
+    for (auto [device, autocast] : {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}})
+      if (autocast->enabled == Tristate::On && autocastPolicy(op, device, tu_.torch()) == AutocastPolicy::LowerPrecision) {
+        state_.process.cacheFilledAt = loc(at);
+        state_.process.regionLeftAt.reset();
+      }
+  }
+}
+
+// The context every op event carries: autocast, the custom backward it runs in, the call chain.
+void FunctionAnalysis::pushOp(OpEvent event, const Expr* at) {
+  event.autocast = state_.process.autocast;
+  event.inCustomBackward = ctx_.inCustomBackward;
+  event.forwardUnderAutocast = ctx_.forwardUnderAutocast;
+  event.callChain = ctx_.callChain;
+  endPathIfItRaises(event, at);
+  tu_.events().ops.push_back(std::move(event));
+}
+
+// Inside a try block, an op that raises ends its path: what follows runs only
+// through a catch handler, which may fix the dtypes. Elsewhere the path goes on,
+// so that every mismatch in a function is reported, not just the first.
+void FunctionAnalysis::endPathIfItRaises(const OpEvent& event, const Expr* at) {
+  if (tu_.rules().raises(event) && enclosingTry(at)) state_.reached = false;
+}
+
+void FunctionAnalysis::transferBackward(const Expr* loss, const Expr* at) {
+  emitOp("backward", at, {loss}, nullptr, false, false);
+  scalers_.transferBackward(loss, at);
+}
+
+void FunctionAnalysis::transferCall(const CallExpr* call) {
+  const CallClassification& c = tu_.classify(call);
+  switch (c.effect) {
+    case CallKind::AutocastFunction: return handleAutocastCall(call->getDirectCallee(), call);
+    case CallKind::ModuleCall: return transferModuleCall(*c.module, call);
+    case CallKind::ScalerApi: return scalers_.transferScalerCall(cast<CXXMemberCallExpr>(call), c.name);
+    case CallKind::OptimizerMethod: return scalers_.transferOptimizerCall(cast<CXXMemberCallExpr>(call), c.name);
+    case CallKind::RawAmpOp: return scalers_.transferRawAmpOp(call, c.name);
+    case CallKind::Annotation: return scalers_.transferAnnotation(call, c.name);
+    case CallKind::TensorOperator: return transferOperator(cast<CXXOperatorCallExpr>(call));
+    case CallKind::SaveForBackward: return transferSaveForBackward(call);
+    case CallKind::ModuleConversion: return transferModuleConversion(cast<CXXMemberCallExpr>(call));
+    case CallKind::TensorMethod: return transferTensorMethod(cast<CXXMemberCallExpr>(call), c.name);
+    case CallKind::AutogradApply: analyzeAutogradApply(call, c.autogradFunction); return;
+    case CallKind::TorchFunction: return transferTorchFunction(call, c.name);
+    case CallKind::UserFunction:
+      // User functions: follow them for their effects and events.
+      if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx);
+      return;
+    case CallKind::Other: return;
+  }
+}
+
+void FunctionAnalysis::transferOperator(const CXXOperatorCallExpr* op) {
+  const OverloadedOperatorKind kind = op->getOperator();
+  if (kind == OO_Equal) return assign(op->getArg(0), op->getArg(1), op);
+  static const std::map<OverloadedOperatorKind, std::string> kCompound = {
+      {OO_PlusEqual, "add_"}, {OO_MinusEqual, "sub_"}, {OO_StarEqual, "mul_"}, {OO_SlashEqual, "div_"}};
+  std::vector<const Expr*> inputs{ignoreWrappers(op->getArg(0))};
+  if (isTensorType(op->getArg(1)->getType())) inputs.push_back(ignoreWrappers(op->getArg(1)));
+  emitOp(kCompound.at(kind), op, inputs, ignoreWrappers(op->getArg(0)), false, false);
+  if (kind == OO_SlashEqual || kind == OO_StarEqual)
+    scalers_.checkGradientsDividedBack(op->getArg(0), op->getArg(1), kind == OO_StarEqual, op);
+}
+
+// ctx->save_for_backward({x, w}) in a custom Function's forward.
+void FunctionAnalysis::transferSaveForBackward(const CallExpr* call) {
+  result_.savedForBackward.clear();
+  for (const Expr* t : tensorArgs(call)) result_.savedForBackward.push_back(evalTensor(t));
+}
+
+// model->to(torch::kHalf) changes the dtype of every parameter of the module.
+void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
+  const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
+  for (const Expr* arg : call->arguments())
+    if (auto d = evalDtypeArgument(arg)) {
+      if (const ValueDecl* target = declOf(moduleObject(object))) {
+        TensorFact f = *d;
+        if (f.origin) {
+          f.origin->message = fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString());
+          f.originNamed = true;
+        }
+        state_.modules[target] = f;
+      }
+      break;
+    }
+}
+
+void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
+  const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
+  if (name == "backward") return transferBackward(object, call);
+  std::vector<const Expr*> args = tensorArgs(call);
+  if ((name == "div_" || name == "mul_") && call->getNumArgs() >= 1)
+    scalers_.checkGradientsDividedBack(object, call->getArg(0), name == "mul_", call);
+  if (auto base = inPlaceBase(name)) {
+    std::vector<const Expr*> inputs;
+    if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(object);
+    inputs.insert(inputs.end(), args.begin(), args.end());
+    emitOp(name, call, inputs, object, false, false);
+    return;
+  }
+  std::vector<const Expr*> inputs{object};
+  inputs.insert(inputs.end(), args.begin(), args.end());
+  const bool allDims = call->getNumArgs() == 0 || llvm::all_of(call->arguments(), [](const Expr* a) {
+                         return isScalarTypeType(a->getType()) || isa<CXXDefaultArgExpr>(ignoreWrappers(a));
+                       });
+  emitOp(name, call, inputs, nullptr, hasExplicitDtype(call), allDims);
+}
+
+void FunctionAnalysis::transferTorchFunction(const CallExpr* call, const std::string& name) {
+  std::vector<const Expr*> args = tensorArgs(call);
+  if (name == "backward" && !args.empty()) return transferBackward(args.front(), call);
+  if (name == "clip_grad_norm_" || name == "clip_grad_value_") return scalers_.transferClip(call);
+  std::string op = atenOpName(call->getDirectCallee());
+  const Expr* destination = nullptr;
+  if (op.size() > 5 && op.compare(op.size() - 5, 5, "_outf") == 0) {
+    op.pop_back();  // mm_outf(self, mat2, out): out comes last
+    if (!args.empty()) {
+      destination = args.back();
+      args.pop_back();
+    }
+  } else if (outVariantBase(op)) {
+    if (!args.empty()) {  // mm_out(out, self, mat2): out comes first
+      destination = args.front();
+      args.erase(args.begin());
+    }
+  } else if (inPlaceBase(op) && !args.empty()) {
+    destination = args.front();  // at::mul_(self, other)
+  }
+  const bool allDims = args.size() == 1 && llvm::all_of(call->arguments(), [](const Expr* a) {
+                         return isTensorType(a->getType()) || isScalarTypeType(a->getType()) ||
+                                isa<CXXDefaultArgExpr>(ignoreWrappers(a));
+                       });
+  emitOp(op, call, args, destination, hasExplicitDtype(call), allDims);
+}
+
+void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
+  if (const ValueDecl* d = ret->getRetValue() ? declOf(ret->getRetValue()) : nullptr; d && state_.structs.count(d)) {
+    const FieldFacts& fields = state_.structs[d];
+    if (!result_.returnedFields) {
+      result_.returnedFields = fields;
+    } else {
+      FlowState::joinMap(*result_.returnedFields, fields, joinFacts);
+    }
+    return;
+  }
+  if (const Expr* value = ret->getRetValue(); value && isTensorType(value->getType()))
+    result_.returned = result_.returned.dtype.isBottom() ? evalTensor(value) : joinFacts(result_.returned, evalTensor(value));
+  else if (ret->getRetValue())
+    result_.returned = TensorFact{};
+}
+
+void FunctionAnalysis::transferStmt(const Stmt* s) {
+  if (const auto* decl = dyn_cast<DeclStmt>(s)) {
+    for (const Decl* d : decl->decls())
+      if (const auto* var = dyn_cast<VarDecl>(d)) bindVariable(var, var->getInit());
+    return;
+  }
+  if (const auto* ret = dyn_cast<ReturnStmt>(s)) return transferReturn(ret);
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(s)) return transferConstruct(construct);
+  if (const auto* call = dyn_cast<CallExpr>(s)) return transferCall(call);
+}
+
+void FunctionAnalysis::transfer(const CFGElement& element) {
+  if (auto stmt = element.getAs<CFGStmt>()) return transferStmt(stmt->getStmt());
+  if (auto dtor = element.getAs<CFGAutomaticObjDtor>()) {
+    // RAII guards: the destructor of a user class runs at scope exit.
+    const CXXDestructorDecl* d = dtor->getDestructorDecl(tu_.context());
+    const FunctionDecl* def = d ? d->getDefinition() : nullptr;
+    if (!def || !isAnalyzable(def)) return;
+    if (auto c = calleeContext(Inherit::ProcessOnly, std::nullopt)) transferUserCall(def, *c);
+  }
+}
+
+}  // namespace dtype_lint::analyzer::flow

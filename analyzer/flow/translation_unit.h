@@ -1,0 +1,73 @@
+// The driver of the dtype flow over one translation unit: which functions are
+// roots, the memo of callee analyses by context, and where events go.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "clang/AST/ASTContext.h"
+#include "clang/Analysis/CFG.h"
+#include "dtype_flow.h"
+#include "dtype_lint/dtype_flow_rules.h"
+#include "flow/abstract_values.h"
+#include "flow/call_kind.h"
+
+namespace dtype_lint::analyzer::flow {
+
+// Why the analysis of a function was cut short.
+enum class Truncation { BlockVisits, CallDepth, Budget };
+
+class TranslationUnitAnalysis {
+ public:
+  TranslationUnitAnalysis(clang::ASTContext& context, TorchVersion torch, const ScalerApi& api,
+                          const AnalysisLimits& limits)
+      : context_(context), torch_(torch), api_(api), limits_(limits), budget_(limits.functionBudget) {}
+
+  AnalysisEvents run();
+  const FunctionResult* analyze(const clang::FunctionDecl* fn, const CallContext& ctx);
+
+  clang::ASTContext& context() { return context_; }
+  TorchVersion torch() const { return torch_; }
+  const DtypeFlowRules& rules() const { return rules_; }
+  const AnalysisLimits& limits() const { return limits_; }
+  // While any analysis on the stack is still iterating to its fixpoint, what
+  // it sees is a subset of the paths: events go to a scratch list.
+  void beginSilent() { ++silent_; }
+  void endSilent() {
+    if (--silent_ == 0) scratch_ = AnalysisEvents{};
+  }
+  bool recording() const { return silent_ == 0; }
+  const ScalerApi& scalerApi() const { return api_; }
+  AnalysisEvents& events() { return recording() ? events_ : scratch_; }
+  const CallClassification& classify(const clang::CallExpr* call);
+  // The analysis of `fn` stopped early; noted once per function and reason, while recording.
+  void noteTruncation(const clang::FunctionDecl* fn, Truncation why);
+
+ private:
+  clang::CFG* cfgFor(const clang::FunctionDecl* fn);
+
+  clang::ASTContext& context_;
+  TorchVersion torch_;
+  DtypeFlowRules rules_{torch_};
+  const ScalerApi& api_;
+  const AnalysisLimits limits_;
+  AnalysisEvents events_;
+  AnalysisEvents scratch_;
+  int silent_ = 0;
+  std::map<const clang::FunctionDecl*, std::unique_ptr<clang::CFG>> cfgs_;
+  std::map<const clang::CallExpr*, CallClassification> calls_;
+  struct Memo {
+    FunctionResult result;
+    bool silent;  // analyzed while events were not recorded: redo when they are
+  };
+  std::map<std::string, Memo> memo_;
+  std::set<const clang::FunctionDecl*> onStack_;
+  std::set<const clang::FunctionDecl*> analyzedOnce_;
+  size_t budget_;  // callee analyses left in this translation unit
+  std::set<std::pair<const clang::FunctionDecl*, Truncation>> truncated_;
+};
+
+}  // namespace dtype_lint::analyzer::flow
