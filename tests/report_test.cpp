@@ -28,10 +28,10 @@ class Reports : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::string render(ReportFormat format) {
+  std::string render(ReportFormat format, const std::vector<Note>& toolNotes = {}) {
     std::ostringstream out;
     SourceText source;
-    writeReport(out, format, {finding_}, options_, source);
+    writeReport(out, format, {finding_}, options_, source, toolNotes);
     return out.str();
   }
 
@@ -83,6 +83,25 @@ TEST_F(Reports, SarifHasRuleMetadataRegionsAndRelatedLocations) {
   EXPECT_EQ(result.at("locations").at(0).at("physicalLocation").at("artifactLocation").at("uri"), "train.cpp");
   EXPECT_EQ(result.at("relatedLocations").at(0).at("message").at("text"), "'x' became Half here");
   EXPECT_FALSE(result.at("partialFingerprints").at("dtypeLintLineHash/v1").get<std::string>().empty());
+}
+
+// What the tool says of its own run (a function cut short) is in every format,
+// and absent when there is nothing to say.
+TEST_F(Reports, ToolNotesAppearInEveryFormat) {
+  const std::vector<Note> notes{
+      Note{SourceLocation{file_, 1, 5, 1, 8}, "analysis of 'main' stopped early: calls deeper than 6 levels"}};
+  EXPECT_NE(render(ReportFormat::Text, notes)
+                .find("train.cpp:1:5: note: analysis of 'main' stopped early: calls deeper than 6 levels [dtype-lint]"),
+            std::string::npos);
+  const auto json = nlohmann::json::parse(render(ReportFormat::Json, notes));
+  EXPECT_EQ(json.at("notifications").at(0).at("message"), notes[0].message);
+  EXPECT_EQ(json.at("notifications").at(0).at("line"), 1);
+  EXPECT_FALSE(nlohmann::json::parse(render(ReportFormat::Json)).contains("notifications"));
+  const auto sarif = nlohmann::json::parse(render(ReportFormat::Sarif, notes));
+  const auto& notification = sarif.at("runs").at(0).at("invocations").at(0).at("toolExecutionNotifications").at(0);
+  EXPECT_EQ(notification.at("message").at("text"), notes[0].message);
+  EXPECT_EQ(notification.at("locations").at(0).at("physicalLocation").at("region").at("startLine"), 1);
+  EXPECT_FALSE(nlohmann::json::parse(render(ReportFormat::Sarif)).at("runs").at(0).contains("invocations"));
 }
 
 TEST_F(Reports, FingerprintsSurviveUnrelatedLineShifts) {

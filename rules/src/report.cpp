@@ -69,7 +69,10 @@ void writeText(std::ostream& out, const std::vector<Finding>& findings, const Re
       writeSnippet(out, n.location, source, color);
     }
   }
-  for (const Note& n : toolNotes) header(n.location, "note", "\033[1;36m", n.message, "dtype-lint");
+  for (const Note& n : toolNotes) {
+    if (n.location.valid()) header(n.location, "note", "\033[1;36m", n.message, "dtype-lint");
+    else out << "dtype-lint: note: " << n.message << '\n';
+  }
 }
 
 json locationJson(const SourceLocation& at, const ReportOptions& options) {
