@@ -33,7 +33,10 @@ class ErrorCounter : public DiagnosticConsumer {
   void HandleDiagnostic(DiagnosticsEngine::Level level, const Diagnostic& info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < DiagnosticsEngine::Error) return;
-    if (report_.compileErrors++ == 0) {
+    // A fatal error (a missing header) ends the parse: it is the one to show.
+    const bool firstFatal = level == DiagnosticsEngine::Fatal && !report_.fatal;
+    report_.fatal = report_.fatal || level == DiagnosticsEngine::Fatal;
+    if (report_.compileErrors++ == 0 || firstFatal) {
       llvm::SmallString<128> message;
       info.FormatDiagnostic(message);
       std::string where;
@@ -175,6 +178,7 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   }
   unit.compileErrors = errors.compileErrors;
   unit.firstError = errors.firstError;
+  unit.stoppedByFatalError = errors.fatal;
   return unit;
 }
 
@@ -210,6 +214,32 @@ std::vector<std::string> withoutInput(const std::vector<std::string>& commandLin
   return out;
 }
 
+// Finds a quoted include as the compiler would: beside the file, then in the
+// -iquote and -I directories of its command line.
+UserHeaderReader userHeaderReader(const UnitInputs& inputs, const std::string& file) {
+  std::vector<std::string> directories{std::string(llvm::sys::path::parent_path(file))};
+  const std::vector<std::string>& args = inputs.commandLine;
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
+    for (llvm::StringRef flag : {"-iquote", "-I"})
+      if (arg.consume_front(flag)) {
+        if (arg.empty() && i + 1 < args.size()) arg = args[++i];
+        llvm::SmallString<256> dir(arg);
+        llvm::sys::fs::make_absolute(inputs.directory, dir);
+        directories.push_back(std::string(dir));
+        break;
+      }
+  }
+  return [directories](llvm::StringRef quoted) -> std::optional<std::string> {
+    for (const std::string& dir : directories) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, quoted);
+      if (auto buffer = llvm::MemoryBuffer::getFile(path)) return (*buffer)->getBuffer().str();
+    }
+    return std::nullopt;
+  };
+}
+
 CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
                       const AnalysisOptions& options, PreambleCache* preambles, const ResultCache* results) {
   const auto inputs = inputsOf(database, file);
@@ -220,7 +250,7 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
   }
   std::optional<std::string> pch;
   std::vector<std::string> includes;
-  if (preambles && inputs) includes = libTorchIncludePrefix(inputs->text);
+  if (preambles && inputs) includes = libTorchIncludePrefix(inputs->text, userHeaderReader(*inputs, file));
   if (!includes.empty())
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
   CachedUnit unit = parse(database, file, config, pch);
@@ -261,6 +291,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
         result.units[i].failure = std::move(unit.failure);
         toolNotes[i] = std::move(unit.toolNotes);
         result.units[i].compileErrors = unit.compileErrors;
+        result.units[i].fatal = unit.stoppedByFatalError;
         result.units[i].firstError = std::move(unit.firstError);
         result.units[i].parsed = true;
       });

@@ -16,7 +16,8 @@ namespace dtype_lint::analyzer {
 struct TranslationUnitReport {
   std::string file;
   unsigned compileErrors = 0;
-  std::string firstError;
+  std::string firstError;  // the first fatal error if there is one, else the first error
+  bool fatal = false;      // the parse stopped there: only the code before it was analyzed
   bool parsed = false;
   std::string failure;  // why the TU could not be analyzed ("the analysis crashed"); empty when it was
 };

@@ -129,8 +129,9 @@ std::string defaultCacheDirectory() {
   return std::string(path);
 }
 
-std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text) {
+std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text, const UserHeaderReader& readUserHeader) {
   std::vector<std::string> includes;
+  bool first = true;
   bool inBlockComment = false;
   llvm::SmallVector<llvm::StringRef, 64> lines;
   text.split(lines, '\n');
@@ -156,7 +157,17 @@ std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text) {
     if (line.startswith("pragma once")) continue;
     if (!line.consume_front("include")) break;  // a macro or a condition could change what follows
     line = line.ltrim();
-    if (!line.consume_front("<")) break;  // a user header could define macros LibTorch reads
+    if (line.consume_front("\"")) {
+      // A user header could define macros LibTorch reads: only the file's own
+      // first include is looked into, for the LibTorch headers it starts with.
+      const auto userHeader = first && readUserHeader ? readUserHeader(line.take_until([](char c) { return c == '"'; }))
+                                                      : std::nullopt;
+      if (userHeader)
+        for (std::string& header : libTorchIncludePrefix(*userHeader)) includes.push_back(std::move(header));
+      break;
+    }
+    if (!line.consume_front("<")) break;
+    first = false;
     const llvm::StringRef header = line.take_until([](char c) { return c == '>'; });
     if (isLibTorchHeader(header)) includes.push_back(header.str());
   }
@@ -266,6 +277,7 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
     }
   unit.compileErrors = static_cast<unsigned>(root->getInteger("compileErrors").value_or(0));
   unit.firstError = root->getString("firstError").value_or("").str();
+  unit.stoppedByFatalError = root->getBoolean("fatal").value_or(false);
   return unit;
 }
 
@@ -287,7 +299,8 @@ void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
                           {"findings", std::move(findings)},
                           {"toolNotes", std::move(notes)},
                           {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
-                          {"firstError", unit.firstError}};
+                          {"firstError", unit.firstError},
+                          {"fatal", unit.stoppedByFatalError}};
   std::string text;
   llvm::raw_string_ostream(text) << llvm::json::Value(std::move(root));
   llvm::SmallString<256> path(directory_);

@@ -8,6 +8,7 @@
 // concurrent dtype-lint processes can share it.
 #pragma once
 
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -23,9 +24,16 @@ namespace dtype_lint::analyzer {
 // $DTYPE_LINT_CACHE_DIR, else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint.
 std::string defaultCacheDirectory();
 
+// The text of a user header named by a quoted include, if it can be found.
+using UserHeaderReader = std::function<std::optional<std::string>(llvm::StringRef quoted)>;
+
 // The LibTorch headers the main file includes before any code, macro or user
-// header of its own: the part of the TU a shared PCH can stand for.
-std::vector<std::string> libTorchIncludePrefix(llvm::StringRef mainFileText);
+// header of its own: the part of the TU a shared PCH can stand for. Where the
+// first thing the file includes is its own header (trainer.cpp starting with
+// "trainer.h", the common layout) and `readUserHeader` finds it, that
+// header's own LibTorch prefix counts too: nothing precedes it.
+std::vector<std::string> libTorchIncludePrefix(llvm::StringRef mainFileText,
+                                               const UserHeaderReader& readUserHeader = {});
 
 class PreambleCache {
  public:
@@ -52,6 +60,7 @@ struct CachedUnit {
   std::vector<Finding> findings;  // before rule selection and suppressions
   unsigned compileErrors = 0;
   std::string firstError;
+  bool stoppedByFatalError = false;
   std::vector<std::string> userHeaders;  // the user headers the TU included
   std::vector<Note> toolNotes;           // functions whose analysis was cut short, and why
   std::string failure;                   // set when the TU could not be analyzed (never cached)

@@ -120,6 +120,12 @@ std::string builtinModuleOp(const CXXRecordDecl* impl) {
       {"ConvTranspose1dImpl", "conv_transpose1d"}, {"ConvTranspose2dImpl", "conv_transpose2d"},
       {"ConvTranspose3dImpl", "conv_transpose3d"}, {"BilinearImpl", "bilinear"},
       {"SequentialImpl", "linear"},
+      // Modules that keep their input's dtype.
+      {"DropoutImpl", "dropout"},         {"ReLUImpl", "relu"},
+      {"GELUImpl", "gelu"},               {"SiLUImpl", "silu"},
+      {"TanhImpl", "tanh"},               {"SigmoidImpl", "sigmoid"},
+      {"LeakyReLUImpl", "leaky_relu"},    {"ELUImpl", "elu"},
+      {"FlattenImpl", "flatten"},
       // Precision-sensitive modules: the op runs on their inputs.
       {"LayerNormImpl", "layer_norm"},    {"GroupNormImpl", "group_norm"},
       {"SoftmaxImpl", "softmax"},         {"LogSoftmaxImpl", "log_softmax"},

@@ -1,6 +1,8 @@
 // dtype-lint's command line: one option parser (LLVM's cl, with a `run`
 // subcommand) and one report writer for both front ends. Exit codes: 0 no
 // findings, 1 findings, 2 usage or tool error (`run`: the program's own code).
+#include <fmt/format.h>
+
 #include <iostream>
 #include <thread>
 
@@ -121,8 +123,12 @@ int analyzePaths(const RuleSelection& rules) {
   bool failed = false;
   for (const auto& unit : result.units) {
     if (unit.compileErrors)
-      std::cerr << "dtype-lint: note: '" << unit.file << "': " << unit.compileErrors
-                << " compile error(s); findings cover what parsed (first: " << unit.firstError << ")\n";
+      result.toolNotes.push_back(Note{
+          SourceLocation{unit.file, 1, 1, 1, 1},
+          fmt::format("{} compile error(s); {} ({}: {})", unit.compileErrors,
+                      unit.fatal ? "the parse stopped at a fatal error, so only the code before it was analyzed"
+                                 : "findings cover what parsed",
+                      unit.fatal ? "fatal" : "first", unit.firstError)});
     if (!unit.failure.empty()) {
       failed = true;
       result.toolNotes.push_back(Note{SourceLocation{unit.file, 1, 1, 1, 1},

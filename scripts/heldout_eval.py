@@ -30,11 +30,14 @@ if "--runtime" in args:
     binaries = args[at + 1]
     del args[at:at + 2]
 directory, prefix = args[0], (args[1] if len(args) > 1 else "DL")
-files = sorted(glob.glob(os.path.join(directory, "*.cpp")))
+# Programs may span several files in subdirectories; markers may sit in headers.
+files = sorted(glob.glob(os.path.join(directory, "**", "*.cpp"), recursive=True))
+marked = sorted(set(files) | set(glob.glob(os.path.join(directory, "**", "*.h"), recursive=True)))
 
 
 def key(finding):
-    return os.path.basename(finding["location"]["file"]), finding["location"]["line"], finding["rule"]
+    return os.path.relpath(os.path.realpath(finding["location"]["file"]), os.path.realpath(directory)), \
+        finding["location"]["line"], finding["rule"]
 
 
 found = set()
@@ -58,13 +61,13 @@ else:
 found = {f for f in found if f[2].startswith(prefix)}
 
 expected = set()
-for name in files:
+for name in marked:
     with open(name) as source:
         for number, line in enumerate(source, 1):
             marker = re.search(r"dtype-lint-expect:\s*([A-Z0-9, ]+)", line)
             for rule in re.findall(r"DL\d{3}", marker.group(1)) if marker else []:
                 if rule.startswith(prefix) and (checked is None or rule in checked):
-                    expected.add((os.path.basename(name), number, rule))
+                    expected.add((os.path.relpath(os.path.realpath(name), os.path.realpath(directory)), number, rule))
 hits = found & expected
 print(f"true positives {len(hits)}, false positives {len(found - expected)}, missed {len(expected - found)}")
 print(f"precision {len(hits) / max(1, len(found)):.3f}, recall {len(hits) / max(1, len(expected)):.3f}")

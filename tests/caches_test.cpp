@@ -150,5 +150,23 @@ TEST(Caches, OnlyTheLibTorchHeadersBeforeAnyUserCodeFormThePreamble) {
             std::vector<std::string>{});
 }
 
+// trainer.cpp starting with its own "trainer.h", which starts with LibTorch:
+// the preamble covers those headers. Only the file's first include counts.
+TEST(Caches, TheFilesOwnHeaderFirstContributesItsLibTorchPrefix) {
+  const analyzer::UserHeaderReader read = [](llvm::StringRef quoted) -> std::optional<std::string> {
+    if (quoted == "trainer.h") return std::string("#pragma once\n#include <torch/torch.h>\n#include <vector>\nstruct T {};\n");
+    if (quoted == "macros.h") return std::string("#define TORCH_SOMETHING 1\n");
+    return std::nullopt;
+  };
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("#include \"trainer.h\"\n#include <ATen/ATen.h>\nint x;\n", read),
+            std::vector<std::string>{"torch/torch.h"});
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("#include \"macros.h\"\n#include <torch/torch.h>\n", read),
+            std::vector<std::string>{});
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("#include <vector>\n#include \"trainer.h\"\n", read),
+            std::vector<std::string>{});
+  EXPECT_EQ(analyzer::libTorchIncludePrefix("#include \"missing.h\"\n#include <torch/torch.h>\n", read),
+            std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace dtype_lint::testing

@@ -148,7 +148,7 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
   EXPECT_EQ(run.exitCode, 1) << run.err;
   EXPECT_NE(run.out.find("broken.cpp:4:3: warning: backward() on a Half loss"), std::string::npos) << run.out;
   EXPECT_NE(run.err.find("fallback flags"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("1 compile error(s)"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("broken.cpp:1:1: note: 1 compile error(s)"), std::string::npos) << run.out;
 }
 
 
@@ -171,7 +171,7 @@ TEST_F(TempDir, GccPrecompiledHeaderFlagsOfCMakeBuildsAreStripped) {
   write("compile_commands.json", nlohmann::json::array({entry}).dump());
   CommandResult run = dtypeLint("-p " + dir_.string() + " --cache-dir " + dir_.string() + "/cache " + kBuggy);
   EXPECT_EQ(run.exitCode, 1) << run.err;
-  EXPECT_EQ(run.err.find("compile error"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("compile error"), std::string::npos) << run.out;
   const auto markers = dtype_lint::testing::readMarkers(kBuggy);
   ASSERT_FALSE(markers.empty());
   EXPECT_NE(run.out.find("buggy.cpp:" + std::to_string(markers.begin()->first) + ":"), std::string::npos) << run.out;
@@ -206,6 +206,42 @@ TEST_F(TempDir, AnalysisCutShortIsReportedInTheReport) {
   const CommandResult sarif = dtypeLint("--format sarif " + file);
   EXPECT_NE(sarif.out.find("toolExecutionNotifications"), std::string::npos) << sarif.out;
   EXPECT_NE(dtypeLint(file).out.find("note: " + message), std::string::npos);
+}
+
+// A TU that stops at a fatal missing header (after a header with an empty
+// out-of-line destructor, the shape that once crashed the CFG builder) is
+// reported as such in JSON, and never costs the other files their findings.
+TEST_F(TempDir, AFatalErrorInOneFileKeepsTheOthersFindings) {
+  write("logger.h",
+        "#pragma once\n#include <torch/torch.h>\n"
+        "class Logger {\n public:\n  ~Logger();\n  torch::Tensor last;\n};\nLogger::~Logger() {}\n");
+  const std::string stopped = write("stopped.cpp", "#include \"logger.h\"\n#include \"missing/never_there.hpp\"\n"
+                                                   "int main() { Logger l; }\n");
+  const std::string other = write("other.cpp", "#include <torch/torch.h>\n"
+                                               "void f() { torch::randn({2, 4}, torch::kHalf).mm(torch::randn({4, 4})); }\n");
+  const CommandResult run = dtypeLint("--format json " + stopped + " " + other);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  const auto report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.out;
+  ASSERT_EQ(report.at("findings").size(), 1u) << run.out;
+  EXPECT_EQ(report.at("findings").at(0).at("rule"), "DL101");
+  const std::string note = report.at("notifications").at(0).at("message");
+  EXPECT_NE(note.find("fatal"), std::string::npos) << note;
+  EXPECT_NE(note.find("never_there.hpp"), std::string::npos) << note;
+}
+
+// Findings in headers included through "dir/../" name the header's plain path.
+TEST_F(TempDir, HeaderPathsAreNormalized) {
+  fs::create_directories(dir_ / "ppo");
+  write("util.h", "#pragma once\n#include <torch/torch.h>\n"
+                  "inline void f() { torch::randn({2, 4}, torch::kHalf).mm(torch::randn({4, 4})); }\n");
+  const std::string main = write("main.cpp", "#include \"ppo/../util.h\"\nint main() { f(); }\n");
+  const CommandResult run = dtypeLint("--format json " + main);
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  const auto report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.out;
+  ASSERT_EQ(report.at("findings").size(), 1u) << run.out;
+  EXPECT_EQ(report.at("findings").at(0).at("location").at("file"), (dir_ / "util.h").string());
 }
 
 }  // namespace

@@ -92,9 +92,10 @@ const std::string kPrograms = std::string(DTYPE_LINT_BINARY_DIR) + "/tests/";
 
 // Runs tests/runtime_programs/<name>.cpp's binary under the hooks: its
 // findings must be its markers. Returns the run, for its status and output.
-CommandResult runProgramExpectingItsMarkers(const std::string& name) {
+// `variant`: a suffix of the binary's name (the same source built another way).
+CommandResult runProgramExpectingItsMarkers(const std::string& name, const std::string& variant = "") {
   CommandResult run;
-  auto findings = findingsOfRun(kPrograms + "runtime_program_" + name, &run);
+  auto findings = findingsOfRun(kPrograms + "runtime_program_" + name + variant, &run);
   const std::string source =
       fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/" + name + ".cpp");
   EXPECT_EQ(findings[source], readMarkers(source));
@@ -130,6 +131,16 @@ TEST(RuntimeHooks, AnAnnotatedScalerBuiltOnTheRawAmpOpsIsFollowedByItsAnnotation
 TEST(RuntimeHooks, FindingsFromThreadsAndForkedChildrenAreAllReported) {
   const CommandResult run = runProgramExpectingItsMarkers("forks_and_threads");
   EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+TEST(RuntimeHooks, OpsInACustomBackwardAreCheckedBeforeTheyThrow) {
+  const CommandResult run = runProgramExpectingItsMarkers("custom_backward_out");
+  EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
+}
+
+TEST(RuntimeHooks, AnOptimizedBuildKeepsItsFindingsAndLines) {
+  const CommandResult run = runProgramExpectingItsMarkers("custom_backward_out", "_optimized");
+  EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
 }
 
 TEST(RuntimeHooks, NolintCommentsSuppressRuntimeFindings) {

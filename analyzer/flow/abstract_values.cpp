@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "torch_api.h"
+
 namespace dtype_lint::analyzer::flow {
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
@@ -68,6 +70,58 @@ bool FlowState::sameAs(const FlowState& o) const {
          structs == o.structs && process.sameAs(o.process);
 }
 
+bool MemberFacts::isMember(const clang::ValueDecl* d, bool isModule) {
+  const auto* field = llvm::dyn_cast<clang::FieldDecl>(d);
+  const auto* record = field ? llvm::dyn_cast<clang::CXXRecordDecl>(field->getParent()) : nullptr;
+  return field && !(isModule && record && isUserModule(record));
+}
+
+MemberFacts MemberFacts::of(const FlowState& state) {
+  MemberFacts out;
+  for (const auto& [d, fact] : state.tensors)
+    if (isMember(d, false)) out.tensors.emplace(d, fact);
+  for (const auto& [d, fact] : state.modules)
+    if (isMember(d, true)) out.modules.emplace(d, fact);
+  for (const auto& [d, list] : state.lists)
+    if (isMember(d, false)) out.lists.emplace(d, list);
+  return out;
+}
+
+namespace {
+template <typename Map>
+void replaceMembers(Map& into, const Map& members, bool isModule) {
+  for (auto it = into.begin(); it != into.end();)
+    it = MemberFacts::isMember(it->first, isModule) ? into.erase(it) : std::next(it);
+  into.insert(members.begin(), members.end());
+}
+}  // namespace
+
+void MemberFacts::replaceIn(FlowState& state) const {
+  replaceMembers(state.tensors, tensors, false);
+  replaceMembers(state.modules, modules, true);
+  replaceMembers(state.lists, lists, false);
+}
+
+void MemberFacts::addMissingTo(FlowState& state) const {
+  state.tensors.insert(tensors.begin(), tensors.end());
+  state.modules.insert(modules.begin(), modules.end());
+  state.lists.insert(lists.begin(), lists.end());
+}
+
+void MemberFacts::join(const MemberFacts& other) {
+  FlowState::joinMap(tensors, other.tensors, joinFacts);
+  FlowState::joinMap(modules, other.modules, joinFacts);
+  FlowState::joinMap(lists, other.lists, [](const ListFact& a, const ListFact& b) { return a.size() == b.size() ? a : ListFact{}; });
+}
+
+std::string MemberFacts::key() const {
+  std::string k;
+  for (const auto* map : {&tensors, &modules})
+    for (const auto& [d, fact] : *map) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
+  for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.size());
+  return k;
+}
+
 std::string CallContext::key(const clang::FunctionDecl* fn) const {
   std::string k =
       fmt::format("{}|{}|{}{}|", static_cast<const void*>(fn), process.key(), inCustomBackward, guardedByScalerState);
@@ -78,6 +132,13 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
     for (const auto& [field, fact] : v.fields) k += fmt::format("{}={},", static_cast<const void*>(field), fact.dtype.toString());
   }
   for (const TensorFact& s : savedVariables) k += s.dtype.toString() + ",";
+  for (const auto& [name, fact] : savedData) k += name + "=" + fact.dtype.toString() + ",";
+  if (members) k += "|" + members->key();
+  if (enclosing) {
+    k += "|e";
+    for (const auto* map : {&enclosing->tensors, &enclosing->modules})
+      for (const auto& [d, fact] : *map) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
+  }
   return k;
 }
 

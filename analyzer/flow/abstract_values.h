@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,8 +89,31 @@ struct FlowState {
   bool sameAs(const FlowState& o) const;
 };
 
+// What is known of the fields of user objects (a Trainer's model_, its
+// tensors and lists): like the process state it outlives a call, so callees
+// start from the caller's and hand theirs back. The submodules of a module
+// are not among them: they follow their parent's dtype (model->to(kHalf)).
+struct MemberFacts {
+  std::map<const clang::ValueDecl*, TensorFact> tensors;
+  std::map<const clang::ValueDecl*, TensorFact> modules;
+  std::map<const clang::ValueDecl*, ListFact> lists;
+
+  // Whether a declaration's facts are member facts.
+  static bool isMember(const clang::ValueDecl* d, bool isModule);
+  static MemberFacts of(const FlowState& state);
+  // Replaces the state's member facts with these.
+  void replaceIn(FlowState& state) const;
+  // Adds the facts of members the state knows nothing of.
+  void addMissingTo(FlowState& state) const;
+  void join(const MemberFacts& other);
+  std::string key() const;
+};
+
 struct CallContext {
   std::vector<Value> args;
+  std::optional<MemberFacts> members;  // the caller's; unset: members start from their class invariant
+  // A lambda's: the state of the function it is called in (what it captures).
+  std::shared_ptr<const FlowState> enclosing;
   ProcessState process;
   std::optional<TensorFact> thisModule;  // for member functions of modules
   std::optional<ObjectRef> thisObject;   // the caller's object of a member call
@@ -100,6 +124,7 @@ struct CallContext {
   bool guardedByScalerState = false;
   std::optional<Note> forwardUnderAutocast;
   ListFact savedVariables;  // what forward saved, for backward
+  std::map<std::string, TensorFact> savedData;  // ctx->saved_data["key"] = tensor in forward
   std::vector<Note> callChain;
   int depth = 0;
 
@@ -109,7 +134,10 @@ struct CallContext {
 struct FunctionResult {
   TensorFact returned{DtypeSet(), std::nullopt};  // bottom until a return is seen
   ListFact savedForBackward;
+  std::map<std::string, TensorFact> savedData;
   std::optional<FieldFacts> returnedFields;  // when a struct is returned
+  MemberFacts members;  // at exit
+  std::optional<FlowState> enclosingAtExit;  // a lambda's: its enclosing function's variables at exit
   bool exitReached = false;
   ProcessState exit;
 };

@@ -1,5 +1,7 @@
 #include "flow/ast_helpers.h"
 
+#include "llvm/Support/Path.h"
+
 #include "clang/Lex/Lexer.h"
 #include "torch_api.h"
 
@@ -26,7 +28,10 @@ SourceLocation toLocation(SourceRange range, const SourceManager& sm, const Lang
   if (begin.isInvalid()) return out;
   PresumedLoc b = sm.getPresumedLoc(begin);
   if (b.isInvalid()) return out;
-  out.file = b.getFilename();
+  // As included: "PPO/../Util/x.hpp" is reported as "Util/x.hpp".
+  llvm::SmallString<256> file(b.getFilename());
+  llvm::sys::path::remove_dots(file, /*remove_dot_dot=*/true);
+  out.file = std::string(file);
   out.line = b.getLine();
   out.column = b.getColumn();
   PresumedLoc e = sm.getPresumedLoc(end);
@@ -146,6 +151,21 @@ std::vector<const Expr*> tensorArgs(const CallExpr* call, unsigned first) {
         if (isTensorType(element->getType())) out.push_back(ignoreWrappers(element));
   }
   return out;
+}
+
+std::optional<std::string> savedDataKey(const clang::CXXOperatorCallExpr* subscript) {
+  if (subscript->getOperator() != clang::OO_Subscript || subscript->getNumArgs() != 2) return std::nullopt;
+  const auto* map = llvm::dyn_cast<clang::MemberExpr>(ignoreWrappers(subscript->getArg(0)));
+  if (!map || map->getMemberDecl()->getName() != "saved_data") return std::nullopt;
+  // "key" reaches the map's operator[] as a std::string built from the literal.
+  const clang::Expr* key = subscript->getArg(1);
+  for (const clang::Expr* next = key; next;) {
+    key = next->IgnoreImplicit()->IgnoreParens();
+    const auto* construct = llvm::dyn_cast<clang::CXXConstructExpr>(key);
+    next = construct && construct->getNumArgs() > 0 ? construct->getArg(0) : nullptr;
+  }
+  if (const auto* literal = llvm::dyn_cast<clang::StringLiteral>(key)) return literal->getString().str();
+  return std::nullopt;
 }
 
 }  // namespace dtype_lint::analyzer::flow

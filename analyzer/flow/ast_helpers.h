@@ -35,6 +35,9 @@ const clang::ValueDecl* referencedVariable(const clang::Expr* e);
 const clang::ValueDecl* declOf(const clang::Expr* e);
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
 const clang::Expr* moduleObject(const clang::Expr* e);
+// "key" for ctx->saved_data["key"] (a custom Function's saved data).
+std::optional<std::string> savedDataKey(const clang::CXXOperatorCallExpr* subscript);
+
 // The tensor arguments of a call from `first` on, with those of {a, b} lists.
 std::vector<const clang::Expr*> tensorArgs(const clang::CallExpr* call, unsigned first = 0);
 

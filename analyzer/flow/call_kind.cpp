@@ -64,7 +64,11 @@ CallKind effectKind(const CallExpr* call, const CallClassification& c, const Sca
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     if (transfersOperator(op)) return CallKind::TensorOperator;
     // Other operators: arithmetic is evaluated where its value is used.
-    if (op->getOperator() == OO_Call || !callee || !isAnalyzable(callee->getDefinition())) return CallKind::Other;
+    // A lambda called here is followed like any user function.
+    const auto* lambda = dyn_cast_or_null<CXXMethodDecl>(callee);
+    const bool callsLambda = op->getOperator() == OO_Call && lambda && lambda->getParent()->isLambda();
+    if ((op->getOperator() == OO_Call && !callsLambda) || !callee || !isAnalyzable(callee->getDefinition()))
+      return CallKind::Other;
   }
   if (object) {
     if (c.name == "save_for_backward") return CallKind::SaveForBackward;

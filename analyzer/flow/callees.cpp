@@ -20,6 +20,7 @@ std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std:
   c.depth = ctx_.depth + 1;
   c.callChain = ctx_.callChain;
   if (calledFrom) c.callChain.insert(c.callChain.begin(), std::move(*calledFrom));
+  c.members = MemberFacts::of(state_);
   if (inherit == Inherit::Nothing) return c;
   c.process = state_.process;
   if (inherit == Inherit::ProcessOnly) return c;
@@ -50,6 +51,10 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
       c->thisObject = ctx_.thisObject;
     if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
   }
+  if (const auto* lambda = dyn_cast<CXXMethodDecl>(callee); lambda && lambda->getParent()->isLambda()) {
+    c->enclosing = std::make_shared<const FlowState>(state_);
+    c->thisModule = ctx_.thisModule;
+  }
   if (!c->thisModule && isa<CXXMethodDecl>(callee) && ctx_.thisModule &&
       cast<CXXMethodDecl>(callee)->getParent() == dyn_cast<CXXMethodDecl>(fn_)->getParent())
     c->thisModule = ctx_.thisModule;
@@ -76,7 +81,10 @@ void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallEx
 
 void FunctionAnalysis::applyCalleeExit(const FunctionResult& r) {
   // Helpers, forwards and RAII guards that switch autocast, clear its cache or drive the scaler.
-  if (r.exitReached) state_.process = r.exit;
+  if (!r.exitReached) return;
+  state_.process = r.exit;
+  r.members.replaceIn(state_);
+  if (r.enclosingAtExit) state_ = *r.enclosingAtExit;
 }
 
 void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx) {
@@ -136,6 +144,7 @@ void FunctionAnalysis::analyzeCustomBackward(const FunctionDecl* backward, const
   if (state_.process.autocast.anyOn())
     bwd->forwardUnderAutocast = note(call, fmt::format("'{}::forward' ran under autocast from here", function->getName().str()));
   bwd->savedVariables = forward.savedForBackward;
+  bwd->savedData = forward.savedData;
   bwd->args.push_back(Value{});
   Value grads;
   grads.kind = Value::Kind::List;

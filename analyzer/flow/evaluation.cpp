@@ -30,6 +30,17 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
                                                               !isa<ParmVarDecl>(var) && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
+    // A constant: const auto kDtype = torch::kHalf; at namespace scope.
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasGlobalStorage() &&
+                                                              var->getType().isConstQualified() && dtypeValued)
+      return evalDtypeArgument(var->getInit());
+  }
+  // A config's field that no code writes: its default member initializer.
+  if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued)
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl());
+        field && field->getInClassInitializer() && !tu_.fieldWritten(field))
+      return evalDtypeArgument(field->getInClassInitializer());
   // Options or a dtype the analysis cannot see into (a parameter, a member):
   // some dtype, unknown which.
   if (dtypeValued) return TensorFact{};
@@ -89,8 +100,10 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
 TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e) return {};
-  if (const auto* cond = dyn_cast<ConditionalOperator>(e))
+  if (const auto* cond = dyn_cast<ConditionalOperator>(e)) {
+    if (const auto flag = evalFlag(cond->getCond())) return evalTensor(*flag ? cond->getTrueExpr() : cond->getFalseExpr());
     return joinFacts(evalTensor(cond->getTrueExpr()), evalTensor(cond->getFalseExpr()));
+  }
   if (const auto* member = dyn_cast<MemberExpr>(e))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()))
       if (const ValueDecl* base = structBase(member))
@@ -175,6 +188,13 @@ TensorFact FunctionAnalysis::scaledByScalar(TensorFact tensor, const Expr* facto
 
 TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
   const CallClassification& c = tu_.classify(call);
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
+    if (auto saved = evalSavedData(member)) return *saved;
+    // register_parameter("w", t), register_buffer("b", t) return t.
+    if ((c.name == "register_parameter" || c.name == "register_buffer") && call->getNumArgs() >= 2 &&
+        moduleImplClass(member->getImplicitObjectArgument()->getType()))
+      return evalTensor(call->getArg(1));
+  }
   switch (c.value) {
     case CallKind::ModuleCall: return evalModuleCall(*c.module, call);
     case CallKind::TensorOperator: return evalOperator(cast<CXXOperatorCallExpr>(call));
@@ -325,6 +345,16 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
     }
   }
   return v;
+}
+
+// ctx->saved_data["key"].toTensor() in a custom Function's backward: what forward stored there.
+std::optional<TensorFact> FunctionAnalysis::evalSavedData(const CXXMemberCallExpr* call) {
+  if (calleeName(call) != "toTensor") return std::nullopt;
+  const auto* subscript = dyn_cast<CXXOperatorCallExpr>(ignoreWrappers(call->getImplicitObjectArgument()));
+  const auto key = subscript ? savedDataKey(subscript) : std::nullopt;
+  if (!key) return std::nullopt;
+  auto it = ctx_.savedData.find(*key);
+  return it != ctx_.savedData.end() ? it->second : TensorFact{};
 }
 
 }  // namespace dtype_lint::analyzer::flow

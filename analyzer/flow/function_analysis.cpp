@@ -181,7 +181,83 @@ FlowState FunctionAnalysis::entryState() {
       case Value::Kind::None: break;
     }
   }
+  if (ctx_.members) ctx_.members->replaceIn(entry);
+  if (ctx_.enclosing) {
+    // A lambda sees the variables of the function it is called in.
+    entry.tensors.insert(ctx_.enclosing->tensors.begin(), ctx_.enclosing->tensors.end());
+    entry.modules.insert(ctx_.enclosing->modules.begin(), ctx_.enclosing->modules.end());
+    entry.lists.insert(ctx_.enclosing->lists.begin(), ctx_.enclosing->lists.end());
+    entry.structs.insert(ctx_.enclosing->structs.begin(), ctx_.enclosing->structs.end());
+  }
+  seedClassInvariant(entry);
   return entry;
+}
+
+// What the lambda leaves of its enclosing function's variables: theirs as it
+// changed them (captured by reference); its own locals go out of scope.
+FlowState FunctionAnalysis::enclosingAfter(const FlowState& exit) const {
+  FlowState out = *ctx_.enclosing;
+  auto update = [](auto& into, const auto& from) {
+    for (auto it = into.begin(); it != into.end();) {
+      auto found = from.find(it->first);
+      if (found == from.end()) {
+        it = into.erase(it);
+        continue;
+      }
+      it->second = found->second;
+      ++it;
+    }
+  };
+  update(out.tensors, exit.tensors);
+  update(out.modules, exit.modules);
+  update(out.lists, exit.lists);
+  update(out.structs, exit.structs);
+  out.process = exit.process;
+  return out;
+}
+
+// A method of a user object starts from what its constructors establish for
+// the members its caller does not know of (the object was built elsewhere).
+void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
+  const auto* method = dyn_cast<CXXMethodDecl>(fn_);
+  if (!method || isa<CXXConstructorDecl>(method) || method->isStatic() || !isUserCode(method->getLocation(), sm_))
+    return;
+  const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(method->getParent());
+  if (!invariant) return;
+  invariant->members.addMissingTo(entry);
+  entry.process.protocol.adoptDeclarations(invariant->protocol);
+}
+
+bool FunctionAnalysis::edgeFeasible(const CFGBlock* pred, const CFGBlock* succ) {
+  const Stmt* terminator = pred->getTerminatorStmt();
+  const auto* logical = dyn_cast_or_null<BinaryOperator>(terminator);
+  if (!terminator || pred->succ_size() != 2 ||
+      !(isa<IfStmt, ConditionalOperator>(terminator) || (logical && logical->isLogicalOp())))
+    return true;
+  const auto* condition = dyn_cast_or_null<Expr>(pred->getTerminatorCondition());
+  const std::optional<bool> value = condition ? evalFlag(condition) : std::nullopt;
+  if (!value) return true;
+  const CFGBlock::AdjacentBlock& taken = *(pred->succ_begin() + (*value ? 0 : 1));
+  return taken.getReachableBlock() == succ;
+}
+
+// A condition whose value is known: a constant, or a config flag no code
+// writes (its default member initializer).
+std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
+  condition = condition->IgnoreParenImpCasts();
+  if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot) {
+    const auto value = evalFlag(negation->getSubExpr());
+    return value ? std::optional<bool>(!*value) : std::nullopt;
+  }
+  bool value = false;
+  if (!condition->isValueDependent() && condition->EvaluateAsBooleanCondition(value, tu_.context())) return value;
+  if (const auto* member = dyn_cast<MemberExpr>(condition))
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl());
+        field && field->getType()->isBooleanType() && field->getInClassInitializer() && !tu_.fieldWritten(field) &&
+        !field->getInClassInitializer()->isValueDependent() &&
+        field->getInClassInitializer()->EvaluateAsBooleanCondition(value, tu_.context()))
+      return value;
+  return std::nullopt;
 }
 
 FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState& entry,
@@ -193,7 +269,7 @@ FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState
     // An exception no handler catches leaves the function: the caller's code after the call never runs.
     const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
                           isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
-    if (pred.isReachable() && !uncaught) in.join(out[pred->getBlockID()]);
+    if (pred.isReachable() && !uncaught && edgeFeasible(pred, block)) in.join(out[pred->getBlockID()]);
   }
   return in;
 }
@@ -229,7 +305,7 @@ bool FunctionAnalysis::iterateToFixpoint(const FlowState& entry, std::vector<Flo
     if (visits[block->getBlockID()] > 1 && state_.sameAs(out[block->getBlockID()])) continue;
     out[block->getBlockID()] = state_;
     for (const CFGBlock::AdjacentBlock& succ : block->succs())
-      if (succ.isReachable()) enqueue(succ);
+      if (succ.isReachable() && edgeFeasible(block, succ)) enqueue(succ);
   }
   return truncated;
 }
@@ -257,6 +333,8 @@ FunctionResult FunctionAnalysis::run() {
   const FlowState& exit = out[cfg_.getExit().getBlockID()];
   result_.exitReached = exit.reached;
   result_.exit = exit.reached ? exit.process : ctx_.process;
+  result_.members = MemberFacts::of(exit.reached ? exit : entry);
+  if (ctx_.enclosing && exit.reached) result_.enclosingAtExit = enclosingAfter(exit);
   if (result_.returned.dtype.isBottom()) result_.returned = TensorFact{};
   return std::move(result_);
 }

@@ -52,6 +52,12 @@ class FunctionAnalysis final : public FlowQueries {
  private:
   // The worklist
   FlowState entryState();
+  void seedClassInvariant(FlowState& entry);
+  FlowState enclosingAfter(const FlowState& exit) const;
+  // Whether control can flow from pred to succ: not when pred branches on a
+  // flag whose value is known (a config's default, a constant).
+  bool edgeFeasible(const clang::CFGBlock* pred, const clang::CFGBlock* succ);
+  std::optional<bool> evalFlag(const clang::Expr* condition);
   FlowState stateEntering(const clang::CFGBlock* block, const FlowState& entry, const std::vector<FlowState>& out);
   // Whether some block was visited too often: the fixpoint was not reached.
   bool iterateToFixpoint(const FlowState& entry, std::vector<FlowState>& out);
@@ -84,8 +90,11 @@ class FunctionAnalysis final : public FlowQueries {
   void transferUserCall(const clang::FunctionDecl* callee, const CallContext& calleeCtx);
   void applyCalleeExit(const FunctionResult& result);
   void assign(const clang::Expr* lhs, const clang::Expr* rhs, const clang::Expr* at);
-  void bindVariable(const clang::VarDecl* var, const clang::Expr* init);
-  void bindModule(const clang::VarDecl* var, const clang::Expr* init);
+  // A variable's or a member's initialization: `init` may be null.
+  void bindDeclaration(const clang::ValueDecl* d, const clang::Expr* init, SourceLocation at);
+  void bindModule(const clang::ValueDecl* d, const clang::Expr* init);
+  bool createsFloatParameters(const clang::CXXRecordDecl* impl, const clang::Expr* init);
+  void bindSavedData(const clang::Expr* lhs, const clang::Expr* rhs);
   bool isUserStruct(clang::QualType type);
   void handleAutocastCall(const clang::FunctionDecl* fn, const clang::CallExpr* call);
   void emitOp(const std::string& op, const clang::Expr* at, std::vector<const clang::Expr*> inputs,
@@ -104,6 +113,7 @@ class FunctionAnalysis final : public FlowQueries {
   TensorFact evalTorchFunction(const clang::CallExpr* call, const std::string& name);
   std::optional<TensorFact> evalFactory(const clang::CallExpr* call, const std::string& name);
   ListFact evalList(const clang::Expr* e);
+  std::optional<TensorFact> evalSavedData(const clang::CXXMemberCallExpr* call);
   std::optional<TensorFact> evalDtypeArgument(const clang::Expr* e);
   std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);
   Value evalValue(const clang::Expr* e, clang::QualType paramType);

@@ -250,11 +250,11 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
   flow_.state().process.manualScaling.gradientsDividedBy(factor, flow_.loc(at), findings());
 }
 
-void ScalerTracking::declareScalerOrOptimizer(const VarDecl* var, const Expr* init) {
-  if (var->getType()->isReferenceType() || var->getType()->isPointerType()) return;
-  const ObjectRef ref{reinterpret_cast<uintptr_t>(var->getCanonicalDecl()), "'" + var->getNameAsString() + "'"};
-  if (isScalerType(api_, var->getType())) return protocol().declareScaler(ref);
-  if (!isOptimizerType(var->getType())) return;
+void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* init, const SourceLocation& at) {
+  if (d->getType()->isReferenceType() || d->getType()->isPointerType()) return;
+  const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), "'" + d->getNameAsString() + "'"};
+  if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref);
+  if (!isOptimizerType(d->getType())) return;
   // Optimizer(model->parameters(), Options(...).eps(...)), directly or through make_unique.
   std::vector<const Expr*> args;
   const Expr* e = init ? ignoreWrappers(init) : nullptr;
@@ -265,7 +265,7 @@ void ScalerTracking::declareScalerOrOptimizer(const VarDecl* var, const Expr* in
   if (args.empty()) return;
   const OptimizerParameters parameters = parametersOf(args);
   protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
-  checkEpsilon(var, args, parameters);
+  checkEpsilon(d, args, parameters, at);
 }
 
 ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vector<const Expr*>& args) {
@@ -293,26 +293,33 @@ ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vect
   return out;
 }
 
-void ScalerTracking::checkEpsilon(const VarDecl* var, const std::vector<const Expr*>& args,
-                                  const OptimizerParameters& parameters) {
+void ScalerTracking::checkEpsilon(const ValueDecl* d, const std::vector<const Expr*>& args,
+                                  const OptimizerParameters& parameters, const SourceLocation& at) {
   // DL304: the optimizers with an eps take it from their options, else their default.
-  const CXXRecordDecl* record = pointeeRecord(var->getType());
+  const CXXRecordDecl* record = pointeeRecord(d->getType());
   if (!record || !record->getDeclName().isIdentifier()) return;
   std::optional<double> eps = defaultEpsilon(record->getName());
   if (!eps) return;
   for (size_t i = 1; i < args.size(); ++i)
-    for (const Expr* option = ignoreWrappers(args[i]); const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
-         option = ignoreWrappers(member->getImplicitObjectArgument()))
-      if (calleeName(member) == "eps" && member->getNumArgs() == 1)
-        if (auto value = numericConstant(member->getArg(0), flow_.astContext())) {
-          eps = *value;
-          break;
-        }
-  ASTContext& context = flow_.astContext();
-  checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), var->getName().str()), *eps, parameters.dtype,
-                        parameters.origin,
-                        toLocation(var->getSourceRange(), context.getSourceManager(), context.getLangOpts()),
-                        findings());
+    for (const Expr* option = optionsExpression(args[i]); const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
+         option = optionsExpression(member->getImplicitObjectArgument()))
+      if (calleeName(member) == "eps" && member->getNumArgs() == 1) {
+        // An eps the analysis cannot read (a config's field) is not judged.
+        eps = numericConstant(member->getArg(0), flow_.astContext());
+        if (!eps) return;
+        break;
+      }
+  checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), d->getName().str()), *eps, parameters.dtype,
+                        parameters.origin, at, findings());
+}
+
+// Options built in a local first (auto options = AdamWOptions(lr).eps(1e-4)): the local's initializer.
+const Expr* ScalerTracking::optionsExpression(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (const auto* ref = dyn_cast_or_null<DeclRefExpr>(e))
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->isLocalVarDecl() && var->getInit())
+      return ignoreWrappers(var->getInit());
+  return e;
 }
 
 }  // namespace dtype_lint::analyzer::flow

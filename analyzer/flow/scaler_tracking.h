@@ -42,7 +42,8 @@ class ScalerTracking {
   // g /= s, g.div_(s), g.mul_(1.0 / s): gradients divided back by a manual scaling's factor.
   void checkGradientsDividedBack(const clang::Expr* gradient, const clang::Expr* divisor, bool reciprocal,
                                  const clang::Expr* at);
-  void declareScalerOrOptimizer(const clang::VarDecl* var, const clang::Expr* init);
+  // A scaler or an optimizer variable or member initialized (or assigned) with `init`, at `at`.
+  void declareScalerOrOptimizer(const clang::ValueDecl* d, const clang::Expr* init, const SourceLocation& at);
 
  private:
   void refreshOptimizerDtype(const ObjectRef& optimizer);
@@ -57,8 +58,9 @@ class ScalerTracking {
   };
   // Optimizer(model->parameters(), ...) or Optimizer({w, b}, ...): its constructor's arguments.
   OptimizerParameters parametersOf(const std::vector<const clang::Expr*>& args);
-  void checkEpsilon(const clang::VarDecl* var, const std::vector<const clang::Expr*>& args,
-                    const OptimizerParameters& parameters);
+  void checkEpsilon(const clang::ValueDecl* d, const std::vector<const clang::Expr*>& args,
+                    const OptimizerParameters& parameters, const SourceLocation& at);
+  static const clang::Expr* optionsExpression(const clang::Expr* e);
   ScalerProtocol& protocol() { return flow_.state().process.protocol; }
   std::vector<Finding>& findings() { return flow_.events().protocolFindings; }
 

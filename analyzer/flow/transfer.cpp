@@ -16,41 +16,65 @@ bool FunctionAnalysis::isUserStruct(QualType type) {
          !isOptimizerType(type) && !isScaler(type) && isUserCode(record->getLocation(), sm_);
 }
 
-void FunctionAnalysis::bindVariable(const VarDecl* var, const Expr* init) {
-  QualType type = var->getType();
-  scalers_.declareScalerOrOptimizer(var, init);
+void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, SourceLocation at) {
+  QualType type = d->getType();
+  scalers_.declareScalerOrOptimizer(d, init, at);
   if (isUserStruct(type)) {
     // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
     FieldFacts fields;
     if (const FunctionResult* r = userCallResult(init); r && r->returnedFields) fields = *r->returnedFields;
     else if (const ValueDecl* source = init ? declOf(init) : nullptr; source && state_.structs.count(source))
       fields = state_.structs[source];
-    state_.structs[var] = std::move(fields);
+    state_.structs[d] = std::move(fields);
     return;
   }
   if (isTensorType(type)) {
-    state_.tensors[var] = init ? named(evalTensor(init), var) : TensorFact{};
+    state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
   } else if (isTensorListType(type)) {
-    state_.lists[var] = init ? evalList(init) : ListFact{};
+    state_.lists[d] = init ? evalList(init) : ListFact{};
   } else if (moduleImplClass(type)) {
-    bindModule(var, init);
+    bindModule(d, init);
   }
 }
 
-void FunctionAnalysis::bindModule(const VarDecl* var, const Expr* init) {
+void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
   const Expr* e = init ? ignoreWrappers(init) : nullptr;
   const auto* construct = e ? dyn_cast<CXXConstructExpr>(e) : nullptr;
   const auto* call = e ? dyn_cast<CallExpr>(e) : nullptr;
   const bool created = !e || (construct && !construct->getConstructor()->isCopyOrMoveConstructor()) ||
-                       (call && calleeName(call) == "make_shared");
-  if (created) {
-    state_.modules[var] = TensorFact{DtypeSet(ScalarType::Float),
-                                     Note{toLocation(var->getSourceRange()),
-                                          fmt::format("the parameters of '{}' are Float (module created here)", var->getName().str())},
-                                     true};
+                       (call && (calleeName(call) == "make_shared" || calleeName(call) == "register_module"));
+  if (created && createsFloatParameters(moduleImplClass(d->getType()), e)) {
+    state_.modules[d] = TensorFact{DtypeSet(ScalarType::Float),
+                                   Note{toLocation(d->getSourceRange()),
+                                        fmt::format("the parameters of '{}' are Float (module created here)", d->getName().str())},
+                                   true};
+  } else if (created) {
+    state_.modules[d] = TensorFact{};
   } else if (init) {
-    state_.modules[var] = evalModule(init);
+    state_.modules[d] = evalModule(init);
   }
+}
+
+// A new module's parameters are Float: a built-in layer's, a Sequential's of
+// such modules, and a user module's unless its constructors make tensor
+// members of another or an unknown dtype (LoRA weights made BFloat16).
+bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const Expr* init) {
+  if (!impl) return false;
+  if (impl->getName() == "SequentialImpl") {
+    const auto* construct = dyn_cast_or_null<CXXConstructExpr>(init);
+    if (!construct) return !init;
+    for (const Expr* arg : construct->arguments())
+      if (const CXXRecordDecl* element = moduleImplClass(arg->getType());
+          element && !createsFloatParameters(element, ignoreWrappers(arg)))
+        return false;
+    return true;
+  }
+  if (!isUserModule(impl)) return true;  // LibTorch's modules are built with Float parameters
+  const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(impl);
+  if (!invariant) return true;
+  for (const auto& [field, fact] : invariant->members.tensors)
+    if (fact.dtype != DtypeSet(ScalarType::Float)) return false;
+  return true;
 }
 
 void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
@@ -59,9 +83,13 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
       state_.structs[base][cast<FieldDecl>(member->getMemberDecl())] = evalTensor(rhs);
       return;
     }
+  bindSavedData(lhs, rhs);
   const ValueDecl* target = declOf(lhs);
   if (!target) return;
-  if (isTensorType(lhs->getType())) {
+  if (isOptimizerType(lhs->getType()) || isScaler(lhs->getType())) {
+    // optimizer_ = std::make_unique<torch::optim::AdamW>(model_->parameters(), options);
+    scalers_.declareScalerOrOptimizer(target, rhs, loc(at));
+  } else if (isTensorType(lhs->getType())) {
     state_.tensors[target] = named(evalTensor(rhs), target);
   } else if (isTensorListType(lhs->getType())) {
     state_.lists[target] = evalList(rhs);
@@ -74,12 +102,26 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
   }
 }
 
+// ctx->saved_data["key"] = tensor, in a custom Function's forward.
+void FunctionAnalysis::bindSavedData(const Expr* lhs, const Expr* rhs) {
+  const auto* subscript = dyn_cast<CXXOperatorCallExpr>(ignoreWrappers(lhs));
+  if (!subscript) return;
+  // The tensor is converted to an IValue on the way in.
+  const Expr* value = ignoreWrappers(rhs);
+  while (const auto* construct = dyn_cast<CXXConstructExpr>(value)) {
+    if (construct->getNumArgs() != 1) return;
+    value = ignoreWrappers(construct->getArg(0));
+  }
+  if (!isTensorType(value->getType())) return;
+  if (auto key = savedDataKey(subscript)) result_.savedData[*key] = evalTensor(value);
+}
+
 void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr* call) {
   const std::string name = fn->getName().str();
   auto boolArg = [&](unsigned i) {
     if (i >= call->getNumArgs()) return Tristate::Unknown;
-    if (const auto* lit = dyn_cast<CXXBoolLiteralExpr>(ignoreWrappers(call->getArg(i))))
-      return lit->getValue() ? Tristate::On : Tristate::Off;
+    // A literal, a constant, or a config flag no code writes.
+    if (const auto flag = evalFlag(call->getArg(i))) return *flag ? Tristate::On : Tristate::Off;
     return Tristate::Unknown;
   };
   auto deviceArg = [&](unsigned i) -> DeviceAutocast* {
@@ -293,7 +335,7 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
 void FunctionAnalysis::transferStmt(const Stmt* s) {
   if (const auto* decl = dyn_cast<DeclStmt>(s)) {
     for (const Decl* d : decl->decls())
-      if (const auto* var = dyn_cast<VarDecl>(d)) bindVariable(var, var->getInit());
+      if (const auto* var = dyn_cast<VarDecl>(d)) bindDeclaration(var, var->getInit(), toLocation(var->getSourceRange()));
     return;
   }
   if (const auto* ret = dyn_cast<ReturnStmt>(s)) return transferReturn(ret);
@@ -303,6 +345,16 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
 
 void FunctionAnalysis::transfer(const CFGElement& element) {
   if (auto stmt = element.getAs<CFGStmt>()) return transferStmt(stmt->getStmt());
+  if (auto initializer = element.getAs<CFGInitializer>()) {
+    // A constructor's member initializer, or a member's default initializer.
+    const CXXCtorInitializer* init = initializer->getInitializer();
+    if (const FieldDecl* field = init->getMember()) {
+      const Expr* value = init->getInit();
+      if (const auto* fallback = dyn_cast_or_null<CXXDefaultInitExpr>(value)) value = fallback->getExpr();
+      bindDeclaration(field, value, value ? loc(value) : toLocation(field->getSourceRange()));
+    }
+    return;
+  }
   if (auto dtor = element.getAs<CFGAutomaticObjDtor>()) {
     // RAII guards: the destructor of a user class runs at scope exit.
     const CXXDestructorDecl* d = dtor->getDestructorDecl(tu_.context());

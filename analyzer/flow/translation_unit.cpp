@@ -46,6 +46,52 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
   ASTContext& context_;
 };
 
+// The fields user code writes: assigned, incremented, given in an initializer
+// list or by a constructor's member initializer.
+class FieldWriteCollector : public RecursiveASTVisitor<FieldWriteCollector> {
+ public:
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool VisitBinaryOperator(BinaryOperator* op) {
+    if (op->isAssignmentOp()) add(op->getLHS());
+    return true;
+  }
+  bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr* op) {
+    if (op->isAssignmentOp() && op->getNumArgs() >= 1) add(op->getArg(0));
+    return true;
+  }
+  bool VisitUnaryOperator(UnaryOperator* op) {
+    if (op->isIncrementDecrementOp()) add(op->getSubExpr());
+    return true;
+  }
+  bool VisitInitListExpr(InitListExpr* list) {
+    const InitListExpr* semantic = list->isSemanticForm() ? list : list->getSemanticForm();
+    const RecordDecl* record = semantic ? semantic->getType()->getAsRecordDecl() : nullptr;
+    if (!record) return true;
+    unsigned i = 0;
+    for (const FieldDecl* field : record->fields()) {
+      if (i >= semantic->getNumInits()) break;
+      const Expr* init = semantic->getInit(i++);
+      if (init && !isa<CXXDefaultInitExpr, ImplicitValueInitExpr>(init)) written.insert(field->getCanonicalDecl());
+    }
+    return true;
+  }
+  bool VisitCXXConstructorDecl(CXXConstructorDecl* ctor) {
+    for (const CXXCtorInitializer* init : ctor->inits())
+      if (init->isWritten() && init->getMember()) written.insert(init->getMember()->getCanonicalDecl());
+    return true;
+  }
+
+  std::set<const FieldDecl*> written;
+
+ private:
+  void add(const Expr* e) {
+    if (const auto* member = dyn_cast<MemberExpr>(e->IgnoreParenImpCasts()))
+      if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) written.insert(field->getCanonicalDecl());
+  }
+};
+
 bool isModuleMember(const FunctionDecl* fn) {
   const auto* method = dyn_cast<CXXMethodDecl>(fn);
   return method && isUserModule(method->getParent());
@@ -55,7 +101,9 @@ bool isModuleMember(const FunctionDecl* fn) {
 
 CFG* TranslationUnitAnalysis::cfgFor(const FunctionDecl* fn) {
   auto [it, inserted] = cfgs_.try_emplace(fn);
-  if (inserted) {
+  // A declaration Sema gave up on (a TU stopped by a fatal error) has no CFG worth building.
+  const auto* method = dyn_cast<CXXMethodDecl>(fn);
+  if (inserted && !fn->isInvalidDecl() && !(method && method->getParent()->isInvalidDecl())) {
     CFG::BuildOptions options;
     options.setAllAlwaysAdd();
     options.AddImplicitDtors = true;
@@ -89,6 +137,36 @@ void TranslationUnitAnalysis::noteTruncation(const FunctionDecl* fn, Truncation 
       break;
   }
   events_.truncations.push_back(Note{nameLocation(fn), std::move(message)});
+}
+
+const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInvariant(const CXXRecordDecl* record) {
+  auto [it, inserted] = invariants_.try_emplace(record);
+  if (!inserted) return it->second ? &*it->second : nullptr;
+  std::optional<ClassInvariant> invariant;
+  for (const CXXConstructorDecl* ctor : record->ctors()) {
+    const FunctionDecl* def = ctor->getDefinition();
+    if (!def || !isAnalyzable(def) || ctor->isCopyOrMoveConstructor()) continue;
+    const FunctionResult* r = analyze(def, CallContext{});
+    if (!r || !r->exitReached) continue;
+    if (!invariant) {
+      invariant = ClassInvariant{r->members, r->exit.protocol};
+    } else {
+      invariant->members.join(r->members);
+      invariant->protocol.join(r->exit.protocol);
+    }
+  }
+  auto& slot = invariants_[record];
+  slot = std::move(invariant);
+  return slot ? &*slot : nullptr;
+}
+
+bool TranslationUnitAnalysis::fieldWritten(const FieldDecl* field) {
+  if (!writtenFields_) {
+    FieldWriteCollector collector;
+    collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
+    writtenFields_ = std::move(collector.written);
+  }
+  return writtenFields_->count(field->getCanonicalDecl()) != 0;
 }
 
 const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, const CallContext& ctx) {

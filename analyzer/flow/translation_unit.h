@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -46,6 +47,20 @@ class TranslationUnitAnalysis {
   // The analysis of `fn` stopped early; noted once per function and reason, while recording.
   void noteTruncation(const clang::FunctionDecl* fn, Truncation why);
 
+  // What the constructors of a user class establish for its members and the
+  // scalers and optimizers it owns, joined over them: what holds in a method
+  // whose object's construction the analysis did not see. nullptr for a
+  // class without analyzable constructors, or while it is being computed.
+  struct ClassInvariant {
+    MemberFacts members;
+    ScalerProtocol protocol;
+  };
+  const ClassInvariant* classInvariant(const clang::CXXRecordDecl* record);
+  // Whether user code writes the field anywhere (an assignment, an
+  // initializer list, a constructor's member initializer); if not, its
+  // default member initializer is its value everywhere (a config's defaults).
+  bool fieldWritten(const clang::FieldDecl* field);
+
  private:
   clang::CFG* cfgFor(const clang::FunctionDecl* fn);
 
@@ -68,6 +83,8 @@ class TranslationUnitAnalysis {
   std::set<const clang::FunctionDecl*> analyzedOnce_;
   size_t budget_;  // callee analyses left in this translation unit
   std::set<std::pair<const clang::FunctionDecl*, Truncation>> truncated_;
+  std::map<const clang::CXXRecordDecl*, std::optional<ClassInvariant>> invariants_;  // nullopt: being computed
+  std::optional<std::set<const clang::FieldDecl*>> writtenFields_;
 };
 
 }  // namespace dtype_lint::analyzer::flow

@@ -35,6 +35,18 @@ void ScalerProtocol::declareOptimizer(const ObjectRef& optimizer, DtypeSet param
   optimizers_[optimizer.id] = std::move(facts);
 }
 
+void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
+  // Whether a step happened since the last update is unknown there, as for a scaler not seen before.
+  for (const auto& [id, facts] : other.scalers_) scalers_.try_emplace(id, ScalerFacts{facts.name, true, true, std::nullopt});
+  for (const auto& [id, facts] : other.optimizers_) {
+    auto [it, inserted] = optimizers_.try_emplace(id, facts);
+    if (!inserted) continue;
+    it->second.grads = kNoGrads | kScaledGrads | kUnscaledGrads;
+    it->second.scaledBackwardAt.reset();
+    it->second.unscaledBackwardAt.reset();
+  }
+}
+
 const OptimizerFacts* ScalerProtocol::optimizer(uintptr_t id) const {
   auto it = optimizers_.find(id);
   return it == optimizers_.end() ? nullptr : &it->second;

@@ -291,8 +291,9 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   std::string op = name->name.substr(6);
   if (name->overload_name == "out") op += "_out";
   if (op == "ones_like" && backwardDepth == 0 && calledFromBackward()) op = "backward";
-  // Inside autograd's own backward nodes only matmuls matter (custom backward, DL103).
-  if (backwardDepth > 0 && !isMatmulFamily(op)) return nullptr;
+  // Inside autograd's backward nodes only matmuls matter: a custom backward's
+  // mixed operands (DL103) and its out= buffers (DL102).
+  if (backwardDepth > 0 && !isMatmulFamily(outVariantBase(op).value_or(op))) return nullptr;
   if (backwardDepth == 0) {
     observeScalingOps(op, fn.inputs());
     observeAmpOps(op, fn.inputs());

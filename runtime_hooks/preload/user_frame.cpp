@@ -1,10 +1,13 @@
 #include "user_frame.h"
 
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <execinfo.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string_view>
@@ -43,12 +46,42 @@ class Symbolizer {
       int lineNumber = 0, column = 0;
       const char* file = dwfl_lineinfo(line, nullptr, &lineNumber, &column, nullptr, nullptr);
       if (!file || lineNumber <= 0) return std::nullopt;
-      return SourceLocation{file, unsigned(lineNumber), unsigned(column), unsigned(lineNumber), unsigned(column)};
+      if (!isLibraryHeader(file))
+        return SourceLocation{file, unsigned(lineNumber), unsigned(column), unsigned(lineNumber), unsigned(column)};
+      return inlinedCallSite(module, address);
     }
     return std::nullopt;
   }
 
  private:
+  // In an optimized build the address is often inside LibTorch's inline code
+  // (Tensor::mm) inlined into the user's function: the line the user wrote
+  // is the call site of the outermost inlined LibTorch function.
+  static std::optional<SourceLocation> inlinedCallSite(Dwfl_Module* module, uintptr_t address) {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* unit = dwfl_module_addrdie(module, address, &bias);
+    Dwarf_Files* files = nullptr;
+    if (!unit || dwarf_getsrcfiles(unit, &files, nullptr) != 0) return std::nullopt;
+    Dwarf_Die* scopes = nullptr;
+    const int count = dwarf_getscopes(unit, address - bias, &scopes);
+    std::optional<SourceLocation> out;
+    // Innermost first: each inlined subroutine's call site lies in the next scope out.
+    for (int i = 0; i < count && !out; ++i) {
+      if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+      Dwarf_Attribute attribute;
+      Dwarf_Word fileIndex = 0, callLine = 0, callColumn = 0;
+      if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attribute), &fileIndex) != 0 ||
+          dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attribute), &callLine) != 0)
+        continue;
+      dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attribute), &callColumn);
+      const char* file = dwarf_filesrc(files, fileIndex, nullptr, nullptr);
+      if (file && callLine > 0 && !isLibraryHeader(file))
+        out = SourceLocation{file, unsigned(callLine), unsigned(callColumn), unsigned(callLine), unsigned(callColumn)};
+    }
+    free(scopes);
+    return out;
+  }
+
   void reload() {
     if (dwfl_) dwfl_end(dwfl_);
     static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
@@ -81,7 +114,7 @@ std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
     // A return address points after the call; look up the call itself.
     // Inline functions of LibTorch and the standard library are emitted into
     // the user's binary too: their header lines are not the user's.
-    if (auto at = symbolizer().lineOf(reinterpret_cast<uintptr_t>(frames[i]) - 1); at && !isLibraryHeader(at->file)) {
+    if (auto at = symbolizer().lineOf(reinterpret_cast<uintptr_t>(frames[i]) - 1)) {
       if (skipUserFrames-- > 0) continue;
       return at;
     }

@@ -104,6 +104,11 @@ class ScalerProtocol {
   // pairs that may be STEPPED, for DL204's note.
   void leaveIteration(const SourceLocation& at);
 
+  // The scalers and optimizers `other` declared that this state does not
+  // know, with their gradients unknown: an object's members (a Trainer's
+  // scaler and optimizer) seen in a method whose caller is not seen.
+  void adoptDeclarations(const ScalerProtocol& other);
+
   void join(const ScalerProtocol& other);
   bool operator==(const ScalerProtocol& other) const;
   // A compact description of the state, for memoizing analyses by it.

@@ -1,0 +1,124 @@
+// Real projects keep the model, the optimizer and the scaler as members of a
+// trainer built in its constructor, take dtypes and flags from a config
+// struct, and call helpers and lambdas from methods.
+#include <torch/torch.h>
+
+#include <memory>
+
+class GradScaler {
+ public:
+  torch::Tensor scale(const torch::Tensor& loss) { return loss * 65536.0; }
+  void unscale_(torch::optim::Optimizer& optimizer) {
+    for (auto& group : optimizer.param_groups())
+      for (auto& p : group.params())
+        if (p.grad().defined()) p.mutable_grad().mul_(1.0 / 65536.0);
+  }
+  void step(torch::optim::Optimizer& optimizer) { optimizer.step(); }
+  void update() {}
+};
+
+struct TrainConfig {
+  bool use_half = true;       // never changed: its default holds everywhere
+  bool use_bias_fix = false;
+  torch::Dtype input_dtype = torch::kHalf;
+  double lr = 1e-3;
+  double adam_eps = 1e-4;
+  int64_t hidden = 8;
+};
+
+struct NetImpl : torch::nn::Module {
+  explicit NetImpl(const TrainConfig& cfg)
+      : fc(register_module("fc", torch::nn::Linear(8, cfg.hidden))),
+        drop(register_module("drop", torch::nn::Dropout(0.1))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return drop(fc(x)); }
+  torch::nn::Linear fc;
+  torch::nn::Dropout drop;
+};
+TORCH_MODULE(Net);
+
+// The model made Half in the constructor under a flag that is on, trained
+// through a scaler in another method.
+class HalfTrainer {
+ public:
+  explicit HalfTrainer(const TrainConfig& cfg) : cfg_(cfg), model_(cfg) {
+    if (cfg_.use_half) model_->to(torch::kHalf);
+    optimizer_ = std::make_unique<torch::optim::AdamW>(model_->parameters(), torch::optim::AdamWOptions(cfg_.lr));  // dtype-lint-expect: DL304
+  }
+  void fit() {
+    for (int i = 0; i < 3; ++i) train_step(torch::randn({4, 8}, cfg_.input_dtype));
+  }
+
+ private:
+  void train_step(const torch::Tensor& x) {
+    optimizer_->zero_grad();
+    auto loss = model_->forward(x).to(torch::kFloat).pow(2).mean();
+    scaler_.scale(loss).backward();
+    scaler_.step(*optimizer_);  // dtype-lint-expect: DL202
+    scaler_.update();
+  }
+
+  TrainConfig cfg_;
+  Net model_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  GradScaler scaler_;
+};
+
+// The same shape done right: a Float model, the clip after the unscale, and
+// an eps the config sets (not judged: the analysis does not read it).
+class FloatTrainer {
+ public:
+  explicit FloatTrainer(const TrainConfig& cfg)
+      : cfg_(cfg), model_(cfg), optimizer_(model_->parameters(), torch::optim::AdamOptions(cfg.lr).eps(cfg.adam_eps)) {
+    if (cfg_.use_bias_fix) model_->to(torch::kHalf);
+  }
+  void train_step(const torch::Tensor& x) {
+    optimizer_.zero_grad();
+    auto loss = model_->forward(x).pow(2).mean();
+    scaler_.scale(loss).backward();
+    scaler_.unscale_(optimizer_);
+    torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);
+    scaler_.step(optimizer_);
+    scaler_.update();
+  }
+  // Clipping before the unscale, in a method whose caller is not seen: the
+  // members still hold what the constructor made of them.
+  void train_step_clipping_early(const torch::Tensor& x) {
+    optimizer_.zero_grad();
+    auto loss = model_->forward(x).pow(2).mean();
+    scaler_.scale(loss).backward();
+    torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);  // dtype-lint-expect: DL205
+    scaler_.step(optimizer_);
+    scaler_.update();
+  }
+
+ private:
+  TrainConfig cfg_;
+  Net model_;
+  torch::optim::Adam optimizer_;
+  GradScaler scaler_;
+};
+
+// A lambda called in the method is analyzed there, with what it captures.
+class LambdaTrainer {
+ public:
+  LambdaTrainer() : fc_(torch::nn::Linear(8, 8)) {}
+  void run() {
+    auto half_batch = torch::randn({4, 8}, torch::kHalf);
+    auto step = [&](const torch::Tensor& x) { return fc_(x); };  // dtype-lint-expect: DL101
+    step(half_batch);
+    auto flt = [&]() { return fc_(half_batch.to(torch::kFloat)); };
+    flt();
+  }
+
+ private:
+  torch::nn::Linear fc_;
+};
+
+int main() {
+  TrainConfig cfg;
+  cfg.hidden = 8;
+  HalfTrainer(cfg).fit();
+  FloatTrainer trainer(cfg);
+  trainer.train_step(torch::randn({4, 8}));
+  LambdaTrainer().run();
+}
