@@ -276,7 +276,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   std::optional<PreambleCache> preambles;
   std::optional<ResultCache> results;
   if (!options.cacheDirectory.empty()) {
-    if (options.usePreamble) preambles.emplace(options.cacheDirectory);
+    if (options.usePreamble) preambles.emplace(options.cacheDirectory, options.preambleSizeLimit);
     if (options.useResultCache) results.emplace(options.cacheDirectory);
   }
   {

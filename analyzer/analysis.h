@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "clang/Tooling/CompilationDatabase.h"
+#include "caches.h"
 #include "config.h"
 #include "dtype_lint/finding.h"
 #include "dtype_lint/findings_pipeline.h"
@@ -34,6 +35,7 @@ struct AnalysisOptions {
   std::map<std::string, Config> configs;    // per file; the defaults where absent
   std::string cacheDirectory;               // empty: no caches
   bool usePreamble = true;                  // LibTorch's headers from a shared PCH
+  uint64_t preambleSizeLimit = PreambleCache::kDefaultSizeLimit;  // bytes of PCHs kept
   bool useResultCache = true;               // unchanged TUs are not parsed again
 };
 

@@ -1,5 +1,8 @@
 #include "caches.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -204,16 +207,51 @@ std::optional<std::string> PreambleCache::pchFor(const std::vector<std::string>&
   std::optional<std::string> result;
   if (llvm::sys::fs::exists(header) && llvm::sys::fs::exists(pch)) {
     result = pch;  // clang validates it against its headers when it loads it
+    // Its own time marks its last use (clang checks the header's, not the PCH's).
+    if (auto file = llvm::sys::fs::openNativeFileForReadWrite(pch, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_None)) {
+      const auto now = std::chrono::system_clock::now();
+      llvm::sys::fs::setLastAccessAndModificationTime(*file, now, now);
+      llvm::sys::fs::closeFile(*file);
+    }
   } else {
     std::string text = "// dtype-lint preamble: the LibTorch headers these TUs start with\n";
     for (const std::string& include : includes) text += "#include <" + include + ">\n";
     // The header is never rewritten once it exists: the PCH records its mtime.
     if ((llvm::sys::fs::exists(header) || writeAtomically(header, text)) &&
-        buildPch(header, pch, arguments, workingDirectory))
+        buildPch(header, pch, arguments, workingDirectory)) {
       result = pch;
+      evictLeastRecentlyUsedPchs(directory_, sizeLimit_, pch);
+    }
   }
   promise.set_value(result);
   return result;
+}
+
+void evictLeastRecentlyUsedPchs(const std::string& cacheDirectory, uint64_t limit, const std::string& keep) {
+  struct Entry {
+    std::string pch;
+    uint64_t size;
+    llvm::sys::TimePoint<> used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  llvm::SmallString<256> dir(cacheDirectory);
+  llvm::sys::path::append(dir, "preambles");
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator it(dir, error), end; it != end && !error; it.increment(error)) {
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::path::extension(it->path()) != ".pch" || llvm::sys::fs::status(it->path(), status)) continue;
+    entries.push_back({it->path(), status.getSize(), status.getLastModificationTime()});
+    total += status.getSize();
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const Entry& e : entries) {
+    if (total <= limit) break;
+    if (e.pch == keep) continue;
+    llvm::sys::fs::remove(e.pch);
+    llvm::sys::fs::remove(llvm::StringRef(e.pch).drop_back(4).str() + ".h");
+    total -= e.size;
+  }
 }
 
 void PreambleCache::discard(const std::string& pch) {

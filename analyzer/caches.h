@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <future>
 #include <map>
 #include <mutex>
@@ -37,7 +38,11 @@ std::vector<std::string> libTorchIncludePrefix(llvm::StringRef mainFileText,
 
 class PreambleCache {
  public:
-  explicit PreambleCache(std::string directory) : directory_(std::move(directory)) {}
+  // sizeLimit: the bytes its PCHs may take; beyond it, the least recently
+  // used are removed (each is ~120 MB with LibTorch's headers).
+  explicit PreambleCache(std::string directory, uint64_t sizeLimit = kDefaultSizeLimit)
+      : directory_(std::move(directory)), sizeLimit_(sizeLimit) {}
+  static constexpr uint64_t kDefaultSizeLimit = uint64_t(2) << 30;
 
   // The PCH of `includes` for a TU compiled with `arguments` (the adjusted
   // command line without the input file) in `workingDirectory`: built once per
@@ -51,9 +56,15 @@ class PreambleCache {
 
  private:
   std::string directory_;
+  uint64_t sizeLimit_;
   std::mutex mutex_;
   std::map<std::string, std::shared_future<std::optional<std::string>>> pchs_;
 };
+
+// Removes the least recently used preamble PCHs of a cache directory (and
+// their headers) until they take at most `limit` bytes; never `keep`. A PCH
+// removed while a TU is about to load it is rebuilt there (a stale preamble).
+void evictLeastRecentlyUsedPchs(const std::string& cacheDirectory, uint64_t limit, const std::string& keep);
 
 // A TU's analysis as the result cache keeps it.
 struct CachedUnit {

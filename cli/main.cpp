@@ -55,6 +55,10 @@ cl::opt<std::string> cacheDir("cache-dir",
                               cl::desc("Where the caches live (default: $DTYPE_LINT_CACHE_DIR, "
                                        "else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint)"),
                               cl::value_desc("dir"), cl::cat(category));
+cl::opt<uint64_t> cacheSizeLimit("cache-size-limit",
+                                  cl::desc("MiB the cached preamble PCHs may take; the least recently used "
+                                           "are removed beyond it (default 2048)"),
+                                  cl::init(2048), cl::value_desc("MiB"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 
 // Runtime hooks.
@@ -116,6 +120,7 @@ int analyzePaths(const RuleSelection& rules) {
   options.configs = std::move(*configs);
   options.cacheDirectory = cacheDir.empty() ? analyzer::defaultCacheDirectory() : std::string(cacheDir);
   options.usePreamble = !noPreamble;
+  options.preambleSizeLimit = cacheSizeLimit * (uint64_t(1) << 20);
   options.useResultCache = !noCache;
   llvm::CrashRecoveryContext::Enable();
   analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);

@@ -168,5 +168,25 @@ TEST(Caches, TheFilesOwnHeaderFirstContributesItsLibTorchPrefix) {
             std::vector<std::string>{});
 }
 
+// The preamble cache stays under its size limit: the least recently used
+// PCHs go first, the one just built never.
+TEST(Caches, PreamblesBeyondTheSizeLimitAreEvictedLeastRecentlyUsedFirst) {
+  const fs::path dir = fs::temp_directory_path() / ("dtype_lint_evict_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "preambles");
+  const auto now = fs::file_time_type::clock::now();
+  int age = 3;
+  for (const char* name : {"old", "middle", "new"}) {
+    std::ofstream(dir / "preambles" / (std::string(name) + ".pch")) << std::string(1000, 'x');
+    std::ofstream(dir / "preambles" / (std::string(name) + ".h")) << "#include <torch/torch.h>\n";
+    fs::last_write_time(dir / "preambles" / (std::string(name) + ".pch"), now - std::chrono::hours(age--));
+  }
+  analyzer::evictLeastRecentlyUsedPchs(dir.string(), 2000, (dir / "preambles" / "old.pch").string());
+  EXPECT_TRUE(fs::exists(dir / "preambles" / "old.pch")) << "the PCH in use is kept";
+  EXPECT_FALSE(fs::exists(dir / "preambles" / "middle.pch"));
+  EXPECT_FALSE(fs::exists(dir / "preambles" / "middle.h"));
+  EXPECT_TRUE(fs::exists(dir / "preambles" / "new.pch"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace dtype_lint::testing

@@ -6,6 +6,8 @@
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
+#include "dtype_lint/dtype_flow_rules.h"
+#include "dtype_lint/scaler_protocol.h"
 
 namespace dtype_lint {
 namespace {
@@ -117,6 +119,34 @@ TEST(OptimizerEpsilon, AdamAndAdamWHaveAnEpsSGDHasNone) {
   EXPECT_NE(out[0].message.find("is zero in Half"), std::string::npos);
   checkOptimizerEpsilon("AdamW 'opt'", *defaultEpsilon("AdamW"), DtypeSet(ScalarType::Float), std::nullopt, at(1), out);
   EXPECT_EQ(out.size(), 1u);
+}
+
+// At runtime the raw AMP ops show gradients, not parameters: Half gradients
+// are Half parameters' (DL202); BFloat16 ones are not judged there yet.
+TEST(RuntimeConditions, HalfGradientsAtAnUnscaleMeanHalfParameters) {
+  EXPECT_EQ(parameterDtypeFromUnscaledGradients(ScalarType::Half), DtypeSet(ScalarType::Half));
+  EXPECT_FALSE(parameterDtypeFromUnscaledGradients(ScalarType::BFloat16).has_value());
+  EXPECT_FALSE(parameterDtypeFromUnscaledGradients(ScalarType::Float).has_value());
+}
+
+// A matmul the autograd engine runs in a custom backward on operands of
+// different dtypes: their forward ran, so autocast reconciled them there (DL103).
+TEST(RuntimeConditions, AMismatchInACustomBackwardSeenAtRuntimeIsDL103) {
+  OpEvent event;
+  event.op = "mm";
+  event.location = at(4);
+  event.inputs = {Operand{"'grad'", DtypeSet(ScalarType::BFloat16), std::nullopt},
+                  Operand{"'weight'", DtypeSet(ScalarType::Float), std::nullopt}};
+  const DtypeFlowRules rules(TorchVersion{1, 13});
+  std::vector<Finding> plain;
+  rules.onOp(event, plain);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].rule->id, "DL101");
+  markRunInCustomBackward(event);
+  std::vector<Finding> inBackward;
+  rules.onOp(event, inBackward);
+  ASSERT_EQ(inBackward.size(), 1u);
+  EXPECT_EQ(inBackward[0].rule->id, "DL103");
 }
 
 }  // namespace
