@@ -62,12 +62,13 @@ void FlowState::join(const FlowState& other) {
     for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) out.push_back(joinFacts(a[i], b[i]));
     return out;
   });
+  convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
   process.join(other.process);
 }
 
 bool FlowState::sameAs(const FlowState& o) const {
   return reached == o.reached && tensors == o.tensors && modules == o.modules && lists == o.lists &&
-         structs == o.structs && process.sameAs(o.process);
+         structs == o.structs && convertedModules == o.convertedModules && process.sameAs(o.process);
 }
 
 bool MemberFacts::isMember(const clang::ValueDecl* d, bool isModule) {
@@ -84,6 +85,7 @@ MemberFacts MemberFacts::of(const FlowState& state) {
     if (isMember(d, true)) out.modules.emplace(d, fact);
   for (const auto& [d, list] : state.lists)
     if (isMember(d, false)) out.lists.emplace(d, list);
+  out.convertedModules = state.convertedModules;
   return out;
 }
 
@@ -100,6 +102,7 @@ void MemberFacts::replaceIn(FlowState& state) const {
   replaceMembers(state.tensors, tensors, false);
   replaceMembers(state.modules, modules, true);
   replaceMembers(state.lists, lists, false);
+  state.convertedModules = convertedModules;
 }
 
 void MemberFacts::addMissingTo(FlowState& state) const {
@@ -112,6 +115,7 @@ void MemberFacts::join(const MemberFacts& other) {
   FlowState::joinMap(tensors, other.tensors, joinFacts);
   FlowState::joinMap(modules, other.modules, joinFacts);
   FlowState::joinMap(lists, other.lists, [](const ListFact& a, const ListFact& b) { return a.size() == b.size() ? a : ListFact{}; });
+  convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
 }
 
 std::string MemberFacts::key() const {
@@ -119,6 +123,7 @@ std::string MemberFacts::key() const {
   for (const auto* map : {&tensors, &modules})
     for (const auto& [d, fact] : *map) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
   for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.size());
+  for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
   return k;
 }
 

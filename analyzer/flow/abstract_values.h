@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct FlowState {
   std::map<const clang::ValueDecl*, TensorFact> modules;  // the dtype of each module's parameters
   std::map<const clang::ValueDecl*, ListFact> lists;
   std::map<const clang::ValueDecl*, FieldFacts> structs;  // local structs and struct parameters
+  // User module classes some module->to(dtype) converted: their registered
+  // tensors no longer have the dtype their constructor gave them.
+  std::set<const clang::CXXRecordDecl*> convertedModules;
   ProcessState process;
 
   template <typename Map, typename Join>
@@ -97,6 +101,7 @@ struct MemberFacts {
   std::map<const clang::ValueDecl*, TensorFact> tensors;
   std::map<const clang::ValueDecl*, TensorFact> modules;
   std::map<const clang::ValueDecl*, ListFact> lists;
+  std::set<const clang::CXXRecordDecl*> convertedModules;
 
   // Whether a declaration's facts are member facts.
   static bool isMember(const clang::ValueDecl* d, bool isModule);

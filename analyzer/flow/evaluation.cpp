@@ -137,8 +137,9 @@ std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, 
     const AutocastPolicy policy = autocastPolicy(op, device, tu_.torch());
     if (policy == AutocastPolicy::None) continue;
     if (autocast->enabled == Tristate::Unknown) return TensorFact{};
-    bool floating = true;
-    for (const TensorFact& f : inputs) floating = floating && (f.dtype.allFloating() || f.dtype.isUnknown());
+    // Autocast casts the floating inputs and leaves the others (class indices) alone.
+    bool floating = false;
+    for (const TensorFact& f : inputs) floating = floating || f.dtype.allFloating() || f.dtype.isUnknown();
     if (!floating) continue;
     switch (policy) {
       case AutocastPolicy::LowerPrecision:

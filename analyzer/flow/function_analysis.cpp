@@ -224,7 +224,14 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
     return;
   const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(method->getParent());
   if (!invariant) return;
-  invariant->members.addMissingTo(entry);
+  MemberFacts members = invariant->members;
+  // A converted module's registered tensors are not what its constructor made.
+  for (auto it = members.tensors.begin(); it != members.tensors.end();)
+    it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent()))
+             ? members.tensors.erase(it)
+             : std::next(it);
+  members.convertedModules = entry.convertedModules;
+  members.addMissingTo(entry);
   entry.process.protocol.adoptDeclarations(invariant->protocol);
 }
 

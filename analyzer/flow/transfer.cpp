@@ -264,8 +264,34 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
         }
         state_.modules[target] = f;
       }
+      forgetConvertedTensors(moduleImplClass(object->getType()));
+      forgetAliasedModules(declOf(moduleObject(object)), moduleImplClass(object->getType()));
       break;
     }
+}
+
+// `for (auto* m : {a.get(), b.get()}) m->to(kBFloat16)`: a pointer, a
+// reference or a loop variable converts modules the analysis cannot name, so
+// no module of that class keeps a known dtype.
+void FunctionAnalysis::forgetAliasedModules(const ValueDecl* target, const CXXRecordDecl* impl) {
+  const auto* var = dyn_cast_or_null<VarDecl>(target);
+  if (!impl || isa_and_nonnull<FieldDecl>(target) ||
+      (var && !var->isCXXForRangeDecl() && !var->getType()->isPointerType() && !var->getType()->isReferenceType()))
+    return;
+  for (auto& [d, fact] : state_.modules)
+    if (d != target && moduleImplClass(d->getType()) == impl) fact = TensorFact{};
+}
+
+// model->to(dtype) converts the tensors registered by the module and by every
+// submodule: what the analysis knew of them from their constructors is gone.
+void FunctionAnalysis::forgetConvertedTensors(const CXXRecordDecl* impl) {
+  if (!impl || !isUserModule(impl) || !state_.convertedModules.insert(impl).second) return;
+  for (auto it = state_.tensors.begin(); it != state_.tensors.end();) {
+    const auto* field = dyn_cast<FieldDecl>(it->first);
+    it = field && field->getParent() == impl ? state_.tensors.erase(it) : std::next(it);
+  }
+  for (const FieldDecl* field : impl->fields())
+    forgetConvertedTensors(moduleImplClass(field->getType()));
 }
 
 void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
