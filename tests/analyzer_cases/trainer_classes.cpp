@@ -1,6 +1,7 @@
 // Real projects keep the model, the optimizer and the scaler as members of a
 // trainer built in its constructor, take dtypes and flags from a config
 // struct, and call helpers and lambdas from methods.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <memory>
@@ -114,6 +115,44 @@ class LambdaTrainer {
   torch::nn::Linear fc_;
 };
 
+// Precision: what a conversion changes, and what autocast leaves alone.
+struct PositionalImpl : torch::nn::Module {
+  PositionalImpl() : fc(register_module("fc", torch::nn::Linear(8, 8))) {
+    pos_ = register_parameter("pos", torch::zeros({1, 8}));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return fc(x + pos_); }
+  torch::nn::Linear fc;
+  torch::Tensor pos_;
+};
+TORCH_MODULE(Positional);
+
+class PureHalfTrainer {
+ public:
+  PureHalfTrainer() {
+    model_->to(torch::kHalf);  // converts pos_ too: x + pos_ stays Half
+    for (auto* m : {first_.ptr().get(), second_.ptr().get()}) m->to(torch::kBFloat16);
+  }
+  void step() {
+    model_->forward(torch::randn({2, 8}, torch::kHalf));
+    first_->forward(torch::randn({2, 8}, torch::kBFloat16));
+  }
+  // Autocast casts the logits to Float for the loss; the class indices are left alone.
+  torch::Tensor loss_under_autocast(const torch::Tensor& labels) {
+    at::autocast::set_enabled(true);
+    auto logits = fc_(torch::randn({2, 8}));
+    auto loss = torch::nn::functional::cross_entropy(logits, labels);
+    at::autocast::set_enabled(false);
+    at::autocast::clear_cache();
+    loss.backward();
+    return loss;
+  }
+
+ private:
+  Positional model_;
+  Positional first_, second_;
+  torch::nn::Linear fc_{torch::nn::Linear(8, 4)};
+};
+
 int main() {
   TrainConfig cfg;
   cfg.hidden = 8;
@@ -121,4 +160,7 @@ int main() {
   FloatTrainer trainer(cfg);
   trainer.train_step(torch::randn({4, 8}));
   LambdaTrainer().run();
+  PureHalfTrainer pure;
+  pure.step();
+  pure.loss_under_autocast(torch::zeros({2}, torch::kLong));
 }
