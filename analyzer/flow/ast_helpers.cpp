@@ -1,5 +1,7 @@
 #include "flow/ast_helpers.h"
 
+#include <fmt/format.h>
+
 #include "llvm/Support/Path.h"
 
 #include "clang/Lex/Lexer.h"
@@ -167,5 +169,7 @@ std::optional<std::string> savedDataKey(const clang::CXXOperatorCallExpr* subscr
   if (const auto* literal = llvm::dyn_cast<clang::StringLiteral>(key)) return literal->getString().str();
   return std::nullopt;
 }
+
+std::string quotedName(const clang::NamedDecl* d) { return fmt::format("'{}'", d->getNameAsString()); }
 
 }  // namespace dtype_lint::analyzer::flow

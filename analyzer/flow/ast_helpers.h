@@ -35,6 +35,9 @@ const clang::ValueDecl* referencedVariable(const clang::Expr* e);
 const clang::ValueDecl* declOf(const clang::Expr* e);
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
 const clang::Expr* moduleObject(const clang::Expr* e);
+// 'name', as messages name a declaration.
+std::string quotedName(const clang::NamedDecl* d);
+
 // "key" for ctx->saved_data["key"] (a custom Function's saved data).
 std::optional<std::string> savedDataKey(const clang::CXXOperatorCallExpr* subscript);
 

@@ -39,7 +39,7 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
       return var->getInit() && !isa<ParmVarDecl>(var) ? objectRef(var->getInit()) : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, flow_.describe(e)};
   }
   if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) return ObjectRef{0, flow_.describe(e)};
-  return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), "'" + d->getNameAsString() + "'"};
+  return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
 }
 
 void ScalerTracking::refreshOptimizerDtype(const ObjectRef& optimizer) {
@@ -129,7 +129,7 @@ std::optional<ObjectRef> ScalerTracking::optimizerOfFunction() {
     if (isOptimizerType(param->getType())) {
       if (only) return std::nullopt;
       auto it = aliases_.find(param);
-      only = it != aliases_.end() ? it->second : ObjectRef{reinterpret_cast<uintptr_t>(param), "'" + param->getNameAsString() + "'"};
+      only = it != aliases_.end() ? it->second : ObjectRef{reinterpret_cast<uintptr_t>(param), quotedName(param)};
     }
   return only;
 }
@@ -252,7 +252,7 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
 
 void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* init, const SourceLocation& at) {
   if (d->getType()->isReferenceType() || d->getType()->isPointerType()) return;
-  const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), "'" + d->getNameAsString() + "'"};
+  const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
   if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref);
   if (!isOptimizerType(d->getType())) return;
   // Optimizer(model->parameters(), Options(...).eps(...)), directly or through make_unique.
