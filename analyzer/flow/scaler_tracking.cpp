@@ -107,6 +107,9 @@ void ScalerTracking::transferOptimizerCall(const CXXMemberCallExpr* call, const 
       protocol().optimizerStep(optimizer, flow_.loc(call), findings());
   } else if (name == "zero_grad") {
     protocol().zeroGrad(objectRef(object));
+  } else if (name == "reset" && call->getNumArgs() == 1) {
+    // optimizer_.reset(new torch::optim::AdamW(model_->parameters(), ...)) on a smart pointer.
+    if (const ValueDecl* d = declOf(object)) declareScalerOrOptimizer(d, call->getArg(0), flow_.loc(call));
   }
 }
 
@@ -260,6 +263,8 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   const Expr* e = init ? ignoreWrappers(init) : nullptr;
   if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e))
     args.assign(construct->arg_begin(), construct->arg_end());
+  else if (const auto* created = dyn_cast_or_null<CXXNewExpr>(e); created && created->getConstructExpr())
+    args.assign(created->getConstructExpr()->arg_begin(), created->getConstructExpr()->arg_end());
   else if (const auto* call = dyn_cast_or_null<CallExpr>(e); call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared"))
     args.assign(call->arg_begin(), call->arg_end());
   if (args.empty()) return;

@@ -115,6 +115,19 @@ class LambdaTrainer {
   torch::nn::Linear fc_;
 };
 
+// Members set up in an init method the caller calls after construction.
+class SetupTrainer {
+ public:
+  void setup() {
+    model_->to(torch::kHalf);
+    optimizer_.reset(new torch::optim::Adam(model_->parameters()));  // dtype-lint-expect: DL304
+  }
+
+ private:
+  torch::nn::Linear model_{torch::nn::Linear(8, 8)};
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+};
+
 // Precision: what a conversion changes, and what autocast leaves alone.
 struct PositionalImpl : torch::nn::Module {
   PositionalImpl() : fc(register_module("fc", torch::nn::Linear(8, 8))) {
@@ -163,4 +176,5 @@ int main() {
   PureHalfTrainer pure;
   pure.step();
   pure.loss_under_autocast(torch::zeros({2}, torch::kLong));
+  SetupTrainer().setup();
 }
