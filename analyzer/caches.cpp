@@ -249,7 +249,9 @@ void evictLeastRecentlyUsedPchs(const std::string& cacheDirectory, uint64_t limi
     if (total <= limit) break;
     if (e.pch == keep) continue;
     llvm::sys::fs::remove(e.pch);
-    llvm::sys::fs::remove(llvm::StringRef(e.pch).drop_back(4).str() + ".h");
+    llvm::SmallString<256> header(e.pch);
+    llvm::sys::path::replace_extension(header, ".h");
+    llvm::sys::fs::remove(header);
     total -= e.size;
   }
 }

@@ -71,6 +71,15 @@ bool FlowState::sameAs(const FlowState& o) const {
          structs == o.structs && convertedModules == o.convertedModules && process.sameAs(o.process);
 }
 
+namespace {
+// The dtypes of a map of facts, for memo keys.
+std::string dtypesKey(const std::map<const clang::ValueDecl*, TensorFact>& facts) {
+  std::string k;
+  for (const auto& [d, fact] : facts) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
+  return k;
+}
+}  // namespace
+
 bool MemberFacts::isMember(const clang::ValueDecl* d, bool isModule) {
   const auto* field = llvm::dyn_cast<clang::FieldDecl>(d);
   const auto* record = field ? llvm::dyn_cast<clang::CXXRecordDecl>(field->getParent()) : nullptr;
@@ -119,9 +128,7 @@ void MemberFacts::join(const MemberFacts& other) {
 }
 
 std::string MemberFacts::key() const {
-  std::string k;
-  for (const auto* map : {&tensors, &modules})
-    for (const auto& [d, fact] : *map) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
+  std::string k = dtypesKey(tensors) + dtypesKey(modules);
   for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.size());
   for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
   return k;
@@ -138,12 +145,8 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
   }
   for (const TensorFact& s : savedVariables) k += s.dtype.toString() + ",";
   for (const auto& [name, fact] : savedData) k += name + "=" + fact.dtype.toString() + ",";
-  if (members) k += "|" + members->key();
-  if (enclosing) {
-    k += "|e";
-    for (const auto* map : {&enclosing->tensors, &enclosing->modules})
-      for (const auto& [d, fact] : *map) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
-  }
+  if (members) k += fmt::format("|{}", members->key());
+  if (enclosing) k += fmt::format("|e{}{}", dtypesKey(enclosing->tensors), dtypesKey(enclosing->modules));
   return k;
 }
 

@@ -36,11 +36,7 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
                                                               var->getType().isConstQualified() && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
-  // A config's field that no code writes: its default member initializer.
-  if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued)
-    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl());
-        field && field->getInClassInitializer() && !tu_.fieldWritten(field))
-      return evalDtypeArgument(field->getInClassInitializer());
+  if (const Expr* fallback = dtypeValued ? unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
   // Options or a dtype the analysis cannot see into (a parameter, a member):
   // some dtype, unknown which.
   if (dtypeValued) return TensorFact{};

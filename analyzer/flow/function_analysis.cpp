@@ -256,15 +256,19 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     const auto value = evalFlag(negation->getSubExpr());
     return value ? std::optional<bool>(!*value) : std::nullopt;
   }
+  if (const Expr* fallback = condition->getType()->isBooleanType() ? unwrittenFieldDefault(condition) : nullptr)
+    condition = fallback;
   bool value = false;
   if (!condition->isValueDependent() && condition->EvaluateAsBooleanCondition(value, tu_.context())) return value;
-  if (const auto* member = dyn_cast<MemberExpr>(condition))
-    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl());
-        field && field->getType()->isBooleanType() && field->getInClassInitializer() && !tu_.fieldWritten(field) &&
-        !field->getInClassInitializer()->isValueDependent() &&
-        field->getInClassInitializer()->EvaluateAsBooleanCondition(value, tu_.context()))
-      return value;
   return std::nullopt;
+}
+
+// A config's field that no code writes (`bool use_half = true;`): its default
+// member initializer is its value everywhere.
+const Expr* FunctionAnalysis::unwrittenFieldDefault(const Expr* e) {
+  const auto* member = dyn_cast<MemberExpr>(e->IgnoreParenImpCasts());
+  const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+  return field && field->getInClassInitializer() && !tu_.fieldWritten(field) ? field->getInClassInitializer() : nullptr;
 }
 
 FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState& entry,
