@@ -99,12 +99,9 @@ class DtypeFlowConsumer : public ASTConsumer {
     userHeaders_ = userHeadersOf(ci_.getSourceManager());
     Preprocessor& pp = ci_.getPreprocessor();
     const TorchVersion torch{macroInteger(pp, "TORCH_VERSION_MAJOR", 1), macroInteger(pp, "TORCH_VERSION_MINOR", 13)};
-    const AnalysisEvents events = analyzeDtypeFlow(context, torch, scalerApi_);
-    const DtypeFlowRules rules(torch);
-    for (const OpEvent& op : events.ops) rules.onOp(op, findings_);
-    for (const OptimizerStepEvent& step : events.steps) rules.onOptimizerStep(step, findings_);
-    findings_.insert(findings_.end(), events.protocolFindings.begin(), events.protocolFindings.end());
-    toolNotes_.insert(toolNotes_.end(), events.truncations.begin(), events.truncations.end());
+    DtypeFlowResult result = analyzeDtypeFlow(context, torch, scalerApi_);
+    std::move(result.findings.begin(), result.findings.end(), std::back_inserter(findings_));
+    toolNotes_.insert(toolNotes_.end(), result.truncations.begin(), result.truncations.end());
   }
 
  private:

@@ -25,15 +25,22 @@ struct AnalysisEvents {
   std::vector<Note> truncations;
 };
 
+// What the flow found in one translation unit, and where it stopped early.
+struct DtypeFlowResult {
+  std::vector<Finding> findings;
+  std::vector<Note> truncations;
+};
+
 // Where the analysis stops, so that every translation unit ends in bounded time.
 struct AnalysisLimits {
   int maxBlockVisits = 40;        // per block of one function's analysis in one context
   int maxCallDepth = 6;           // callees followed below a root
   size_t functionBudget = 4000;   // function analyses per translation unit
+  size_t maxRuntimeFlags = 3;     // flags a root is analyzed under every assignment of
 };
 
 // Analyzes every function defined in user code of the translation unit.
-AnalysisEvents analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
+DtypeFlowResult analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
                                 const AnalysisLimits& limits = {});
 
 }  // namespace dtype_lint::analyzer

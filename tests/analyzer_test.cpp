@@ -156,5 +156,19 @@ TEST(AnalyzerMessages, CacheFindingPointsAtTheCastAndTheRegionExit) {
   EXPECT_EQ(f->notes[1].location.line, lineOf(kMessagesCase, "at::autocast::set_cpu_enabled(false);  // left"));
 }
 
+TEST(AnalyzerMessages, FindingOnAFlagsPathNamesTheFlagsValue) {
+  const std::string file = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/runtime_flags.cpp";
+  const Finding* clip = findingAt(file, lineOf(file, "cfg_.max_norm);  // dtype-lint-expect: DL205"), "DL205");
+  ASSERT_NE(clip, nullptr);
+  ASSERT_FALSE(clip->notes.empty());
+  EXPECT_EQ(clip->notes.back().message, "assuming 'cfg_.use_amp' is true");
+  EXPECT_EQ(clip->notes.back().location.line, lineOf(file, "if (cfg_.use_amp) {"));
+
+  const std::string flow = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/autocast_cache.cpp";
+  const Finding* stale = findingAt(flow, lineOf(flow, "opt->step();  // dtype-lint-expect: DL107"), "DL107");
+  ASSERT_NE(stale, nullptr);
+  EXPECT_EQ(stale->notes.back().message, "assuming 'clear' is false");
+}
+
 }  // namespace
 }  // namespace dtype_lint::testing

@@ -147,6 +147,18 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
   for (const auto& [name, fact] : savedData) k += name + "=" + fact.dtype.toString() + ",";
   if (members) k += fmt::format("|{}", members->key());
   if (enclosing) k += fmt::format("|e{}{}", dtypesKey(enclosing->tensors), dtypesKey(enclosing->modules));
+  return k + assumptionsKey();
+}
+
+std::optional<bool> CallContext::assumed(const clang::ValueDecl* flag) const {
+  for (const FlagAssumption& a : assumptions)
+    if (a.flag == flag) return a.value;
+  return std::nullopt;
+}
+
+std::string CallContext::assumptionsKey() const {
+  std::string k;
+  for (const FlagAssumption& a : assumptions) k += fmt::format("|f{}={}", static_cast<const void*>(a.flag), a.value);
   return k;
 }
 

@@ -114,6 +114,12 @@ struct MemberFacts {
   std::string key() const;
 };
 
+// A runtime flag's value on the paths one analysis follows (flag_paths.h).
+struct FlagAssumption {
+  const clang::ValueDecl* flag;
+  bool value;
+};
+
 struct CallContext {
   std::vector<Value> args;
   std::optional<MemberFacts> members;  // the caller's; unset: members start from their class invariant
@@ -132,7 +138,10 @@ struct CallContext {
   std::map<std::string, TensorFact> savedData;  // ctx->saved_data["key"] = tensor in forward
   std::vector<Note> callChain;
   int depth = 0;
+  std::vector<FlagAssumption> assumptions;  // the same in every callee
 
+  std::optional<bool> assumed(const clang::ValueDecl* flag) const;
+  std::string assumptionsKey() const;
   std::string key(const clang::FunctionDecl* fn) const;
 };
 

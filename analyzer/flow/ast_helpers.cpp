@@ -120,6 +120,16 @@ const ValueDecl* declOf(const Expr* e) {
   return nullptr;
 }
 
+const ValueDecl* testedFlag(const Expr* condition) {
+  condition = condition->IgnoreParenImpCasts();
+  if (!condition->getType()->isBooleanType()) return nullptr;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(condition))
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl())) return var->getCanonicalDecl();
+  if (const auto* member = dyn_cast<MemberExpr>(condition))
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) return field->getCanonicalDecl();
+  return nullptr;
+}
+
 const Expr* moduleObject(const Expr* e) {
   e = ignoreWrappers(e);
   if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);

@@ -33,6 +33,9 @@ std::optional<double> numericConstant(const clang::Expr* e, clang::ASTContext& c
 const clang::ValueDecl* referencedVariable(const clang::Expr* e);
 // The variable or field an expression names (no looking through conversions).
 const clang::ValueDecl* declOf(const clang::Expr* e);
+// The bool variable, parameter or field a condition reads as a whole
+// (`cfg.use_amp`, `half`), canonical; null for anything else.
+const clang::ValueDecl* testedFlag(const clang::Expr* condition);
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
 const clang::Expr* moduleObject(const clang::Expr* e);
 // 'name', as messages name a declaration.

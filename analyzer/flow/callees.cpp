@@ -21,6 +21,7 @@ std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std:
   c.callChain = ctx_.callChain;
   if (calledFrom) c.callChain.insert(c.callChain.begin(), std::move(*calledFrom));
   c.members = MemberFacts::of(state_);
+  c.assumptions = ctx_.assumptions;
   if (inherit == Inherit::Nothing) return c;
   c.process = state_.process;
   if (inherit == Inherit::ProcessOnly) return c;

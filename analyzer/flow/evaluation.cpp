@@ -36,7 +36,7 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
                                                               var->getType().isConstQualified() && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
-  if (const Expr* fallback = dtypeValued ? unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
+  if (const Expr* fallback = dtypeValued ? tu_.unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
   // Options or a dtype the analysis cannot see into (a parameter, a member):
   // some dtype, unknown which.
   if (dtypeValued) return TensorFact{};

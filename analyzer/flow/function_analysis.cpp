@@ -222,7 +222,7 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   const auto* method = dyn_cast<CXXMethodDecl>(fn_);
   if (!method || isa<CXXConstructorDecl>(method) || method->isStatic() || !isUserCode(method->getLocation(), sm_))
     return;
-  const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(method->getParent());
+  const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(method->getParent(), ctx_);
   if (!invariant) return;
   MemberFacts members = invariant->members;
   // A converted module's registered tensors are not what its constructor made.
@@ -248,27 +248,17 @@ bool FunctionAnalysis::edgeFeasible(const CFGBlock* pred, const CFGBlock* succ) 
   return taken.getReachableBlock() == succ;
 }
 
-// A condition whose value is known: a constant, or a config flag no code
-// writes (its default member initializer).
+// A condition whose value is known: a constant, a config flag no code writes
+// (its default member initializer), or a runtime flag this analysis assumes.
 std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   condition = condition->IgnoreParenImpCasts();
   if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot) {
     const auto value = evalFlag(negation->getSubExpr());
     return value ? std::optional<bool>(!*value) : std::nullopt;
   }
-  if (const Expr* fallback = condition->getType()->isBooleanType() ? unwrittenFieldDefault(condition) : nullptr)
-    condition = fallback;
-  bool value = false;
-  if (!condition->isValueDependent() && condition->EvaluateAsBooleanCondition(value, tu_.context())) return value;
-  return std::nullopt;
-}
-
-// A config's field that no code writes (`bool use_half = true;`): its default
-// member initializer is its value everywhere.
-const Expr* FunctionAnalysis::unwrittenFieldDefault(const Expr* e) {
-  const auto* member = dyn_cast<MemberExpr>(e->IgnoreParenImpCasts());
-  const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
-  return field && field->getInClassInitializer() && !tu_.fieldWritten(field) ? field->getInClassInitializer() : nullptr;
+  if (const clang::ValueDecl* flag = testedFlag(condition))
+    if (const auto value = ctx_.assumed(flag)) return value;
+  return tu_.knownCondition(condition);
 }
 
 FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState& entry,

@@ -58,7 +58,6 @@ class FunctionAnalysis final : public FlowQueries {
   // flag whose value is known (a config's default, a constant).
   bool edgeFeasible(const clang::CFGBlock* pred, const clang::CFGBlock* succ);
   std::optional<bool> evalFlag(const clang::Expr* condition);
-  const clang::Expr* unwrittenFieldDefault(const clang::Expr* e);
   FlowState stateEntering(const clang::CFGBlock* block, const FlowState& entry, const std::vector<FlowState>& out);
   // Whether some block was visited too often: the fixpoint was not reached.
   bool iterateToFixpoint(const FlowState& entry, std::vector<FlowState>& out);

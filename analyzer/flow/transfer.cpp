@@ -70,7 +70,7 @@ bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const E
     return true;
   }
   if (!isUserModule(impl)) return true;  // LibTorch's modules are built with Float parameters
-  const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(impl);
+  const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(impl, ctx_);
   if (!invariant) return true;
   for (const auto& [field, fact] : invariant->members.tensors)
     if (fact.dtype != DtypeSet(ScalarType::Float)) return false;

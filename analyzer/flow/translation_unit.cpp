@@ -4,6 +4,7 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "flow/ast_helpers.h"
+#include "flow/flag_paths.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
 
@@ -46,23 +47,25 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
   ASTContext& context_;
 };
 
-// The fields user code writes: assigned, incremented, given in an initializer
-// list or by a constructor's member initializer.
-class FieldWriteCollector : public RecursiveASTVisitor<FieldWriteCollector> {
+// The fields and variables user code writes: assigned, incremented, given in
+// an initializer list or by a constructor's member initializer; and which of
+// them some write gives a constant (`first_step_ = false`).
+class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
  public:
+  explicit WriteCollector(ASTContext& context) : context_(context) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
   bool shouldVisitImplicitCode() const { return false; }
 
   bool VisitBinaryOperator(BinaryOperator* op) {
-    if (op->isAssignmentOp()) add(op->getLHS());
+    if (op->isAssignmentOp()) add(op->getLHS(), op->getRHS());
     return true;
   }
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr* op) {
-    if (op->isAssignmentOp() && op->getNumArgs() >= 1) add(op->getArg(0));
+    if (op->isAssignmentOp() && op->getNumArgs() >= 1) add(op->getArg(0), op->getNumArgs() > 1 ? op->getArg(1) : nullptr);
     return true;
   }
   bool VisitUnaryOperator(UnaryOperator* op) {
-    if (op->isIncrementDecrementOp()) add(op->getSubExpr());
+    if (op->isIncrementDecrementOp()) add(op->getSubExpr(), nullptr);
     return true;
   }
   bool VisitInitListExpr(InitListExpr* list) {
@@ -73,23 +76,32 @@ class FieldWriteCollector : public RecursiveASTVisitor<FieldWriteCollector> {
     for (const FieldDecl* field : record->fields()) {
       if (i >= semantic->getNumInits()) break;
       const Expr* init = semantic->getInit(i++);
-      if (init && !isa<CXXDefaultInitExpr, ImplicitValueInitExpr>(init)) written.insert(field->getCanonicalDecl());
+      if (init && !isa<CXXDefaultInitExpr, ImplicitValueInitExpr>(init)) note(field, init);
     }
     return true;
   }
   bool VisitCXXConstructorDecl(CXXConstructorDecl* ctor) {
     for (const CXXCtorInitializer* init : ctor->inits())
-      if (init->isWritten() && init->getMember()) written.insert(init->getMember()->getCanonicalDecl());
+      if (init->isWritten() && init->getMember()) note(init->getMember(), init->getInit());
     return true;
   }
 
-  std::set<const FieldDecl*> written;
+  std::set<const ValueDecl*> written;
+  std::set<const ValueDecl*> writtenConstant;
 
  private:
-  void add(const Expr* e) {
-    if (const auto* member = dyn_cast<MemberExpr>(e->IgnoreParenImpCasts()))
-      if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) written.insert(field->getCanonicalDecl());
+  void add(const Expr* target, const Expr* value) {
+    if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d)) note(d, value);
   }
+  void note(const ValueDecl* d, const Expr* value) {
+    d = cast<ValueDecl>(d->getCanonicalDecl());
+    written.insert(d);
+    bool constant = false;
+    if (value && !value->isValueDependent() && value->EvaluateAsBooleanCondition(constant, context_))
+      writtenConstant.insert(d);
+  }
+
+  ASTContext& context_;
 };
 
 bool isModuleMember(const FunctionDecl* fn) {
@@ -139,14 +151,18 @@ void TranslationUnitAnalysis::noteTruncation(const FunctionDecl* fn, Truncation 
   events_.truncations.push_back(Note{nameLocation(fn), std::move(message)});
 }
 
-const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInvariant(const CXXRecordDecl* record) {
-  auto [it, inserted] = invariants_.try_emplace(record);
+const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInvariant(const CXXRecordDecl* record,
+                                                                                      const CallContext& assuming) {
+  const auto key = std::make_pair(record, assuming.assumptionsKey());
+  auto [it, inserted] = invariants_.try_emplace(key);
   if (!inserted) return it->second ? &*it->second : nullptr;
   std::optional<ClassInvariant> invariant;
+  CallContext constructing;
+  constructing.assumptions = assuming.assumptions;
   for (const CXXConstructorDecl* ctor : record->ctors()) {
     const FunctionDecl* def = ctor->getDefinition();
     if (!def || !isAnalyzable(def) || ctor->isCopyOrMoveConstructor()) continue;
-    const FunctionResult* r = analyze(def, CallContext{});
+    const FunctionResult* r = analyze(def, constructing);
     if (!r || !r->exitReached) continue;
     if (!invariant) {
       invariant = ClassInvariant{r->members, r->exit.protocol};
@@ -155,18 +171,40 @@ const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInv
       invariant->protocol.join(r->exit.protocol);
     }
   }
-  auto& slot = invariants_[record];
+  auto& slot = invariants_[key];
   slot = std::move(invariant);
   return slot ? &*slot : nullptr;
 }
 
-bool TranslationUnitAnalysis::fieldWritten(const FieldDecl* field) {
-  if (!writtenFields_) {
-    FieldWriteCollector collector;
+const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
+  if (!writes_) {
+    WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
-    writtenFields_ = std::move(collector.written);
+    writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant)};
   }
-  return writtenFields_->count(field->getCanonicalDecl()) != 0;
+  return *writes_;
+}
+
+bool TranslationUnitAnalysis::fieldWritten(const FieldDecl* field) {
+  return writes().written.count(field->getCanonicalDecl()) != 0;
+}
+
+bool TranslationUnitAnalysis::writtenConstant(const ValueDecl* d) {
+  return writes().writtenConstant.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
+}
+
+const Expr* TranslationUnitAnalysis::unwrittenFieldDefault(const Expr* e) {
+  const auto* member = dyn_cast<MemberExpr>(e->IgnoreParenImpCasts());
+  const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+  return field && field->getInClassInitializer() && !fieldWritten(field) ? field->getInClassInitializer() : nullptr;
+}
+
+std::optional<bool> TranslationUnitAnalysis::knownCondition(const Expr* condition) {
+  if (const Expr* fallback = condition->getType()->isBooleanType() ? unwrittenFieldDefault(condition) : nullptr)
+    condition = fallback;
+  bool value = false;
+  if (!condition->isValueDependent() && condition->EvaluateAsBooleanCondition(value, context_)) return value;
+  return std::nullopt;
 }
 
 const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, const CallContext& ctx) {
@@ -189,7 +227,33 @@ const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, c
   return &memo.result;
 }
 
-AnalysisEvents TranslationUnitAnalysis::run() {
+std::vector<Finding> TranslationUnitAnalysis::findingsOf(AnalysisEvents events) {
+  std::vector<Finding> findings = std::move(events.protocolFindings);
+  for (const OpEvent& op : events.ops) rules_.onOp(op, findings);
+  for (const OptimizerStepEvent& step : events.steps) rules_.onOptimizerStep(step, findings);
+  return findings;
+}
+
+void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ctx) {
+  const std::vector<RuntimeFlag> flags = runtimeFlags(fn, *this);
+  if (flags.empty()) {
+    analyze(fn, ctx);
+    return;
+  }
+  std::vector<std::vector<Finding>> runs;
+  for (unsigned run = 0; run < (1u << flags.size()); ++run) {
+    ctx.assumptions.clear();
+    for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back({flags[i].decl, ((run >> i) & 1u) != 0});
+    AnalysisEvents outer = std::exchange(events_, AnalysisEvents{});
+    analyze(fn, ctx);
+    AnalysisEvents mine = std::exchange(events_, std::move(outer));
+    events_.truncations.insert(events_.truncations.end(), mine.truncations.begin(), mine.truncations.end());
+    runs.push_back(findingsOf(std::move(mine)));
+  }
+  for (Finding& f : mergeFlagRuns(flags, std::move(runs))) findings_.push_back(std::move(f));
+}
+
+DtypeFlowResult TranslationUnitAnalysis::run() {
   UserFunctionCollector collector(context_);
   collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
   // Roots start with autocast off, as every process does; the rest are reached
@@ -198,7 +262,7 @@ AnalysisEvents TranslationUnitAnalysis::run() {
     if (collector.called.count(fn->getCanonicalDecl()) || isModuleMember(fn)) continue;
     if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && isCustomAutogradFunction(method->getParent()))
       continue;
-    analyze(fn, CallContext{});
+    analyzeRoot(fn, CallContext{});
   }
   // Whatever no root reached: analyzed alone, with autocast unknown.
   for (const FunctionDecl* fn : collector.defined) {
@@ -208,14 +272,17 @@ AnalysisEvents TranslationUnitAnalysis::run() {
     if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && isCustomAutogradFunction(method->getParent()) &&
                                                           method->getName() == "backward")
       unknown.inCustomBackward = true;
-    analyze(fn, unknown);
+    analyzeRoot(fn, unknown);
   }
-  return std::move(events_);
+  std::vector<Note> truncations = std::move(events_.truncations);
+  std::vector<Finding> findings = std::move(findings_);
+  for (Finding& f : findingsOf(std::move(events_))) findings.push_back(std::move(f));
+  return DtypeFlowResult{std::move(findings), std::move(truncations)};
 }
 
 }  // namespace flow
 
-AnalysisEvents analyzeDtypeFlow(ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
+DtypeFlowResult analyzeDtypeFlow(ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
                                 const AnalysisLimits& limits) {
   return flow::TranslationUnitAnalysis(context, torch, scalerApi, limits).run();
 }

@@ -27,7 +27,7 @@ class TranslationUnitAnalysis {
                           const AnalysisLimits& limits)
       : context_(context), torch_(torch), api_(api), limits_(limits), budget_(limits.functionBudget) {}
 
-  AnalysisEvents run();
+  DtypeFlowResult run();
   const FunctionResult* analyze(const clang::FunctionDecl* fn, const CallContext& ctx);
 
   clang::ASTContext& context() { return context_; }
@@ -55,14 +55,30 @@ class TranslationUnitAnalysis {
     MemberFacts members;
     ScalerProtocol protocol;
   };
-  const ClassInvariant* classInvariant(const clang::CXXRecordDecl* record);
+  // Under the runtime flags the caller assumes.
+  const ClassInvariant* classInvariant(const clang::CXXRecordDecl* record, const CallContext& assuming);
   // Whether user code writes the field anywhere (an assignment, an
   // initializer list, a constructor's member initializer); if not, its
   // default member initializer is its value everywhere (a config's defaults).
   bool fieldWritten(const clang::FieldDecl* field);
+  // Whether some write gives the field or variable a constant.
+  bool writtenConstant(const clang::ValueDecl* d);
+  // A config's field that no code writes (`bool use_half = true;`): its
+  // default member initializer, its value everywhere.
+  const clang::Expr* unwrittenFieldDefault(const clang::Expr* e);
+  // A condition's value when it is known: a constant, an unwritten config flag.
+  std::optional<bool> knownCondition(const clang::Expr* condition);
 
  private:
   clang::CFG* cfgFor(const clang::FunctionDecl* fn);
+  // A root, once per assignment of the runtime flags its paths test.
+  void analyzeRoot(const clang::FunctionDecl* fn, CallContext ctx);
+  std::vector<Finding> findingsOf(AnalysisEvents events);
+  struct Writes {
+    std::set<const clang::ValueDecl*> written;
+    std::set<const clang::ValueDecl*> writtenConstant;
+  };
+  const Writes& writes();
 
   clang::ASTContext& context_;
   TorchVersion torch_;
@@ -83,8 +99,10 @@ class TranslationUnitAnalysis {
   std::set<const clang::FunctionDecl*> analyzedOnce_;
   size_t budget_;  // callee analyses left in this translation unit
   std::set<std::pair<const clang::FunctionDecl*, Truncation>> truncated_;
-  std::map<const clang::CXXRecordDecl*, std::optional<ClassInvariant>> invariants_;  // nullopt: being computed
-  std::optional<std::set<const clang::FieldDecl*>> writtenFields_;
+  // By class and assumed flags; nullopt: being computed.
+  std::map<std::pair<const clang::CXXRecordDecl*, std::string>, std::optional<ClassInvariant>> invariants_;
+  std::optional<Writes> writes_;
+  std::vector<Finding> findings_;  // of the roots analyzed under flag assumptions
 };
 
 }  // namespace dtype_lint::analyzer::flow

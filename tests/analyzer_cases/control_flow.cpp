@@ -5,7 +5,7 @@ void branch_on_one_path(bool use_half) {
   auto w = torch::randn({4, 4});
   auto x = torch::randn({4, 4});
   if (use_half) x = x.to(torch::kHalf);
-  x.mm(w);  // Half on one path only: not reported (precision first)
+  x.mm(w);  // dtype-lint-expect: DL101 (when use_half is set; the note says so)
 }
 
 void branch_on_every_path(bool flag) {

@@ -1,0 +1,147 @@
+#include "flow/flag_paths.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "flow/ast_helpers.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+namespace {
+
+// Whether a branch does work beyond printing: calls something outside std.
+bool doesWork(const Stmt* branch) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool found = false;
+    bool VisitCallExpr(CallExpr* call) {
+      const FunctionDecl* callee = call->getDirectCallee();
+      found = found || !callee || !(callee->isInStdNamespace() || callee->getOverloadedOperator() == OO_LessLess);
+      return !found;
+    }
+    bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
+      found = found || !construct->getConstructor()->isInStdNamespace();
+      return !found;
+    }
+  };
+  if (!branch) return false;
+  Finder finder;
+  finder.TraverseStmt(const_cast<Stmt*>(branch));
+  return finder.found;
+}
+
+class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
+ public:
+  FlagCollector(TranslationUnitAnalysis& tu, size_t limit) : tu_(tu), limit_(limit) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  void collect(const FunctionDecl* root) {
+    std::deque<std::pair<const FunctionDecl*, int>> queue{{root, 0}};
+    visited_.insert(root);
+    while (!queue.empty() && flags.size() < limit_) {
+      auto [fn, depth] = queue.front();
+      queue.pop_front();
+      callees_.clear();
+      TraverseDecl(const_cast<FunctionDecl*>(fn));
+      if (depth + 1 >= tu_.limits().maxCallDepth) continue;
+      for (const FunctionDecl* callee : callees_)
+        if (visited_.insert(callee).second) queue.emplace_back(callee, depth + 1);
+    }
+  }
+
+  bool VisitIfStmt(IfStmt* s) {
+    if (doesWork(s->getThen()) || doesWork(s->getElse())) addTests(s->getCond());
+    return true;
+  }
+  bool VisitConditionalOperator(ConditionalOperator* c) {
+    addTests(c->getCond());
+    return true;
+  }
+  bool VisitCallExpr(CallExpr* call) {
+    follow(call->getDirectCallee());
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
+    follow(construct->getConstructor());
+    return true;
+  }
+
+  std::vector<RuntimeFlag> flags;
+
+ private:
+  void follow(const FunctionDecl* callee) {
+    const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
+    if (def && isAnalyzable(def)) callees_.push_back(def);
+  }
+
+  // The flags a condition combines with !, && and ||.
+  void addTests(const Expr* condition) {
+    condition = condition->IgnoreParenImpCasts();
+    if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
+      return addTests(negation->getSubExpr());
+    if (const auto* logical = dyn_cast<BinaryOperator>(condition); logical && logical->isLogicalOp()) {
+      addTests(logical->getLHS());
+      return addTests(logical->getRHS());
+    }
+    const ValueDecl* flag = testedFlag(condition);
+    if (!flag || flags.size() >= limit_ || tu_.knownCondition(condition) || tu_.writtenConstant(flag)) return;
+    for (const RuntimeFlag& known : flags)
+      if (known.decl == flag) return;
+    ASTContext& context = tu_.context();
+    const SourceManager& sm = context.getSourceManager();
+    const CharSourceRange range = sm.getExpansionRange(condition->getSourceRange());
+    flags.push_back(RuntimeFlag{flag, Lexer::getSourceText(range, sm, context.getLangOpts()).str(),
+                                toLocation(condition->getSourceRange(), sm, context.getLangOpts())});
+  }
+
+  TranslationUnitAnalysis& tu_;
+  const size_t limit_;
+  std::set<const FunctionDecl*> visited_;
+  std::vector<const FunctionDecl*> callees_;
+};
+
+}  // namespace
+
+std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitAnalysis& tu) {
+  FlagCollector collector(tu, tu.limits().maxRuntimeFlags);
+  collector.collect(root);
+  return std::move(collector.flags);
+}
+
+std::vector<Finding> mergeFlagRuns(const std::vector<RuntimeFlag>& flags, std::vector<std::vector<Finding>> runs) {
+  struct Merged {
+    Finding finding;
+    std::vector<std::array<bool, 2>> valuesSeen;  // per flag: seen false, seen true
+  };
+  std::vector<Merged> merged;
+  std::map<std::tuple<std::string, std::string, unsigned, unsigned>, size_t> index;
+  for (unsigned run = 0; run < runs.size(); ++run) {
+    for (Finding& f : runs[run]) {
+      const auto key = std::make_tuple(std::string(f.rule->id), f.location.file, f.location.line, f.location.column);
+      auto [it, inserted] = index.try_emplace(key, merged.size());
+      if (inserted) merged.push_back(Merged{std::move(f), std::vector<std::array<bool, 2>>(flags.size())});
+      for (size_t i = 0; i < flags.size(); ++i) merged[it->second].valuesSeen[i][(run >> i) & 1u] = true;
+    }
+  }
+  std::vector<Finding> out;
+  for (Merged& m : merged) {
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (m.valuesSeen[i][0] && m.valuesSeen[i][1]) continue;
+      m.finding.notes.push_back(Note{flags[i].firstTest, fmt::format("assuming '{}' is {}", flags[i].spelling,
+                                                                     m.valuesSeen[i][1] ? "true" : "false")});
+    }
+    out.push_back(std::move(m.finding));
+  }
+  return out;
+}
+
+}  // namespace dtype_lint::analyzer::flow

@@ -1,0 +1,139 @@
+// Flags set at run time (a command-line switch copied into a config) choose
+// paths: a bug on the path a flag selects is reported, noting the flag's value
+// on that path; branches on the same flag agree.
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <string>
+
+class GradScaler {
+ public:
+  torch::Tensor scale(const torch::Tensor& loss) { return loss * scale_; }
+  void unscale_(torch::optim::Optimizer& optimizer) {
+    for (auto& group : optimizer.param_groups())
+      for (auto& p : group.params())
+        if (p.grad().defined()) p.mutable_grad().mul_(1.0 / scale_);
+  }
+  void step(torch::optim::Optimizer& optimizer) { optimizer.step(); }
+  void update() {}
+
+ private:
+  double scale_ = 65536.0;
+};
+
+struct RunConfig {
+  bool use_amp = false;
+  bool half_inputs = false;
+  double max_norm = 1.0;
+  int64_t features = 16;
+};
+
+RunConfig parse(int argc, char** argv) {
+  RunConfig cfg;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    cfg.use_amp = cfg.use_amp || arg == "--amp";
+    cfg.half_inputs = cfg.half_inputs || arg == "--half-inputs";
+  }
+  return cfg;
+}
+
+// The scaler block under the flag clips before unscaling.
+class ClippingTrainer {
+ public:
+  explicit ClippingTrainer(const RunConfig& cfg)
+      : cfg_(cfg), model_(torch::nn::Linear(cfg.features, 1)), opt_(model_->parameters(), 0.01) {}
+
+  void step(const torch::Tensor& x, const torch::Tensor& y) {
+    opt_.zero_grad();
+    auto loss = torch::mse_loss(model_(x), y);
+    if (cfg_.use_amp) {
+      scaler_.scale(loss).backward();
+      torch::nn::utils::clip_grad_norm_(model_->parameters(), cfg_.max_norm);  // dtype-lint-expect: DL205
+      scaler_.step(opt_);
+      scaler_.update();
+    } else {
+      loss.backward();
+      torch::nn::utils::clip_grad_norm_(model_->parameters(), cfg_.max_norm);
+      opt_.step();
+    }
+  }
+
+ private:
+  RunConfig cfg_;
+  torch::nn::Linear model_;
+  torch::optim::SGD opt_;
+  GradScaler scaler_;
+};
+
+// Branches on one flag in two methods agree: unscaled before the clip, and a
+// direct step only on the path without the scaler.
+class CorrelatedTrainer {
+ public:
+  explicit CorrelatedTrainer(const RunConfig& cfg)
+      : cfg_(cfg), model_(torch::nn::Linear(cfg.features, 1)), opt_(model_->parameters(), 0.01) {}
+
+  void step(const torch::Tensor& x, const torch::Tensor& y) {
+    opt_.zero_grad();
+    backward(torch::mse_loss(model_(x), y));
+    torch::nn::utils::clip_grad_norm_(model_->parameters(), cfg_.max_norm);
+    apply();
+  }
+
+ private:
+  void backward(const torch::Tensor& loss) {
+    if (cfg_.use_amp) {
+      scaler_.scale(loss).backward();
+      scaler_.unscale_(opt_);
+    } else {
+      loss.backward();
+    }
+  }
+  void apply() {
+    if (cfg_.use_amp) {
+      scaler_.step(opt_);
+      scaler_.update();
+    } else {
+      opt_.step();
+    }
+  }
+
+  RunConfig cfg_;
+  torch::nn::Linear model_;
+  torch::optim::SGD opt_;
+  GradScaler scaler_;
+};
+
+// Half inputs under a flag meet the Float layer; the cast of both sides under
+// the same flag is fine.
+class Probe {
+ public:
+  explicit Probe(const RunConfig& cfg) : cfg_(cfg), weight_(torch::randn({cfg.features, 4})) {}
+
+  torch::Tensor scores(torch::Tensor x) {
+    if (cfg_.half_inputs) x = x.to(torch::kHalf);
+    return torch::mm(x, weight_);  // dtype-lint-expect: DL101
+  }
+  torch::Tensor matched_scores(torch::Tensor x) {
+    auto w = weight_;
+    if (cfg_.half_inputs) {
+      x = x.to(torch::kHalf);
+      w = w.to(torch::kHalf);
+    }
+    return torch::mm(x, w);
+  }
+
+ private:
+  RunConfig cfg_;
+  torch::Tensor weight_;
+};
+
+int main(int argc, char** argv) {
+  const RunConfig cfg = parse(argc, argv);
+  auto x = torch::randn({8, cfg.features});
+  auto y = torch::randn({8, 1});
+  ClippingTrainer(cfg).step(x, y);
+  CorrelatedTrainer(cfg).step(x, y);
+  Probe probe(cfg);
+  return probe.scores(x).numel() + probe.matched_scores(x).numel() > 0 ? 0 : 1;
+}
