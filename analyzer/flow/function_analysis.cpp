@@ -235,14 +235,16 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   entry.process.protocol.adoptDeclarations(invariant->protocol);
 }
 
-bool FunctionAnalysis::edgeFeasible(const CFGBlock* pred, const CFGBlock* succ) {
+bool FunctionAnalysis::edgeFeasible(const CFGBlock* pred, const CFGBlock* succ, const FlowState& predExit) {
   const Stmt* terminator = pred->getTerminatorStmt();
   const auto* logical = dyn_cast_or_null<BinaryOperator>(terminator);
   if (!terminator || pred->succ_size() != 2 ||
       !(isa<IfStmt, ConditionalOperator>(terminator) || (logical && logical->isLogicalOp())))
     return true;
   const auto* condition = dyn_cast_or_null<Expr>(pred->getTerminatorCondition());
+  branchState_ = &predExit;
   const std::optional<bool> value = condition ? evalFlag(condition) : std::nullopt;
+  branchState_ = nullptr;
   if (!value) return true;
   const CFGBlock::AdjacentBlock& taken = *(pred->succ_begin() + (*value ? 0 : 1));
   return taken.getReachableBlock() == succ;
@@ -258,6 +260,14 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   }
   if (const clang::ValueDecl* flag = testedFlag(condition))
     if (const auto value = ctx_.assumed(flag)) return value;
+  // `if (scaler_)`: a pointer to a scaler or optimizer this path created.
+  const Expr* pointer = condition->getType()->isPointerType() ? condition : nullptr;
+  if (const auto* conversion = dyn_cast<CXXMemberCallExpr>(condition);
+      conversion && isa_and_nonnull<CXXConversionDecl>(conversion->getMethodDecl()))
+    pointer = conversion->getImplicitObjectArgument();
+  if (const ObjectRef object = pointer ? scalers_.objectRef(pointer) : ObjectRef{};
+      object.id && (branchState_ ? *branchState_ : state_).process.protocol.knows(object.id))
+    return true;
   return tu_.knownCondition(condition);
 }
 
@@ -270,7 +280,8 @@ FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState
     // An exception no handler catches leaves the function: the caller's code after the call never runs.
     const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
                           isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
-    if (pred.isReachable() && !uncaught && edgeFeasible(pred, block)) in.join(out[pred->getBlockID()]);
+    if (pred.isReachable() && !uncaught && edgeFeasible(pred, block, out[pred->getBlockID()]))
+      in.join(out[pred->getBlockID()]);
   }
   return in;
 }
@@ -306,7 +317,7 @@ bool FunctionAnalysis::iterateToFixpoint(const FlowState& entry, std::vector<Flo
     if (visits[block->getBlockID()] > 1 && state_.sameAs(out[block->getBlockID()])) continue;
     out[block->getBlockID()] = state_;
     for (const CFGBlock::AdjacentBlock& succ : block->succs())
-      if (succ.isReachable() && edgeFeasible(block, succ)) enqueue(succ);
+      if (succ.isReachable() && edgeFeasible(block, succ, state_)) enqueue(succ);
   }
   return truncated;
 }

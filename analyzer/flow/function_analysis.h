@@ -55,8 +55,9 @@ class FunctionAnalysis final : public FlowQueries {
   void seedClassInvariant(FlowState& entry);
   FlowState enclosingAfter(const FlowState& exit) const;
   // Whether control can flow from pred to succ: not when pred branches on a
-  // flag whose value is known (a config's default, a constant).
-  bool edgeFeasible(const clang::CFGBlock* pred, const clang::CFGBlock* succ);
+  // flag whose value is known (a config's default, a constant, an assumed
+  // runtime flag, a scaler pointer this path set).
+  bool edgeFeasible(const clang::CFGBlock* pred, const clang::CFGBlock* succ, const FlowState& predExit);
   std::optional<bool> evalFlag(const clang::Expr* condition);
   FlowState stateEntering(const clang::CFGBlock* block, const FlowState& entry, const std::vector<FlowState>& out);
   // Whether some block was visited too often: the fixpoint was not reached.
@@ -153,6 +154,7 @@ class FunctionAnalysis final : public FlowQueries {
   const clang::SourceManager& sm_;
   const clang::LangOptions& lang_;
   FlowState state_;
+  const FlowState* branchState_ = nullptr;  // the state a branch condition is read in, when not state_
   FunctionResult result_;
   ScalerTracking scalers_;
   std::map<const clang::CXXTryStmt*, TryRegion> tries_;

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 class GradScaler {
@@ -136,4 +137,37 @@ int main(int argc, char** argv) {
   CorrelatedTrainer(cfg).step(x, y);
   Probe probe(cfg);
   return probe.scores(x).numel() + probe.matched_scores(x).numel() > 0 ? 0 : 1;
+}
+
+// The scaler exists only when the flag is set, and the step tests the pointer.
+class OptionalScalerTrainer {
+ public:
+  explicit OptionalScalerTrainer(const RunConfig& cfg)
+      : cfg_(cfg), model_(torch::nn::Linear(cfg.features, 1)), opt_(model_->parameters(), 0.01) {
+    if (cfg_.use_amp) scaler_ = std::make_unique<GradScaler>();
+  }
+
+  void step(const torch::Tensor& x, const torch::Tensor& y) {
+    opt_.zero_grad();
+    auto loss = torch::mse_loss(model_(x), y);
+    if (scaler_) {
+      scaler_->scale(loss).backward();
+      opt_.step();  // dtype-lint-expect: DL208
+      scaler_->update();  // dtype-lint-expect: DL210 (no scaler step recorded an inf check)
+    } else {
+      loss.backward();
+      opt_.step();
+    }
+  }
+
+ private:
+  RunConfig cfg_;
+  torch::nn::Linear model_;
+  torch::optim::SGD opt_;
+  std::unique_ptr<GradScaler> scaler_;
+};
+
+void train_with_optional_scaler(int argc, char** argv) {
+  OptionalScalerTrainer trainer(parse(argc, argv));
+  trainer.step(torch::randn({8, 16}), torch::randn({8, 1}));
 }
