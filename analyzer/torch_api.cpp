@@ -126,6 +126,8 @@ std::string builtinModuleOp(const CXXRecordDecl* impl) {
       {"TanhImpl", "tanh"},               {"SigmoidImpl", "sigmoid"},
       {"LeakyReLUImpl", "leaky_relu"},    {"ELUImpl", "elu"},
       {"FlattenImpl", "flatten"},
+      // Lookups: rows of the weight, in its dtype.
+      {"EmbeddingImpl", "embedding"},     {"EmbeddingBagImpl", "embedding_bag"},
       // Precision-sensitive modules: the op runs on their inputs.
       {"LayerNormImpl", "layer_norm"},    {"GroupNormImpl", "group_norm"},
       {"SoftmaxImpl", "softmax"},         {"LogSoftmaxImpl", "log_softmax"},

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
@@ -29,6 +30,8 @@ const clang::CXXRecordDecl* moduleImplClass(clang::QualType type);
 // "mse_loss" for MSELossImpl), or
 // empty for modules this tool does not model as one op.
 std::string builtinModuleOp(const clang::CXXRecordDecl* impl);
+// Embedding and EmbeddingBag: their result has their weight's dtype.
+inline bool isEmbeddingLookup(std::string_view op) { return op == "embedding" || op == "embedding_bag"; }
 bool isUserModule(const clang::CXXRecordDecl* impl);
 
 // A class derived from torch::optim::Optimizer, through pointers and references.

@@ -80,37 +80,33 @@ std::string dtypesKey(const std::map<const clang::ValueDecl*, TensorFact>& facts
 }
 }  // namespace
 
-bool MemberFacts::isMember(const clang::ValueDecl* d, bool isModule) {
-  const auto* field = llvm::dyn_cast<clang::FieldDecl>(d);
-  const auto* record = field ? llvm::dyn_cast<clang::CXXRecordDecl>(field->getParent()) : nullptr;
-  return field && !(isModule && record && isUserModule(record));
-}
+bool MemberFacts::isMember(const clang::ValueDecl* d) { return llvm::isa<clang::FieldDecl>(d); }
 
 MemberFacts MemberFacts::of(const FlowState& state) {
   MemberFacts out;
   for (const auto& [d, fact] : state.tensors)
-    if (isMember(d, false)) out.tensors.emplace(d, fact);
+    if (isMember(d)) out.tensors.emplace(d, fact);
   for (const auto& [d, fact] : state.modules)
-    if (isMember(d, true)) out.modules.emplace(d, fact);
+    if (isMember(d)) out.modules.emplace(d, fact);
   for (const auto& [d, list] : state.lists)
-    if (isMember(d, false)) out.lists.emplace(d, list);
+    if (isMember(d)) out.lists.emplace(d, list);
   out.convertedModules = state.convertedModules;
   return out;
 }
 
 namespace {
 template <typename Map>
-void replaceMembers(Map& into, const Map& members, bool isModule) {
+void replaceMembers(Map& into, const Map& members) {
   for (auto it = into.begin(); it != into.end();)
-    it = MemberFacts::isMember(it->first, isModule) ? into.erase(it) : std::next(it);
+    it = MemberFacts::isMember(it->first) ? into.erase(it) : std::next(it);
   into.insert(members.begin(), members.end());
 }
 }  // namespace
 
 void MemberFacts::replaceIn(FlowState& state) const {
-  replaceMembers(state.tensors, tensors, false);
-  replaceMembers(state.modules, modules, true);
-  replaceMembers(state.lists, lists, false);
+  replaceMembers(state.tensors, tensors);
+  replaceMembers(state.modules, modules);
+  replaceMembers(state.lists, lists);
   state.convertedModules = convertedModules;
 }
 

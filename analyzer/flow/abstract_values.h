@@ -94,9 +94,10 @@ struct FlowState {
 };
 
 // What is known of the fields of user objects (a Trainer's model_, its
-// tensors and lists): like the process state it outlives a call, so callees
-// start from the caller's and hand theirs back. The submodules of a module
-// are not among them: they follow their parent's dtype (model->to(kHalf)).
+// tensors and lists, a module's submodules converted on their own): like the
+// process state it outlives a call, so callees start from the caller's and
+// hand theirs back. Converting a module forgets what is known of its
+// registered members: they follow their parent's dtype again.
 struct MemberFacts {
   std::map<const clang::ValueDecl*, TensorFact> tensors;
   std::map<const clang::ValueDecl*, TensorFact> modules;
@@ -104,7 +105,7 @@ struct MemberFacts {
   std::set<const clang::CXXRecordDecl*> convertedModules;
 
   // Whether a declaration's facts are member facts.
-  static bool isMember(const clang::ValueDecl* d, bool isModule);
+  static bool isMember(const clang::ValueDecl* d);
   static MemberFacts of(const FlowState& state);
   // Replaces the state's member facts with these.
   void replaceIn(FlowState& state) const;

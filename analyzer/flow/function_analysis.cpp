@@ -225,11 +225,15 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(method->getParent(), ctx_);
   if (!invariant) return;
   MemberFacts members = invariant->members;
-  // A converted module's registered tensors are not what its constructor made.
-  for (auto it = members.tensors.begin(); it != members.tensors.end();)
-    it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent()))
-             ? members.tensors.erase(it)
-             : std::next(it);
+  // A converted module's registered tensors and submodules are not what its constructor made.
+  auto dropConverted = [&](auto& facts) {
+    for (auto it = facts.begin(); it != facts.end();)
+      it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent()))
+               ? facts.erase(it)
+               : std::next(it);
+  };
+  dropConverted(members.tensors);
+  dropConverted(members.modules);
   members.convertedModules = entry.convertedModules;
   members.addMissingTo(entry);
   entry.process.protocol.adoptDeclarations(invariant->protocol);

@@ -84,7 +84,7 @@ class FunctionAnalysis final : public FlowQueries {
   void transferOperator(const clang::CXXOperatorCallExpr* op);
   void transferSaveForBackward(const clang::CallExpr* call);
   void transferModuleConversion(const clang::CXXMemberCallExpr* call);
-  void forgetConvertedTensors(const clang::CXXRecordDecl* impl);
+  void forgetConvertedMembers(const clang::CXXRecordDecl* impl);
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);
   void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
   void transferTorchFunction(const clang::CallExpr* call, const std::string& name);

@@ -258,13 +258,12 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
     if (auto d = evalDtypeArgument(arg)) {
       if (const ValueDecl* target = declOf(moduleObject(object))) {
         TensorFact f = *d;
-        if (f.origin) {
-          f.origin->message = fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString());
-          f.originNamed = true;
-        }
+        f.origin = note(call, fmt::format("the parameters of '{}' became {} here", target->getName().str(),
+                                          f.dtype.toString()));
+        f.originNamed = true;
         state_.modules[target] = f;
       }
-      forgetConvertedTensors(moduleImplClass(object->getType()));
+      forgetConvertedMembers(moduleImplClass(object->getType()));
       forgetAliasedModules(declOf(moduleObject(object)), moduleImplClass(object->getType()));
       break;
     }
@@ -282,16 +281,27 @@ void FunctionAnalysis::forgetAliasedModules(const ValueDecl* target, const CXXRe
     if (d != target && moduleImplClass(d->getType()) == impl) fact = TensorFact{};
 }
 
-// model->to(dtype) converts the tensors registered by the module and by every
-// submodule: what the analysis knew of them from their constructors is gone.
-void FunctionAnalysis::forgetConvertedTensors(const CXXRecordDecl* impl) {
-  if (!impl || !isUserModule(impl) || !state_.convertedModules.insert(impl).second) return;
-  for (auto it = state_.tensors.begin(); it != state_.tensors.end();) {
-    const auto* field = dyn_cast<FieldDecl>(it->first);
-    it = field && field->getParent() == impl ? state_.tensors.erase(it) : std::next(it);
+// model->to(dtype) converts the tensors and submodules registered by the
+// module and by every submodule: what the analysis knew of them from their
+// constructors (embed_->to(kHalf)) is gone; they follow the module again.
+void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
+  std::vector<const CXXRecordDecl*> pending{impl};
+  std::set<const CXXRecordDecl*> seen;
+  auto eraseFieldsOf = [](auto& facts, const CXXRecordDecl* owner) {
+    for (auto it = facts.begin(); it != facts.end();) {
+      const auto* field = dyn_cast<FieldDecl>(it->first);
+      it = field && field->getParent() == owner ? facts.erase(it) : std::next(it);
+    }
+  };
+  while (!pending.empty()) {
+    const CXXRecordDecl* owner = pending.back();
+    pending.pop_back();
+    if (!owner || !isUserModule(owner) || !seen.insert(owner).second) continue;
+    state_.convertedModules.insert(owner);
+    eraseFieldsOf(state_.tensors, owner);
+    eraseFieldsOf(state_.modules, owner);
+    for (const FieldDecl* field : owner->fields()) pending.push_back(moduleImplClass(field->getType()));
   }
-  for (const FieldDecl* field : impl->fields())
-    forgetConvertedTensors(moduleImplClass(field->getType()));
 }
 
 void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {

@@ -80,3 +80,40 @@ void submodule_from_outside() {
   net->to(torch::kBFloat16);
   net->fc2(torch::randn({2, 8}, torch::kBFloat16));
 }
+
+// A submodule converted on its own in its parent's constructor keeps its
+// dtype in the parent's methods; an embedding's rows have its weight's dtype.
+struct EmbeddingConfig {
+  c10::ScalarType table_dtype = torch::kHalf;
+  int64_t rows = 100;
+};
+
+struct TwoTablesImpl : torch::nn::Module {
+  explicit TwoTablesImpl(const EmbeddingConfig& cfg) {
+    items_ = register_module("items", torch::nn::Embedding(cfg.rows, 8));
+    users_ = register_module("users", torch::nn::Embedding(cfg.rows, 8));
+    item_tower_ = register_module("item_tower", torch::nn::Linear(8, 4));
+    user_tower_ = register_module("user_tower", torch::nn::Linear(8, 4));
+    items_->to(cfg.table_dtype);
+    users_->to(cfg.table_dtype);
+  }
+  torch::Tensor encode_items(const torch::Tensor& ids) { return item_tower_(items_(ids)); }  // dtype-lint-expect: DL101
+  torch::Tensor encode_users(const torch::Tensor& ids) { return user_tower_(users_(ids).to(torch::kFloat)); }
+  torch::nn::Embedding items_{nullptr}, users_{nullptr};
+  torch::nn::Linear item_tower_{nullptr}, user_tower_{nullptr};
+};
+TORCH_MODULE(TwoTables);
+
+// Converting the whole module afterwards brings the submodule back in line.
+void tables_converted_together() {
+  TwoTables tables(EmbeddingConfig{});
+  tables->to(torch::kHalf);
+  auto ids = torch::randint(0, 100, {4});
+  auto scores = tables->encode_items(ids);
+}
+
+void tables_as_built() {
+  TwoTables tables(EmbeddingConfig{});
+  auto ids = torch::randint(0, 100, {4});
+  auto scores = tables->encode_items(ids) + tables->encode_users(ids);
+}
