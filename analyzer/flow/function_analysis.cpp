@@ -225,7 +225,9 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   const TranslationUnitAnalysis::ClassInvariant* invariant = tu_.classInvariant(method->getParent(), ctx_);
   if (!invariant) return;
   MemberFacts members = invariant->members;
-  // A converted module's registered tensors and submodules are not what its constructor made.
+  // The modules its constructors converted stay converted; a converted
+  // module's registered tensors and submodules are not what its constructor made.
+  entry.convertedModules.insert(members.convertedModules.begin(), members.convertedModules.end());
   auto dropConverted = [&](auto& facts) {
     for (auto it = facts.begin(); it != facts.end();)
       it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent()))

@@ -117,3 +117,21 @@ void tables_as_built() {
   auto ids = torch::randint(0, 100, {4});
   auto scores = tables->encode_items(ids) + tables->encode_users(ids);
 }
+
+// A trainer handed its model converts it in the constructor: in a method
+// whose caller is not seen, the model's layers follow the conversion.
+struct ProjectionImpl : torch::nn::Module {
+  ProjectionImpl() { proj_ = register_module("proj", torch::nn::Linear(8, 8)); }
+  torch::Tensor forward(const torch::Tensor& x) { return proj_(x); }
+  torch::nn::Linear proj_{nullptr};
+};
+TORCH_MODULE(Projection);
+
+class HalfRunner {
+ public:
+  explicit HalfRunner(Projection projection) : projection_(std::move(projection)) { projection_->to(torch::kHalf); }
+  torch::Tensor score(const torch::Tensor& x) { return projection_->forward(x.to(torch::kHalf)); }
+
+ private:
+  Projection projection_;
+};
