@@ -19,10 +19,15 @@ using namespace clang;
 
 namespace {
 
-// Whether a branch does work beyond printing: calls something outside std.
+// Whether a branch does work beyond printing: calls something outside std,
+// or leaves early (`if (!active) return;` skips what follows).
 bool doesWork(const Stmt* branch) {
   struct Finder : RecursiveASTVisitor<Finder> {
     bool found = false;
+    bool VisitStmt(Stmt* s) {
+      found = found || isa<ReturnStmt, BreakStmt, ContinueStmt, CXXThrowExpr>(s);
+      return !found;
+    }
     bool VisitCallExpr(CallExpr* call) {
       const FunctionDecl* callee = call->getDirectCallee();
       found = found || !callee || !(callee->isInStdNamespace() || callee->getOverloadedOperator() == OO_LessLess);

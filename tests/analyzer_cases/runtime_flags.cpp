@@ -1,6 +1,7 @@
 // Flags set at run time (a command-line switch copied into a config) choose
 // paths: a bug on the path a flag selects is reported, noting the flag's value
 // on that path; branches on the same flag agree.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
@@ -171,3 +172,39 @@ void train_with_optional_scaler(int argc, char** argv) {
   OptionalScalerTrainer trainer(parse(argc, argv));
   trainer.step(torch::randn({8, 16}), torch::randn({8, 1}));
 }
+
+// A hand-written autocast guard that does nothing when its flag is off: after
+// its scope autocast is off whatever the flag, so evaluation runs without it.
+struct AmpGuard {
+  bool active;
+  explicit AmpGuard(bool enable) : active(enable) {
+    if (!active) return;
+    at::autocast::set_enabled(true);
+  }
+  ~AmpGuard() {
+    if (!active) return;
+    at::autocast::clear_cache();
+    at::autocast::set_enabled(false);
+  }
+};
+
+class GuardedClassifier {
+ public:
+  explicit GuardedClassifier(const RunConfig& cfg) : cfg_(cfg), head_(torch::nn::Linear(cfg.features, 2)) {}
+
+  torch::Tensor train_logits(const torch::Tensor& x) {
+    AmpGuard amp(cfg_.use_amp);
+    return head_(x);
+  }
+  torch::Tensor eval_logits(const torch::Tensor& x) {
+    return head_(x.to(torch::kHalf));  // dtype-lint-expect: DL101
+  }
+  void epoch(const torch::Tensor& x) {
+    auto train = train_logits(x);
+    auto eval = eval_logits(x);
+  }
+
+ private:
+  RunConfig cfg_;
+  torch::nn::Linear head_;
+};
