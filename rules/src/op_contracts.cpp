@@ -83,7 +83,10 @@ constexpr std::string_view kDtypePreserving[] = {
     "diagonal", "diag", "movedim", "as_strided", "unfold", "index", "gather", "zero_",
     "fill_", "uniform_", "normal_", "floor", "ceil", "round", "trunc", "frac", "erf", "sign",
     "inverse", "linalg_inv", "cholesky", "linalg_cholesky", "pinverse", "linalg_pinv", "matrix_exp",
-    "linalg_matrix_exp", "matrix_power", "linalg_matrix_power"};
+    "linalg_matrix_exp", "matrix_power", "linalg_matrix_power", "normalize", "interpolate", "batch_norm",
+    "group_norm", "instance_norm", "hardtanh", "softplus", "mish", "glu", "logsigmoid", "selu", "celu",
+    "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "max_pool3d", "avg_pool3d", "adaptive_max_pool2d",
+    "pixel_shuffle"};
 constexpr std::string_view kBoolResult[] = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
                                "logical_and", "logical_or", "isclose"};
 constexpr std::string_view kLongResult[] = {"argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted"};

@@ -96,3 +96,11 @@ void linalg_keeps_the_dtype() {
   x.mm(solved);  // dtype-lint-expect: DL101
   auto n = torch::linalg::vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105
 }
+
+// Functional normalization keeps its input's dtype.
+void normalized_query_meets_half_cache(const torch::Tensor& raw) {
+  auto cache = torch::randn({16, 8}, torch::kHalf);
+  auto q = torch::nn::functional::normalize(raw.to(torch::kFloat),
+                                            torch::nn::functional::NormalizeFuncOptions().dim(-1));
+  auto scores = torch::mm(cache, q.t());  // dtype-lint-expect: DL101
+}
