@@ -30,11 +30,11 @@ TEST(ManualScalingOf, AFactorIsScalingWhenItsNameSaysScaleOrItIsALargeConstant) 
   EXPECT_FALSE(weight.namedAsScale);
   EXPECT_FALSE(weight.largeConstant);
 
-  // A literal is quoted by its value; a constant variable by its name.
+  // A literal is quoted by its value; a constant variable by its name and value.
   const ManualScaling literal = manualScalingOf(at(1), 1024.0, std::nullopt, "'1024.0'");
   EXPECT_TRUE(literal.largeConstant);
   EXPECT_EQ(literal.factor, "1024");
-  EXPECT_EQ(manualScalingOf(at(1), 1024.0, "k", "'k'").factor, "'k'");
+  EXPECT_EQ(manualScalingOf(at(1), 1024.0, "k", "'k'").factor, "'k' (1024)");
   EXPECT_TRUE(manualScalingOf(at(1), kLargeLossScale, std::nullopt, "").largeConstant);
   EXPECT_FALSE(manualScalingOf(at(1), kLargeLossScale - 1, std::nullopt, "").largeConstant);
 }
@@ -63,6 +63,18 @@ TEST(PendingManualScaling, AFunctionThatChecksForInfIsAHandWrittenScaler) {
   EXPECT_EQ(pending.size(), 0u);
   pending.backward(large, 7, at(2), /*functionChecksForNonFinite=*/false, out);
   EXPECT_EQ(out.size(), 1u);  // a large constant is reported at backward()
+}
+
+TEST(PendingManualScaling, AFixedScaleIsReportedEvenWithAnInfCheck) {
+  std::vector<Finding> out;
+  PendingManualScaling pending;
+  ManualScaling fixed = manualScalingOf(at(1), 512.0, "static_loss_scale", "'cfg.static_loss_scale'");
+  fixed.fixed = true;
+  pending.backward(fixed, 7, at(2), /*functionChecksForNonFinite=*/true, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].message.find("the fixed scale 'cfg.static_loss_scale' (512)"), std::string::npos) << out[0].message;
+  EXPECT_NE(out[0].message.find("never adapts"), std::string::npos);
+  EXPECT_EQ(pending.size(), 0u);
 }
 
 TEST(PendingManualScaling, JoinKeepsOnlyWhatIsPendingOnBothPaths) {

@@ -11,18 +11,6 @@ namespace dtype_lint::analyzer::flow {
 
 using namespace clang;
 
-namespace {
-
-// Looks through wrappers and converting constructions (double -> c10::Scalar).
-const Expr* ignoreConversions(const Expr* e) {
-  for (e = ignoreWrappers(e); const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
-       e = ignoreWrappers(construct->getArg(0)))
-    if (construct->getNumArgs() != 1) break;
-  return e;
-}
-
-}  // namespace
-
 SourceLocation toLocation(SourceRange range, const SourceManager& sm, const LangOptions& lang) {
   SourceLocation out;
   clang::SourceLocation begin = sm.getExpansionLoc(range.getBegin());
@@ -87,6 +75,13 @@ std::string calleeName(const CallExpr* call) {
   const FunctionDecl* fn = call->getDirectCallee();
   if (!fn || !fn->getDeclName().isIdentifier()) return "";
   return fn->getName().str();
+}
+
+const Expr* ignoreConversions(const Expr* e) {
+  for (e = ignoreWrappers(e); const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
+       e = ignoreWrappers(construct->getArg(0)))
+    if (construct->getNumArgs() != 1) break;
+  return e;
 }
 
 std::optional<double> numericConstant(const Expr* e, ASTContext& context) {

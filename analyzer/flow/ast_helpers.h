@@ -27,6 +27,8 @@ bool named(const std::vector<std::string>& names, llvm::StringRef name);
 // The callee's name; empty for operators, constructors and indirect calls.
 std::string calleeName(const clang::CallExpr* call);
 
+// Looks through wrappers and converting constructions (double -> c10::Scalar).
+const clang::Expr* ignoreConversions(const clang::Expr* e);
 // A numeric constant: a literal, a constant expression, or a local initialized with one.
 std::optional<double> numericConstant(const clang::Expr* e, clang::ASTContext& context);
 // The variable an expression names, looking through casts and member access.

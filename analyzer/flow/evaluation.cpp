@@ -175,8 +175,11 @@ TensorFact FunctionAnalysis::scaledByScalar(TensorFact tensor, const Expr* facto
   const ValueDecl* variable = referencedVariable(factor);
   std::optional<std::string> variableName;
   if (variable) variableName = variable->getName().str();
-  tensor.manualScaling =
-      manualScalingOf(loc(at), numericConstant(factor, tu_.context()), variableName, describe(factor));
+  // A config field no code writes scales by its default.
+  const Expr* fallback = tu_.unwrittenFieldDefault(factor);
+  const std::optional<double> constant = numericConstant(fallback ? fallback : factor, tu_.context());
+  tensor.manualScaling = manualScalingOf(loc(at), constant, variableName, describe(factor));
+  tensor.manualScaling->fixed = constant && (!variable || !tu_.written(variable));
   tensor.scalingFactor = variable;
   tensor.scaledBy.reset();
   tensor.isGradient = false;

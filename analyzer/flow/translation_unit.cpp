@@ -185,8 +185,8 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
   return *writes_;
 }
 
-bool TranslationUnitAnalysis::fieldWritten(const FieldDecl* field) {
-  return writes().written.count(field->getCanonicalDecl()) != 0;
+bool TranslationUnitAnalysis::written(const ValueDecl* d) {
+  return writes().written.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
 }
 
 bool TranslationUnitAnalysis::writtenConstant(const ValueDecl* d) {
@@ -194,7 +194,7 @@ bool TranslationUnitAnalysis::writtenConstant(const ValueDecl* d) {
 }
 
 const Expr* TranslationUnitAnalysis::unwrittenFieldDefault(const Expr* e) {
-  const auto* member = dyn_cast<MemberExpr>(e->IgnoreParenImpCasts());
+  const auto* member = dyn_cast_or_null<MemberExpr>(ignoreConversions(e));
   const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
   return field && field->getInClassInitializer() && !fieldWritten(field) ? field->getInClassInitializer() : nullptr;
 }

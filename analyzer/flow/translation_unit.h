@@ -60,7 +60,9 @@ class TranslationUnitAnalysis {
   // Whether user code writes the field anywhere (an assignment, an
   // initializer list, a constructor's member initializer); if not, its
   // default member initializer is its value everywhere (a config's defaults).
-  bool fieldWritten(const clang::FieldDecl* field);
+  bool fieldWritten(const clang::FieldDecl* field) { return written(field); }
+  // The same for a field or a variable.
+  bool written(const clang::ValueDecl* d);
   // Whether some write gives the field or variable a constant.
   bool writtenConstant(const clang::ValueDecl* d);
   // A config's field that no code writes (`bool use_half = true;`): its

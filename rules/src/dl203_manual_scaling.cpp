@@ -24,18 +24,25 @@ ManualScaling manualScalingOf(const SourceLocation& multipliedAt, std::optional<
   scaling.multipliedAt = multipliedAt;
   scaling.largeConstant = constant && *constant >= kLargeLossScale;
   scaling.namedAsScale = variableName && nameSaysScale(*variableName);
-  scaling.factor = constant && !variableName ? fmt::format("{:g}", *constant) : std::move(quotedFactor);
+  scaling.factor = !constant       ? std::move(quotedFactor)
+                   : !variableName ? fmt::format("{:g}", *constant)
+                                   : fmt::format("{} ({:g})", quotedFactor, *constant);
   return scaling;
 }
 
 void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
-                                  std::vector<Finding>& out) {
-  if (!scaling.largeConstant) return;
-  Finding f = makeFinding("DL203",
-                          fmt::format("backward() on a loss multiplied by {} by hand: manual loss scaling has no inf/NaN "
-                                      "skip and no dynamic scale; use a GradScaler",
-                                      scaling.factor),
-                          backwardAt);
+                                  std::vector<Finding>& out, bool skipsNonFinite) {
+  if (!scaling.largeConstant || (skipsNonFinite && !scaling.fixed)) return;
+  Finding f = makeFinding(
+      "DL203",
+      skipsNonFinite ? fmt::format("backward() on a loss multiplied by the fixed scale {} by hand: a static loss scale "
+                                   "never adapts (after an overflow every step is skipped, and small gradients still "
+                                   "underflow); use a GradScaler",
+                                   scaling.factor)
+                     : fmt::format("backward() on a loss multiplied by {} by hand: manual loss scaling has no inf/NaN "
+                                   "skip and no dynamic scale; use a GradScaler",
+                                   scaling.factor),
+      backwardAt);
   if (scaling.multipliedAt.line != backwardAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
   out.push_back(std::move(f));
 }
@@ -96,7 +103,7 @@ void ManualScalingTrace::finish(std::vector<Finding>& out) {
 
 void PendingManualScaling::backward(const ManualScaling& scaling, uintptr_t factor, const SourceLocation& at,
                                     bool functionChecksForNonFinite, std::vector<Finding>& out) {
-  if (functionChecksForNonFinite) return;
+  if (functionChecksForNonFinite) return checkManualScalingAtBackward(scaling, at, out, true);
   checkManualScalingAtBackward(scaling, at, out);
   if (factor) backwards_[factor] = Backward{scaling, at};
 }

@@ -223,6 +223,24 @@ void loss_scaled_inside_scaler() {
   scaler.update();
 }
 
+// A static scale from a config that no code changes, with an inf skip: the
+// scale never adapts, whatever the skip.
+struct StaticScaleConfig {
+  float static_loss_scale = 512.0f;
+};
+
+void manual_scaling_fixed_scale_with_an_inf_skip(const StaticScaleConfig& cfg) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  (loss_of(model) * cfg.static_loss_scale).backward();  // dtype-lint-expect: DL203
+  bool finite = true;
+  for (auto& p : model->parameters()) {
+    p.mutable_grad().div_(cfg.static_loss_scale);
+    finite = finite && torch::isfinite(p.grad()).all().item<bool>();
+  }
+  if (finite) opt.step();
+}
+
 // Optimizers reached through a container cannot be told apart: their steps
 // still count for the scaler, and the loop is judged on its fixpoint.
 void step_all(GradScaler& scaler, std::vector<torch::optim::Optimizer*>& optimizers) {

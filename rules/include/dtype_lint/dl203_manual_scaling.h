@@ -24,18 +24,21 @@ struct ManualScaling {
   std::string factor;  // "1024" or "'loss_scale'"
   bool largeConstant = false;  // a constant >= kLargeLossScale
   bool namedAsScale = false;   // a variable whose name says it is a scale ("loss_scale")
+  bool fixed = false;          // a constant no code changes: the scale never adapts
 };
 
 // What a front end saw of `loss * factor`: the factor's value if it is a
 // constant, the name of its variable if it is one, and how to quote it
-// ("'cfg.scale'"). The message names the constant when there is no variable.
+// ("'cfg.scale'"). The message names the variable, with its value when it is constant.
 ManualScaling manualScalingOf(const SourceLocation& multipliedAt, std::optional<double> constant,
                               std::optional<std::string_view> variableName, std::string quotedFactor);
 // Whether a variable's name says it holds a loss scale ("loss_scale", "kScale").
 bool nameSaysScale(std::string_view variableName);
 
+// skipsNonFinite: the code checks the gradients for inf/NaN itself (then
+// only a fixed scale is reported: it never adapts).
 void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLocation& backwardAt,
-                                  std::vector<Finding>& out);
+                                  std::vector<Finding>& out, bool skipsNonFinite = false);
 void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out);
 void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
                                 const SourceLocation& dividedAt, std::vector<Finding>& out);
@@ -49,7 +52,8 @@ class PendingManualScaling {
  public:
   // backward() on a loss scaled by `scaling`; factor: the factor's variable,
   // 0 when it is none. Scaling by hand in a function that also checks for
-  // inf/NaN is a hand-written dynamic scaler: nothing is reported or remembered.
+  // inf/NaN is a hand-written dynamic scaler, unless its scale is fixed: only
+  // a fixed scale is reported there, and nothing is remembered.
   void backward(const ManualScaling& scaling, uintptr_t factor, const SourceLocation& at,
                 bool functionChecksForNonFinite, std::vector<Finding>& out);
   // Gradients divided (or multiplied by the reciprocal of) the variable `factor`.
