@@ -28,20 +28,22 @@ void ProcessState::join(const ProcessState& other) {
   // The cache is reported only when it is filled on every path (precision first).
   if (!other.cacheFilledAt) cacheFilledAt.reset();
   if (!other.regionLeftAt) regionLeftAt.reset();
+  if (!other.bfloat16RegionAt) bfloat16RegionAt.reset();
   protocol.join(other.protocol);
   manualScaling.join(other.manualScaling);
 }
 
 bool ProcessState::sameAs(const ProcessState& o) const {
   return autocast == o.autocast && cacheFilledAt.has_value() == o.cacheFilledAt.has_value() &&
-         regionLeftAt.has_value() == o.regionLeftAt.has_value() && protocol == o.protocol &&
+         regionLeftAt.has_value() == o.regionLeftAt.has_value() &&
+         bfloat16RegionAt.has_value() == o.bfloat16RegionAt.has_value() && protocol == o.protocol &&
          manualScaling.size() == o.manualScaling.size();
 }
 
 std::string ProcessState::key() const {
-  return fmt::format("{}{}{}{}|{}{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
+  return fmt::format("{}{}{}{}|{}{}{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
                      int(autocast.cuda.enabled), autocast.cuda.dtype.toString(), cacheFilledAt.has_value(),
-                     regionLeftAt.has_value(), protocol.key(), manualScaling.size());
+                     regionLeftAt.has_value(), bfloat16RegionAt.has_value(), protocol.key(), manualScaling.size());
 }
 
 void FlowState::join(const FlowState& other) {

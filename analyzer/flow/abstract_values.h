@@ -43,8 +43,8 @@ using FieldFacts = std::map<const clang::FieldDecl*, TensorFact>;
 
 // The value of an argument or parameter as far as the analysis follows it.
 struct Value {
-  enum class Kind { None, Tensor, Module, List, Object, Struct } kind = Kind::None;
-  TensorFact fact;  // tensors, and the parameters of modules
+  enum class Kind { None, Tensor, Module, List, Object, Struct, Dtype } kind = Kind::None;
+  TensorFact fact;  // tensors, the parameters of modules, a dtype or TensorOptions argument's dtype
   ListFact list;
   ObjectRef object;  // scalers and optimizers, by the caller's identity
   FieldFacts fields;  // the tensor members of a struct
@@ -57,6 +57,9 @@ struct ProcessState {
   AutocastState autocast;
   std::optional<SourceLocation> cacheFilledAt;
   std::optional<SourceLocation> regionLeftAt;
+  // The last autocast region closed, where it cast to BFloat16 only: a
+  // scaler afterwards scales a loss computed in it (DL209).
+  std::optional<SourceLocation> bfloat16RegionAt;
   ScalerProtocol protocol;
   PendingManualScaling manualScaling;  // by the factor's variable
 

@@ -30,6 +30,10 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
                                                               !isa<ParmVarDecl>(var) && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e); ref && dtypeValued && isa<ParmVarDecl>(ref->getDecl())) {
+    // A dtype parameter: its caller's argument.
+    if (auto it = state_.tensors.find(ref->getDecl()); it != state_.tensors.end()) return it->second;
+  }
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     // A constant: const auto kDtype = torch::kHalf; at namespace scope.
     if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasGlobalStorage() &&
@@ -336,6 +340,9 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
   } else if (moduleImplClass(paramType)) {
     v.kind = Value::Kind::Module;
     v.fact = evalModule(e);
+  } else if (isScalarTypeType(paramType) || isTensorOptionsType(paramType)) {
+    v.kind = Value::Kind::Dtype;
+    v.fact = evalDtypeArgument(e).value_or(TensorFact{});
   } else if (isScaler(paramType) || isOptimizerType(paramType)) {
     v.kind = Value::Kind::Object;
     v.object = scalers_.objectRef(e);

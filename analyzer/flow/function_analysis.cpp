@@ -173,7 +173,8 @@ FlowState FunctionAnalysis::entryState() {
     const ParmVarDecl* param = fn_->getParamDecl(i);
     const Value& v = ctx_.args[i];
     switch (v.kind) {
-      case Value::Kind::Tensor: entry.tensors[param] = v.fact; break;
+      case Value::Kind::Tensor:
+      case Value::Kind::Dtype: entry.tensors[param] = v.fact; break;
       case Value::Kind::Module: entry.modules[param] = v.fact; break;
       case Value::Kind::List: entry.lists[param] = v.list; break;
       case Value::Kind::Object: scalers_.bindParameter(param, v.object); break;

@@ -64,12 +64,16 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   const ObjectRef scaler = objectRef(call->getImplicitObjectArgument());
   const SourceLocation at = flow_.loc(call);
   switch (scalerCall(api_, name)) {
-    case ScalerCall::Scale:
-      checkScalerWithBFloat16(scaler, at, bfloat16AutocastAt(flow_.state().process.autocast), findings());
+    case ScalerCall::Scale: {
+      // Under a BFloat16 region, or right after one: the loss comes from it.
+      const ProcessState& process = flow_.state().process;
+      const auto bfloat16At = bfloat16AutocastAt(process.autocast);
+      checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
       if (call->getNumArgs() >= 1)
         if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
           checkScalingInsideScaler(*loss.manualScaling, at, findings());
       return;
+    }
     case ScalerCall::Unscale:
       if (auto optimizer = optimizerArgument(call, scaler)) {
         refreshOptimizerDtype(*optimizer);

@@ -2,6 +2,7 @@
 // the events they emit.
 #include <fmt/format.h>
 
+#include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "flow/ast_helpers.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
@@ -138,6 +139,10 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
     }
     if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.process.cacheFilledAt)
       state_.process.regionLeftAt = loc(call);
+    if (enabled == Tristate::Off && device->enabled == Tristate::On)
+      state_.process.bfloat16RegionAt = bfloat16AutocastAt(state_.process.autocast);
+    else if (enabled == Tristate::On)
+      state_.process.bfloat16RegionAt.reset();
     device->enabled = enabled;
     if (enabled != Tristate::Off) device->enabledAt = loc(call);
   };

@@ -160,6 +160,43 @@ void scaler_under_bfloat16_autocast() {
   scaler.update();
 }
 
+// A guard that takes the autocast dtype as an argument: the loss scaled
+// after its scope was computed in BFloat16; with Half the scaler is needed.
+struct AutocastScope {
+  AutocastScope(bool enabled, at::ScalarType dtype) : enabled_(enabled) {
+    if (!enabled_) return;
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(true);
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  }
+  bool enabled_;
+};
+
+void scaler_after_a_bfloat16_scope(bool amp) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  torch::Tensor loss;
+  {
+    AutocastScope scope(true, at::kBFloat16);
+    loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
+  }
+  scaler.scale(loss).backward();  // dtype-lint-expect: DL209
+  scaler.step(opt);
+  scaler.update();
+  {
+    AutocastScope scope(amp, at::kHalf);
+    loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
+  }
+  scaler.scale(loss).backward();
+  scaler.step(opt);
+  scaler.update();
+}
+
 void double_update() {
   torch::nn::Linear model(8, 1);
   torch::optim::SGD opt(model->parameters(), 0.1);
