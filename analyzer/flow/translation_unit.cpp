@@ -86,16 +86,42 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     return true;
   }
 
+  bool VisitVarDecl(VarDecl* var) {
+    if (var->getInit()) noteCallable(var, var->getInit());
+    return true;
+  }
+  bool VisitFieldDecl(FieldDecl* field) {
+    if (field->hasInClassInitializer()) noteCallable(field, field->getInClassInitializer());
+    return true;
+  }
+
   std::set<const ValueDecl*> written;
   std::set<const ValueDecl*> writtenConstant;
+  std::map<const ValueDecl*, const FunctionDecl*> callables;  // null: more than one target, or one not seen
 
  private:
+  // A std::function variable or member given a lambda: its call operator.
+  void noteCallable(const ValueDecl* d, const Expr* value) {
+    const auto* record = d->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    if (!record || record->getQualifiedNameAsString() != "std::function" || !value) return;
+    d = cast<ValueDecl>(d->getCanonicalDecl());
+    const Expr* e = ignoreWrappers(value);
+    while (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
+      if (construct->getNumArgs() != 1) break;
+      e = ignoreWrappers(construct->getArg(0));
+    }
+    const auto* lambda = dyn_cast<LambdaExpr>(e);
+    const FunctionDecl* target = lambda ? lambda->getCallOperator() : nullptr;
+    auto [it, inserted] = callables.try_emplace(d, target);
+    if (!inserted && it->second != target) it->second = nullptr;
+  }
   void add(const Expr* target, const Expr* value) {
     if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d)) note(d, value);
   }
   void note(const ValueDecl* d, const Expr* value) {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     written.insert(d);
+    noteCallable(d, value);
     bool constant = false;
     if (value && !value->isValueDependent() && value->EvaluateAsBooleanCondition(constant, context_))
       writtenConstant.insert(d);
@@ -127,7 +153,17 @@ CFG* TranslationUnitAnalysis::cfgFor(const FunctionDecl* fn) {
 
 const CallClassification& TranslationUnitAnalysis::classify(const CallExpr* call) {
   auto [it, inserted] = calls_.try_emplace(call);
-  if (inserted) it->second = classifyCall(call, api_);
+  if (!inserted) return it->second;
+  it->second = classifyCall(call, api_);
+  // A std::function whose one target is a lambda this file gives it: followed like the lambda.
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getOperator() == OO_Call) {
+    const ValueDecl* d = declOf(op->getArg(0));
+    auto target = d ? writes().callables.find(cast<ValueDecl>(d->getCanonicalDecl())) : writes().callables.end();
+    if (target != writes().callables.end() && target->second && isAnalyzable(target->second)) {
+      it->second.definition = target->second;
+      it->second.effect = it->second.value = CallKind::UserFunction;
+    }
+  }
   return it->second;
 }
 
@@ -180,7 +216,7 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
   if (!writes_) {
     WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
-    writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant)};
+    writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant), std::move(collector.callables)};
   }
   return *writes_;
 }

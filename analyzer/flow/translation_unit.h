@@ -79,6 +79,8 @@ class TranslationUnitAnalysis {
   struct Writes {
     std::set<const clang::ValueDecl*> written;
     std::set<const clang::ValueDecl*> writtenConstant;
+    // std::function variables and members by the lambda they hold, when one.
+    std::map<const clang::ValueDecl*, const clang::FunctionDecl*> callables;
   };
   const Writes& writes();
 

@@ -4,6 +4,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 
 class GradScaler {
@@ -178,3 +179,37 @@ int main() {
   pure.loss_under_autocast(torch::zeros({2}, torch::kLong));
   SetupTrainer().setup();
 }
+
+// A callable member whose one target is a lambda given in the constructor is
+// followed where it is called: here the backward it runs is not scaled.
+class HookedTrainer {
+ public:
+  HookedTrainer() : model_(8, 1), optimizer_(model_->parameters(), 0.1) {
+    run_backward_ = [](const torch::Tensor& loss) { loss.backward(); };
+    clip_ = [this]() {
+      torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);  // dtype-lint-expect: DL205 (from scaled_step)
+    };
+  }
+
+  void step(const torch::Tensor& x) {
+    optimizer_.zero_grad();
+    auto loss = model_(x).pow(2).mean();
+    run_backward_(loss);
+    scaler_.step(optimizer_);  // dtype-lint-expect: DL207
+    scaler_.update();
+  }
+  void scaled_step(const torch::Tensor& x) {
+    optimizer_.zero_grad();
+    scaler_.scale(model_(x).pow(2).mean()).backward();
+    clip_();
+    scaler_.step(optimizer_);
+    scaler_.update();
+  }
+
+ private:
+  torch::nn::Linear model_;
+  torch::optim::SGD optimizer_;
+  GradScaler scaler_;
+  std::function<void(const torch::Tensor&)> run_backward_;
+  std::function<void()> clip_;
+};
