@@ -48,8 +48,9 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
 };
 
 // The fields and variables user code writes: assigned, incremented, given in
-// an initializer list or by a constructor's member initializer; and which of
-// them some write gives a constant (`first_step_ = false`).
+// an initializer list or by a constructor's member initializer; which of them
+// some write gives a constant (`first_step_ = false`); and the lambda each
+// std::function is given, when one.
 class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
  public:
   explicit WriteCollector(ASTContext& context) : context_(context) {}
@@ -105,12 +106,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     const auto* record = d->getType().getNonReferenceType()->getAsCXXRecordDecl();
     if (!record || record->getQualifiedNameAsString() != "std::function" || !value) return;
     d = cast<ValueDecl>(d->getCanonicalDecl());
-    const Expr* e = ignoreWrappers(value);
-    while (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
-      if (construct->getNumArgs() != 1) break;
-      e = ignoreWrappers(construct->getArg(0));
-    }
-    const auto* lambda = dyn_cast<LambdaExpr>(e);
+    const auto* lambda = dyn_cast_or_null<LambdaExpr>(ignoreConversions(value));
     const FunctionDecl* target = lambda ? lambda->getCallOperator() : nullptr;
     auto [it, inserted] = callables.try_emplace(d, target);
     if (!inserted && it->second != target) it->second = nullptr;
