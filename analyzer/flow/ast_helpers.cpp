@@ -125,6 +125,27 @@ const ValueDecl* testedFlag(const Expr* condition) {
   return nullptr;
 }
 
+// The loop variable is `*__begin`, `__begin` is `__range.begin()` (or
+// `begin(__range)`), and `__range` is bound to the range.
+const Expr* loopRange(const VarDecl* var) {
+  if (!var->isCXXForRangeDecl() || !var->getInit()) return nullptr;
+  const Expr* e = ignoreWrappers(var->getInit());
+  const Expr* iterator = nullptr;
+  if (const auto* deref = dyn_cast<UnaryOperator>(e); deref && deref->getOpcode() == UO_Deref)
+    iterator = deref->getSubExpr();
+  else if (const auto* star = dyn_cast<CXXOperatorCallExpr>(e); star && star->getOperator() == OO_Star)
+    iterator = star->getArg(0);
+  const auto* begin = iterator ? dyn_cast_or_null<VarDecl>(declOf(iterator)) : nullptr;
+  const Expr* beginCall = begin && begin->getInit() ? ignoreWrappers(begin->getInit()) : nullptr;
+  const Expr* rangeRef = nullptr;
+  if (const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(beginCall))
+    rangeRef = member->getImplicitObjectArgument();
+  else if (const auto* call = dyn_cast_or_null<CallExpr>(beginCall); call && call->getNumArgs() == 1)
+    rangeRef = call->getArg(0);
+  const auto* range = rangeRef ? dyn_cast_or_null<VarDecl>(declOf(rangeRef)) : nullptr;
+  return range && range->getInit() ? range->getInit() : nullptr;
+}
+
 const Expr* moduleObject(const Expr* e) {
   e = ignoreWrappers(e);
   if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);

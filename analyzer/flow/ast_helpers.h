@@ -38,6 +38,9 @@ const clang::ValueDecl* declOf(const clang::Expr* e);
 // The bool variable, parameter or field a condition reads as a whole
 // (`cfg.use_amp`, `half`), canonical; null for anything else.
 const clang::ValueDecl* testedFlag(const clang::Expr* condition);
+// The range a range-for loop variable walks (`model->parameters()` for
+// `for (auto& p : model->parameters())`); null for other variables.
+const clang::Expr* loopRange(const clang::VarDecl* var);
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
 const clang::Expr* moduleObject(const clang::Expr* e);
 // 'name', as messages name a declaration.

@@ -94,7 +94,30 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(e)) {
     if (calleeName(member) == "get_saved_variables") return ctx_.savedVariables;
   }
+  // std::vector<Tensor> v = {a, b}: the elements in order.
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e); construct && construct->getNumArgs() >= 1)
+    if (const auto* std = dyn_cast<CXXStdInitializerListExpr>(ignoreWrappers(construct->getArg(0))))
+      e = ignoreWrappers(std->getSubExpr());
+  if (const auto* elements = dyn_cast<InitListExpr>(e)) {
+    ListFact list;
+    for (const Expr* element : elements->inits()) list.push_back(evalTensor(element));
+    return list;
+  }
   return {};
+}
+
+// An element of a range: a module's parameters() have its parameters'
+// dtype; a list's elements, the join of theirs.
+TensorFact FunctionAnalysis::evalElement(const Expr* range) {
+  range = ignoreWrappers(range);
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(range); member && calleeName(member) == "parameters" &&
+                                                              moduleImplClass(member->getImplicitObjectArgument()->getType()))
+    return evalModule(member->getImplicitObjectArgument());
+  const ListFact list = evalList(range);
+  if (list.empty()) return {};
+  TensorFact element = list.front();
+  for (const TensorFact& fact : list) element = joinFacts(element, fact);
+  return element;
 }
 
 TensorFact FunctionAnalysis::evalTensor(const Expr* e) {

@@ -93,6 +93,7 @@ class FunctionAnalysis final : public FlowQueries {
   void transferUserCall(const clang::FunctionDecl* callee, const CallContext& calleeCtx);
   void applyCalleeExit(const FunctionResult& result);
   void assign(const clang::Expr* lhs, const clang::Expr* rhs, const clang::Expr* at);
+  void forgetChangedList(const clang::Expr* changed);
   // A variable's or a member's initialization: `init` may be null.
   void bindDeclaration(const clang::ValueDecl* d, const clang::Expr* init, SourceLocation at);
   void bindModule(const clang::ValueDecl* d, const clang::Expr* init);
@@ -116,6 +117,7 @@ class FunctionAnalysis final : public FlowQueries {
   TensorFact evalTorchFunction(const clang::CallExpr* call, const std::string& name);
   std::optional<TensorFact> evalFactory(const clang::CallExpr* call, const std::string& name);
   ListFact evalList(const clang::Expr* e);
+  TensorFact evalElement(const clang::Expr* range);
   std::optional<TensorFact> evalSavedData(const clang::CXXMemberCallExpr* call);
   std::optional<TensorFact> evalDtypeArgument(const clang::Expr* e);
   std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);

@@ -30,7 +30,9 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     return;
   }
   if (isTensorType(type)) {
-    state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
+    const auto* var = dyn_cast<VarDecl>(d);
+    if (const Expr* range = var ? loopRange(var) : nullptr) state_.tensors[d] = named(evalElement(range), d);
+    else state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
   } else if (isTensorListType(type)) {
     state_.lists[d] = init ? evalList(init) : ListFact{};
   } else if (moduleImplClass(type)) {
@@ -78,7 +80,21 @@ bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const E
   return true;
 }
 
+// A list whose elements change (v.push_back(t), v[i] = t, w = ... for a loop
+// reference w): what is known of its elements no longer holds.
+void FunctionAnalysis::forgetChangedList(const Expr* changed) {
+  changed = ignoreWrappers(changed);
+  if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(changed);
+      subscript && subscript->getOperator() == OO_Subscript)
+    changed = ignoreWrappers(subscript->getArg(0));
+  const ValueDecl* d = declOf(changed);
+  if (const auto* var = dyn_cast_or_null<VarDecl>(d); var && var->getType()->isReferenceType())
+    if (const Expr* range = loopRange(var)) d = declOf(range);
+  if (d) state_.lists.erase(d);
+}
+
 void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
+  forgetChangedList(lhs);
   if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isTensorType(lhs->getType()))
     if (const ValueDecl* base = structBase(member)) {
       state_.structs[base][cast<FieldDecl>(member->getMemberDecl())] = evalTensor(rhs);
@@ -217,6 +233,10 @@ void FunctionAnalysis::transferBackward(const Expr* loss, const Expr* at) {
 
 void FunctionAnalysis::transferCall(const CallExpr* call) {
   const CallClassification& c = tu_.classify(call);
+  static const std::vector<std::string> kListMutators = {"push_back", "emplace_back", "insert", "emplace", "erase",
+                                                         "clear", "resize", "assign", "pop_back", "swap"};
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call); member && named(kListMutators, c.name))
+    forgetChangedList(member->getImplicitObjectArgument());
   switch (c.effect) {
     case CallKind::AutocastFunction: return handleAutocastCall(call->getDirectCallee(), call);
     case CallKind::ModuleCall: return transferModuleCall(*c.module, call);

@@ -135,3 +135,34 @@ class HalfRunner {
  private:
   Projection projection_;
 };
+
+// A range-for variable has the dtype of what it walks: a module's parameters,
+// or the tensors of a list (all of them, or it is left unknown).
+void walk_parameters_and_lists() {
+  torch::nn::Linear half_layer(8, 8);
+  half_layer->to(torch::kHalf);
+  torch::nn::Linear float_layer(8, 8);
+  auto probe = torch::randn({8, 8});
+  for (auto& p : half_layer->parameters())
+    if (p.dim() == 2) auto score = torch::mm(p, probe);  // dtype-lint-expect: DL101
+  for (auto& p : float_layer->parameters())
+    if (p.dim() == 2) auto score = torch::mm(p, probe);
+  std::vector<torch::Tensor> halves = {torch::randn({8, 8}, torch::kHalf), torch::randn({8, 8}, torch::kHalf)};
+  for (const auto& h : halves) auto score = torch::mm(h, probe);  // dtype-lint-expect: DL101
+  std::vector<torch::Tensor> mixed = {torch::randn({8, 8}, torch::kHalf), torch::randn({8, 8})};
+  for (const auto& m : mixed) auto score = torch::mm(m, probe);
+}
+
+// Lists whose elements change are not trusted afterwards.
+void changed_lists() {
+  auto probe = torch::randn({8, 8});
+  std::vector<torch::Tensor> grown = {torch::randn({8, 8}, torch::kHalf)};
+  grown.push_back(torch::randn({8, 8}));
+  for (const auto& g : grown) auto score = torch::mm(g, probe);
+  std::vector<torch::Tensor> replaced = {torch::randn({8, 8}, torch::kHalf)};
+  replaced[0] = torch::randn({8, 8});
+  for (const auto& r : replaced) auto score = torch::mm(r, probe);
+  std::vector<torch::Tensor> upcast = {torch::randn({8, 8}, torch::kHalf)};
+  for (auto& u : upcast) u = u.to(torch::kFloat);
+  auto score = torch::mm(upcast[0], probe);
+}
