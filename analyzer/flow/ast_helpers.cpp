@@ -198,4 +198,16 @@ std::optional<std::string> savedDataKey(const clang::CXXOperatorCallExpr* subscr
 
 std::string quotedName(const clang::NamedDecl* d) { return fmt::format("'{}'", d->getNameAsString()); }
 
+std::string quotedSource(const Expr* e, const SourceManager& sm, const LangOptions& lang) {
+  const CharSourceRange range = sm.getExpansionRange(e->getSourceRange());
+  std::string collapsed;
+  for (char c : Lexer::getSourceText(range, sm, lang)) {
+    if (c == '\n' || c == '\t') c = ' ';
+    if (c == ' ' && !collapsed.empty() && collapsed.back() == ' ') continue;
+    collapsed += c;
+  }
+  if (collapsed.size() > 48) collapsed = collapsed.substr(0, 45) + "...";
+  return "'" + collapsed + "'";
+}
+
 }  // namespace dtype_lint::analyzer::flow

@@ -45,6 +45,9 @@ const clang::Expr* loopRange(const clang::VarDecl* var);
 const clang::Expr* moduleObject(const clang::Expr* e);
 // 'name', as messages name a declaration.
 std::string quotedName(const clang::NamedDecl* d);
+// An expression as the source spells it, on one line, quoted, cut at 48
+// characters, as messages name an operand or a flag: 'cfg_.use_amp'.
+std::string quotedSource(const clang::Expr* e, const clang::SourceManager& sm, const clang::LangOptions& lang);
 
 // "key" for ctx->saved_data["key"] (a custom Function's saved data).
 std::optional<std::string> savedDataKey(const clang::CXXOperatorCallExpr* subscript);

@@ -10,7 +10,6 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
-#include "clang/Lex/Lexer.h"
 #include "flow/ast_helpers.h"
 
 namespace dtype_lint::analyzer::flow {
@@ -101,11 +100,10 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (!flag || flags.size() >= limit_ || tu_.knownCondition(condition) || tu_.writtenConstant(flag)) return;
     for (const RuntimeFlag& known : flags)
       if (known.decl == flag) return;
-    ASTContext& context = tu_.context();
-    const SourceManager& sm = context.getSourceManager();
-    const CharSourceRange range = sm.getExpansionRange(condition->getSourceRange());
-    flags.push_back(RuntimeFlag{flag, Lexer::getSourceText(range, sm, context.getLangOpts()).str(),
-                                toLocation(condition->getSourceRange(), sm, context.getLangOpts())});
+    const SourceManager& sm = tu_.context().getSourceManager();
+    const LangOptions& lang = tu_.context().getLangOpts();
+    flags.push_back(
+        RuntimeFlag{flag, quotedSource(condition, sm, lang), toLocation(condition->getSourceRange(), sm, lang)});
   }
 
   TranslationUnitAnalysis& tu_;
@@ -141,7 +139,7 @@ std::vector<Finding> mergeFlagRuns(const std::vector<RuntimeFlag>& flags, std::v
   for (Merged& m : merged) {
     for (size_t i = 0; i < flags.size(); ++i) {
       if (m.valuesSeen[i][0] && m.valuesSeen[i][1]) continue;
-      m.finding.notes.push_back(Note{flags[i].firstTest, fmt::format("assuming '{}' is {}", flags[i].spelling,
+      m.finding.notes.push_back(Note{flags[i].firstTest, fmt::format("assuming {} is {}", flags[i].spelling,
                                                                      m.valuesSeen[i][1] ? "true" : "false")});
     }
     out.push_back(std::move(m.finding));

@@ -18,7 +18,7 @@ namespace dtype_lint::analyzer::flow {
 
 struct RuntimeFlag {
   const clang::ValueDecl* decl;  // canonical
-  std::string spelling;          // as the first test spells it: cfg_.use_amp
+  std::string spelling;          // as the first test spells it, quoted: 'cfg_.use_amp'
   SourceLocation firstTest;
 };
 

@@ -6,7 +6,6 @@
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
-#include "clang/Lex/Lexer.h"
 #include "flow/ast_helpers.h"
 #include "torch_api.h"
 
@@ -43,19 +42,7 @@ const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {
   return c ? tu_.analyze(def, *c) : nullptr;
 }
 
-std::string FunctionAnalysis::describe(const Expr* e) {
-  e = ignoreWrappers(e);
-  CharSourceRange range = sm_.getExpansionRange(e->getSourceRange());
-  std::string text = Lexer::getSourceText(range, sm_, lang_).str();
-  std::string collapsed;
-  for (char c : text) {
-    if (c == '\n' || c == '\t') c = ' ';
-    if (c == ' ' && !collapsed.empty() && collapsed.back() == ' ') continue;
-    collapsed += c;
-  }
-  if (collapsed.size() > 48) collapsed = collapsed.substr(0, 45) + "...";
-  return "'" + collapsed + "'";
-}
+std::string FunctionAnalysis::describe(const Expr* e) { return quotedSource(ignoreWrappers(e), sm_, lang_); }
 
 Operand FunctionAnalysis::operand(std::string description, const TensorFact& fact) {
   Operand out{std::move(description), fact.dtype, fact.origin};

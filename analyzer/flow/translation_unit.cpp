@@ -228,7 +228,7 @@ bool TranslationUnitAnalysis::writtenConstant(const ValueDecl* d) {
 const Expr* TranslationUnitAnalysis::unwrittenFieldDefault(const Expr* e) {
   const auto* member = dyn_cast_or_null<MemberExpr>(ignoreConversions(e));
   const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
-  return field && field->getInClassInitializer() && !fieldWritten(field) ? field->getInClassInitializer() : nullptr;
+  return field && field->getInClassInitializer() && !written(field) ? field->getInClassInitializer() : nullptr;
 }
 
 std::optional<bool> TranslationUnitAnalysis::knownCondition(const Expr* condition) {

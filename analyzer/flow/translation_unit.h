@@ -57,11 +57,9 @@ class TranslationUnitAnalysis {
   };
   // Under the runtime flags the caller assumes.
   const ClassInvariant* classInvariant(const clang::CXXRecordDecl* record, const CallContext& assuming);
-  // Whether user code writes the field anywhere (an assignment, an
-  // initializer list, a constructor's member initializer); if not, its
-  // default member initializer is its value everywhere (a config's defaults).
-  bool fieldWritten(const clang::FieldDecl* field) { return written(field); }
-  // The same for a field or a variable.
+  // Whether user code writes the field or variable anywhere (an assignment,
+  // an initializer list, a constructor's member initializer); if not, a
+  // field's default member initializer is its value everywhere (a config's defaults).
   bool written(const clang::ValueDecl* d);
   // Whether some write gives the field or variable a constant.
   bool writtenConstant(const clang::ValueDecl* d);
