@@ -61,14 +61,35 @@ bool isTensorType(QualType type) {
   return r && (hasQualifiedName(r, "at::Tensor") || hasQualifiedName(r, "at::TensorBase"));
 }
 
+namespace {
+
+// Whether the template argument at `position` of a specialization is a tensor.
+bool tensorArgumentAt(const CXXRecordDecl* record, unsigned position) {
+  const TemplateArgumentList* args = templateArgs(record);
+  return args && args->size() > position && (*args)[position].getKind() == TemplateArgument::Type &&
+         isTensorType((*args)[position].getAsType());
+}
+
+}  // namespace
+
 bool isTensorListType(QualType type) {
   const CXXRecordDecl* r = recordOf(type);
   if (!r) return false;
   const std::string name = r->getQualifiedNameAsString();
-  if (name != "std::vector" && name != "c10::ArrayRef" && name != "std::initializer_list") return false;
-  const TemplateArgumentList* args = templateArgs(r);
-  return args && args->size() >= 1 && (*args)[0].getKind() == TemplateArgument::Type &&
-         isTensorType((*args)[0].getAsType());
+  if (name == "std::vector" || name == "c10::ArrayRef" || name == "std::initializer_list" || name == "std::array" ||
+      name == "std::deque" || name == "std::list" || name == "c10::IListRef")
+    return tensorArgumentAt(r, 0);
+  if (name == "std::map" || name == "std::unordered_map" || name == "torch::OrderedDict") return tensorArgumentAt(r, 1);
+  return false;
+}
+
+bool isTensorKeyValueType(QualType type) {
+  const CXXRecordDecl* r = recordOf(type);
+  if (!r) return false;
+  if (hasQualifiedName(r, "std::pair")) return tensorArgumentAt(r, 1);
+  // torch::OrderedDict<std::string, at::Tensor>::Item
+  const auto* dict = dyn_cast<CXXRecordDecl>(r->getDeclContext());
+  return r->getName() == "Item" && dict && hasQualifiedName(dict, "torch::OrderedDict") && tensorArgumentAt(dict, 1);
 }
 
 bool isScalarTypeType(QualType type) {

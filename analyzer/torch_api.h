@@ -18,8 +18,12 @@ namespace dtype_lint::analyzer {
 const clang::Expr* ignoreWrappers(const clang::Expr* e);
 
 bool isTensorType(clang::QualType type);
-// std::vector<at::Tensor> (variable_list) or at::TensorList.
+// A container of tensors: std::vector<at::Tensor> (variable_list),
+// at::TensorList, at::ITensorListRef, std::array, a map or torch::OrderedDict
+// of tensors.
 bool isTensorListType(clang::QualType type);
+// An element of a map of tensors: std::pair<K, Tensor>, OrderedDict's Item.
+bool isTensorKeyValueType(clang::QualType type);
 bool isScalarTypeType(clang::QualType type);  // c10::ScalarType, optional<ScalarType>, TypeMeta
 bool isTensorOptionsType(clang::QualType type);
 

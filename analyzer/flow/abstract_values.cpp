@@ -19,6 +19,48 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   return out;
 }
 
+TensorFact ListFact::anyElement() const {
+  if (elements.empty()) return {};
+  TensorFact any = elements.front();
+  for (const TensorFact& fact : elements) any = joinFacts(any, fact);
+  return any;
+}
+
+TensorFact ListFact::at(std::optional<size_t> index) const {
+  if (positional && index) return *index < elements.size() ? elements[*index] : TensorFact{};
+  return anyElement();
+}
+
+void ListFact::add(const TensorFact& fact, bool atEnd) {
+  if (positional && atEnd) {
+    elements.push_back(fact);
+    return;
+  }
+  if (!positional && elements.empty()) return;  // nothing known of the others
+  elements = {elements.empty() ? fact : joinFacts(anyElement(), fact)};
+  positional = false;
+}
+
+std::string ListFact::key() const {
+  std::string k = positional ? "[" : "*[";
+  for (const TensorFact& fact : elements) k += fact.dtype.toString() + ",";
+  return k + "]";
+}
+
+ListFact joinLists(const ListFact& a, const ListFact& b) {
+  if (a.positional && b.positional && a.elements.size() == b.elements.size()) {
+    ListFact out = a;
+    for (size_t i = 0; i < a.elements.size(); ++i) out.elements[i] = joinFacts(a.elements[i], b.elements[i]);
+    return out;
+  }
+  // Positions differ: what every element of either has in common, when both
+  // know their elements (an empty list joins as nothing).
+  if ((!a.positional && a.elements.empty()) || (!b.positional && b.elements.empty())) return ListFact::unknown();
+  std::vector<TensorFact> all = a.elements;
+  all.insert(all.end(), b.elements.begin(), b.elements.end());
+  return ListFact{{ListFact{all, true}.anyElement()}, false};
+}
+
 void ProcessState::join(const ProcessState& other) {
   for (auto [mine, theirs] : {std::pair{&autocast.cpu, &other.autocast.cpu}, std::pair{&autocast.cuda, &other.autocast.cuda}}) {
     if (mine->enabled != theirs->enabled) mine->enabled = Tristate::Unknown;
@@ -59,11 +101,7 @@ void FlowState::join(const FlowState& other) {
     joinMap(out, b, joinFacts);
     return out;
   });
-  joinMap(lists, other.lists, [](const ListFact& a, const ListFact& b) {
-    ListFact out;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) out.push_back(joinFacts(a[i], b[i]));
-    return out;
-  });
+  joinMap(lists, other.lists, joinLists);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
   process.join(other.process);
 }
@@ -121,13 +159,13 @@ void MemberFacts::addMissingTo(FlowState& state) const {
 void MemberFacts::join(const MemberFacts& other) {
   FlowState::joinMap(tensors, other.tensors, joinFacts);
   FlowState::joinMap(modules, other.modules, joinFacts);
-  FlowState::joinMap(lists, other.lists, [](const ListFact& a, const ListFact& b) { return a.size() == b.size() ? a : ListFact{}; });
+  FlowState::joinMap(lists, other.lists, joinLists);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
 }
 
 std::string MemberFacts::key() const {
   std::string k = dtypesKey(tensors) + dtypesKey(modules);
-  for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.size());
+  for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.key());
   for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
   return k;
 }
@@ -138,10 +176,10 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
   if (thisModule) k += fmt::format("m{}", thisModule->dtype.toString());
   if (thisObject) k += fmt::format("t{:x}", thisObject->id);
   for (const Value& v : args) {
-    k += fmt::format("{}:{}:{}:{:x};", int(v.kind), v.fact.dtype.toString(), v.list.size(), v.object.id);
+    k += fmt::format("{}:{}:{}:{:x};", int(v.kind), v.fact.dtype.toString(), v.list.key(), v.object.id);
     for (const auto& [field, fact] : v.fields) k += fmt::format("{}={},", static_cast<const void*>(field), fact.dtype.toString());
   }
-  for (const TensorFact& s : savedVariables) k += s.dtype.toString() + ",";
+  k += savedVariables.key();
   for (const auto& [name, fact] : savedData) k += name + "=" + fact.dtype.toString() + ",";
   if (members) k += fmt::format("|{}", members->key());
   if (enclosing) k += fmt::format("|e{}{}", dtypesKey(enclosing->tensors), dtypesKey(enclosing->modules));

@@ -37,7 +37,28 @@ struct TensorFact {
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b);
 
-using ListFact = std::vector<TensorFact>;
+// What is known of a list of tensors (a std::vector<Tensor>, a map of
+// tensors): its elements by position, or, once positions are lost (a list
+// filled in a loop, a map), one fact that every element has.
+struct ListFact {
+  std::vector<TensorFact> elements;  // by position; when not positional, at most one: every element's
+  bool positional = true;
+
+  static ListFact unknown() { return {{}, false}; }
+  // The fact of any element: the join over positions.
+  TensorFact anyElement() const;
+  // The element at a position known at analysis time; any element's otherwise.
+  TensorFact at(std::optional<size_t> index) const;
+  // push_back(t), emplace_back(t), m[key] = t: one more element.
+  void add(const TensorFact& fact, bool atEnd);
+  std::string key() const;
+
+  friend bool operator==(const ListFact& a, const ListFact& b) {
+    return a.positional == b.positional && a.elements == b.elements;
+  }
+};
+
+ListFact joinLists(const ListFact& a, const ListFact& b);
 // The tensor members of one struct value: cache.feats, ws.proj.
 using FieldFacts = std::map<const clang::FieldDecl*, TensorFact>;
 

@@ -150,8 +150,9 @@ void FunctionAnalysis::analyzeCustomBackward(const FunctionDecl* backward, const
   bwd->args.push_back(Value{});
   Value grads;
   grads.kind = Value::Kind::List;
-  grads.list.push_back(forward.returned.dtype.isBottom() ? TensorFact{} : forward.returned);
-  if (grads.list.front().origin) grads.list.front().origin->message = "(the gradient of forward's output) " + grads.list.front().origin->message;
+  TensorFact grad = forward.returned.dtype.isBottom() ? TensorFact{} : forward.returned;
+  if (grad.origin) grad.origin->message = "(the gradient of forward's output) " + grad.origin->message;
+  grads.list.elements.push_back(grad);
   bwd->args.push_back(grads);
   tu_.analyze(backward, *bwd);
 }

@@ -89,35 +89,75 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
 
 ListFact FunctionAnalysis::evalList(const Expr* e) {
   e = ignoreWrappers(e);
-  if (const ValueDecl* d = declOf(e))
-    if (auto it = state_.lists.find(d); it != state_.lists.end()) return it->second;
-  if (const auto* member = dyn_cast<CXXMemberCallExpr>(e)) {
-    if (calleeName(member) == "get_saved_variables") return ctx_.savedVariables;
+  if (const ValueDecl* d = declOf(e)) {
+    auto it = state_.lists.find(d);
+    return it != state_.lists.end() ? it->second : ListFact::unknown();
   }
-  // std::vector<Tensor> v = {a, b}: the elements in order.
-  if (const auto* construct = dyn_cast<CXXConstructExpr>(e); construct && construct->getNumArgs() >= 1)
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(e)) {
+    const std::string name = calleeName(member);
+    if (name == "get_saved_variables") return ctx_.savedVariables;
+    // A module's parameters(), named_parameters(), buffers(): its parameter dtype.
+    if ((name == "parameters" || name == "named_parameters" || name == "buffers") &&
+        moduleImplClass(member->getImplicitObjectArgument()->getType()))
+      return ListFact{{evalModule(member->getImplicitObjectArgument())}, false};
+  }
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
+    if (construct->getNumArgs() == 0) return {};  // an empty list
+    // std::vector<Tensor> v = {a, b}: the elements in order.
     if (const auto* std = dyn_cast<CXXStdInitializerListExpr>(ignoreWrappers(construct->getArg(0))))
       e = ignoreWrappers(std->getSubExpr());
+  }
   if (const auto* elements = dyn_cast<InitListExpr>(e)) {
     ListFact list;
-    for (const Expr* element : elements->inits()) list.push_back(evalTensor(element));
+    for (const Expr* element : elements->inits()) list.elements.push_back(evalTensor(element));
     return list;
   }
-  return {};
+  return ListFact::unknown();
 }
 
 // An element of a range: a module's parameters() have its parameters'
 // dtype; a list's elements, the join of theirs.
-TensorFact FunctionAnalysis::evalElement(const Expr* range) {
-  range = ignoreWrappers(range);
-  if (const auto* member = dyn_cast<CXXMemberCallExpr>(range); member && calleeName(member) == "parameters" &&
-                                                              moduleImplClass(member->getImplicitObjectArgument()->getType()))
-    return evalModule(member->getImplicitObjectArgument());
-  const ListFact list = evalList(range);
-  if (list.empty()) return {};
-  TensorFact element = list.front();
-  for (const TensorFact& fact : list) element = joinFacts(element, fact);
-  return element;
+TensorFact FunctionAnalysis::evalElement(const Expr* range) { return evalList(range).anyElement(); }
+
+// v.at(i), v.front(), v.back(), m.at(key); kv.second and item.value() of a
+// loop variable walking a map or named_parameters().
+std::optional<TensorFact> FunctionAnalysis::evalElementAccess(const Expr* e) {
+  const ValueDecl* keyValue = nullptr;
+  const auto* call = dyn_cast<CXXMemberCallExpr>(e);
+  const Expr* object = call ? ignoreWrappers(call->getImplicitObjectArgument()) : nullptr;
+  if (const auto* member = dyn_cast<MemberExpr>(e); member && member->getMemberDecl()->getName() == "second")
+    keyValue = declOf(member->getBase());
+  else if (call && calleeName(call) == "value")
+    keyValue = declOf(object);
+  if (keyValue && isTensorKeyValueType(keyValue->getType())) {
+    auto it = state_.tensors.find(keyValue);
+    return it != state_.tensors.end() ? it->second : TensorFact{};
+  }
+  if (!call || !isTensorListType(object->getType())) return std::nullopt;
+  const std::string name = calleeName(call);
+  const ListFact list = evalList(object);
+  if (name == "front") return list.at(0);
+  if (name == "back") return list.positional && !list.elements.empty() ? list.elements.back() : list.anyElement();
+  if (name == "at" && call->getNumArgs() == 1) return list.at(constantIndex(call->getArg(0)));
+  return std::nullopt;
+}
+
+std::optional<size_t> FunctionAnalysis::constantIndex(const Expr* e) {
+  if (e->isValueDependent() || !e->getType()->isIntegralOrEnumerationType()) return std::nullopt;
+  if (auto index = e->getIntegerConstantExpr(tu_.context()); index && index->getExtValue() >= 0)
+    return size_t(index->getExtValue());
+  return std::nullopt;
+}
+
+// The facts of a call's tensor inputs; a list variable passed whole
+// (torch::cat(chunks)) counts as any of its elements.
+std::vector<TensorFact> FunctionAnalysis::evalInputs(const CallExpr* call) {
+  std::vector<TensorFact> inputs;
+  for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
+  for (const Expr* arg : call->arguments())
+    if (isTensorListType(arg->getType()) && declOf(ignoreConversions(arg)))
+      inputs.push_back(evalList(ignoreConversions(arg)).anyElement());
+  return inputs;
 }
 
 TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
@@ -127,6 +167,7 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
     if (const auto flag = evalFlag(cond->getCond())) return evalTensor(*flag ? cond->getTrueExpr() : cond->getFalseExpr());
     return joinFacts(evalTensor(cond->getTrueExpr()), evalTensor(cond->getFalseExpr()));
   }
+  if (auto element = evalElementAccess(e)) return *element;
   if (const auto* member = dyn_cast<MemberExpr>(e))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()))
       if (const ValueDecl* base = structBase(member))
@@ -260,11 +301,7 @@ TensorFact FunctionAnalysis::evalOperator(const CXXOperatorCallExpr* op) {
   const OverloadedOperatorKind kind = op->getOperator();
   if (kind == OO_Subscript) {
     if (isTensorType(op->getArg(0)->getType())) return evalTensor(op->getArg(0));  // x[0] keeps x's dtype
-    ListFact list = evalList(op->getArg(0));
-    if (auto index = op->getArg(1)->getIntegerConstantExpr(tu_.context());
-        index && index->getExtValue() >= 0 && size_t(index->getExtValue()) < list.size())
-      return list[size_t(index->getExtValue())];
-    return {};
+    return evalList(op->getArg(0)).at(constantIndex(op->getArg(1)));
   }
   if (kind == OO_Call) return {};
   static const std::map<OverloadedOperatorKind, std::string_view> kArithmetic = {
@@ -317,7 +354,7 @@ TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, con
       if (auto d = evalDtypeArgument(arg); d && !d->dtype.isUnknown()) return *d;
   }
   std::vector<TensorFact> inputs{self};
-  for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
+  for (const TensorFact& input : evalInputs(call)) inputs.push_back(input);
   return opResult(name, inputs, call);
 }
 
@@ -347,9 +384,7 @@ TensorFact FunctionAnalysis::evalTorchFunction(const CallExpr* call, const std::
   if (hasExplicitDtype(call))
     for (const Expr* arg : call->arguments())
       if (auto d = evalDtypeArgument(arg); d && !d->dtype.isUnknown()) return *d;
-  std::vector<TensorFact> inputs;
-  for (const Expr* arg : tensorArgs(call)) inputs.push_back(evalTensor(arg));
-  return opResult(atenOpName(call->getDirectCallee()), inputs, call);
+  return opResult(atenOpName(call->getDirectCallee()), evalInputs(call), call);
 }
 
 Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {

@@ -81,6 +81,7 @@ class FunctionAnalysis final : public FlowQueries {
   void transferStmt(const clang::Stmt* s);
   void transferReturn(const clang::ReturnStmt* ret);
   void transferCall(const clang::CallExpr* call);
+  void transferCallEffect(const clang::CallExpr* call, const CallClassification& c);
   void transferOperator(const clang::CXXOperatorCallExpr* op);
   void transferSaveForBackward(const clang::CallExpr* call);
   void transferModuleConversion(const clang::CXXMemberCallExpr* call);
@@ -93,9 +94,12 @@ class FunctionAnalysis final : public FlowQueries {
   void transferUserCall(const clang::FunctionDecl* callee, const CallContext& calleeCtx);
   void applyCalleeExit(const FunctionResult& result);
   void assign(const clang::Expr* lhs, const clang::Expr* rhs, const clang::Expr* at);
-  void forgetChangedList(const clang::Expr* changed);
+  void assignElement(const clang::Expr* lhs, const clang::Expr* rhs);
+  void transferListMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
+  void forgetListsPassedByReference(const clang::CallExpr* call);
   // A variable's or a member's initialization: `init` may be null.
   void bindDeclaration(const clang::ValueDecl* d, const clang::Expr* init, SourceLocation at);
+  bool bindLoopElement(const clang::VarDecl* var);
   void bindModule(const clang::ValueDecl* d, const clang::Expr* init);
   bool createsFloatParameters(const clang::CXXRecordDecl* impl, const clang::Expr* init);
   void bindSavedData(const clang::Expr* lhs, const clang::Expr* rhs);
@@ -118,6 +122,9 @@ class FunctionAnalysis final : public FlowQueries {
   std::optional<TensorFact> evalFactory(const clang::CallExpr* call, const std::string& name);
   ListFact evalList(const clang::Expr* e);
   TensorFact evalElement(const clang::Expr* range);
+  std::optional<TensorFact> evalElementAccess(const clang::Expr* e);
+  std::vector<TensorFact> evalInputs(const clang::CallExpr* call);
+  std::optional<size_t> constantIndex(const clang::Expr* e);
   std::optional<TensorFact> evalSavedData(const clang::CXXMemberCallExpr* call);
   std::optional<TensorFact> evalDtypeArgument(const clang::Expr* e);
   std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);

@@ -29,15 +29,32 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     state_.structs[d] = std::move(fields);
     return;
   }
+  if (const auto* var = dyn_cast<VarDecl>(d); var && bindLoopElement(var)) return;
   if (isTensorType(type)) {
-    const auto* var = dyn_cast<VarDecl>(d);
-    if (const Expr* range = var ? loopRange(var) : nullptr) state_.tensors[d] = named(evalElement(range), d);
-    else state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
+    state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
   } else if (isTensorListType(type)) {
     state_.lists[d] = init ? evalList(init) : ListFact{};
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
   }
+}
+
+// A range-for variable is an element of what it walks: a tensor, a map's
+// key-value pair or a named_parameters() item (their value), or the
+// structured bindings of one (`for (auto& [name, t] : m)`).
+bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
+  const Expr* range = loopRange(var);
+  if (!range) return false;
+  if (const auto* decomposition = dyn_cast<DecompositionDecl>(var)) {
+    const TensorFact element = evalElement(range);
+    for (const BindingDecl* binding : decomposition->bindings())
+      if (isTensorType(binding->getType())) state_.tensors[binding] = named(element, binding);
+    return true;
+  }
+  if (isTensorType(var->getType())) state_.tensors[var] = named(evalElement(range), var);
+  else if (isTensorKeyValueType(var->getType())) state_.tensors[var] = evalElement(range);
+  else return false;
+  return true;
 }
 
 void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
@@ -80,21 +97,67 @@ bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const E
   return true;
 }
 
-// A list whose elements change (v.push_back(t), v[i] = t, w = ... for a loop
-// reference w): what is known of its elements no longer holds.
-void FunctionAnalysis::forgetChangedList(const Expr* changed) {
-  changed = ignoreWrappers(changed);
-  if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(changed);
-      subscript && subscript->getOperator() == OO_Subscript)
-    changed = ignoreWrappers(subscript->getArg(0));
-  const ValueDecl* d = declOf(changed);
-  if (const auto* var = dyn_cast_or_null<VarDecl>(d); var && var->getType()->isReferenceType())
-    if (const Expr* range = loopRange(var)) d = declOf(range);
-  if (d) state_.lists.erase(d);
+// An element of a list assigned: v[i] = t, m[key] = t. A loop reference
+// assigned (w = ... for `auto& w : v`) changes every element it walks: the
+// list is forgotten.
+void FunctionAnalysis::assignElement(const Expr* lhs, const Expr* rhs) {
+  lhs = ignoreWrappers(lhs);
+  if (const auto* var = dyn_cast_or_null<VarDecl>(declOf(lhs)); var && var->getType()->isReferenceType())
+    if (const Expr* range = loopRange(var)) {
+      if (const ValueDecl* walked = declOf(range)) state_.lists.erase(walked);
+      return;
+    }
+  const auto* subscript = dyn_cast<CXXOperatorCallExpr>(lhs);
+  if (!subscript || subscript->getOperator() != OO_Subscript) return;
+  const ValueDecl* d = declOf(subscript->getArg(0));
+  auto it = d ? state_.lists.find(d) : state_.lists.end();
+  if (it == state_.lists.end()) return;
+  const TensorFact fact = isTensorType(rhs->getType()) ? evalTensor(rhs) : TensorFact{};
+  ListFact& list = it->second;
+  if (auto position = constantIndex(subscript->getArg(1)); list.positional && position && *position < list.elements.size())
+    list.elements[*position] = fact;
+  else
+    list.add(fact, false);
+}
+
+// v.push_back(t), m.emplace(key, t), v.clear(), v.erase(it): what is known
+// of the elements afterwards.
+void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const std::string& name) {
+  const ValueDecl* d = declOf(call->getImplicitObjectArgument());
+  auto it = d ? state_.lists.find(d) : state_.lists.end();
+  if (it == state_.lists.end()) return;
+  ListFact& list = it->second;
+  static const std::vector<std::string> kAdders = {"push_back", "emplace_back", "insert", "emplace", "try_emplace",
+                                                   "insert_or_assign", "push_front", "emplace_front"};
+  static const std::vector<std::string> kRemovers = {"erase", "pop_back", "pop_front"};
+  if (name == "clear") {
+    list = {};
+  } else if (named(kAdders, name)) {
+    const std::vector<const Expr*> added = tensorArgs(call);
+    if (added.size() == 1) list.add(evalTensor(added.front()), name == "push_back" || name == "emplace_back");
+    else list = ListFact::unknown();
+  } else if (named(kRemovers, name)) {
+    if (!list.positional || !list.elements.empty()) list = ListFact{{list.anyElement()}, false};
+  } else if (name == "resize" || name == "assign" || name == "swap" || name == "merge" || name == "splice") {
+    list = ListFact::unknown();
+  }
+}
+
+// A list passed to a non-const reference parameter may change in the callee.
+void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
+  const FunctionDecl* callee = call->getDirectCallee();
+  if (!callee) return;
+  const unsigned skipped = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+  for (unsigned i = skipped; i < call->getNumArgs() && i - skipped < callee->getNumParams(); ++i) {
+    const QualType param = callee->getParamDecl(i - skipped)->getType();
+    if (param->isReferenceType() && !param.getNonReferenceType().isConstQualified() &&
+        isTensorListType(call->getArg(i)->getType()))
+      if (const ValueDecl* d = declOf(call->getArg(i))) state_.lists.erase(d);
+  }
 }
 
 void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
-  forgetChangedList(lhs);
+  assignElement(lhs, rhs);
   if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isTensorType(lhs->getType()))
     if (const ValueDecl* base = structBase(member)) {
       state_.structs[base][cast<FieldDecl>(member->getMemberDecl())] = evalTensor(rhs);
@@ -233,10 +296,14 @@ void FunctionAnalysis::transferBackward(const Expr* loss, const Expr* at) {
 
 void FunctionAnalysis::transferCall(const CallExpr* call) {
   const CallClassification& c = tu_.classify(call);
-  static const std::vector<std::string> kListMutators = {"push_back", "emplace_back", "insert", "emplace", "erase",
-                                                         "clear", "resize", "assign", "pop_back", "swap"};
-  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call); member && named(kListMutators, c.name))
-    forgetChangedList(member->getImplicitObjectArgument());
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call);
+      member && isTensorListType(member->getImplicitObjectArgument()->getType()))
+    transferListMethod(member, c.name);
+  transferCallEffect(call, c);
+  forgetListsPassedByReference(call);
+}
+
+void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassification& c) {
   switch (c.effect) {
     case CallKind::AutocastFunction: return handleAutocastCall(call->getDirectCallee(), call);
     case CallKind::ModuleCall: return transferModuleCall(*c.module, call);
@@ -272,8 +339,8 @@ void FunctionAnalysis::transferOperator(const CXXOperatorCallExpr* op) {
 
 // ctx->save_for_backward({x, w}) in a custom Function's forward.
 void FunctionAnalysis::transferSaveForBackward(const CallExpr* call) {
-  result_.savedForBackward.clear();
-  for (const Expr* t : tensorArgs(call)) result_.savedForBackward.push_back(evalTensor(t));
+  result_.savedForBackward = {};
+  for (const Expr* t : tensorArgs(call)) result_.savedForBackward.elements.push_back(evalTensor(t));
 }
 
 // model->to(torch::kHalf) changes the dtype of every parameter of the module.

@@ -91,6 +91,26 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     if (var->getInit()) noteCallable(var, var->getInit());
     return true;
   }
+  bool VisitCallExpr(CallExpr* call) {
+    if (const FunctionDecl* callee = call->getDirectCallee(); callee && !isa<CXXOperatorCallExpr>(call))
+      noteArguments(callee, {call->getArgs(), call->getNumArgs()});
+    return true;
+  }
+  bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
+    noteArguments(construct->getConstructor(), {construct->getArgs(), construct->getNumArgs()});
+    return true;
+  }
+
+  // A std::function stored from a setter's parameter (`hook_ = std::move(fn)`)
+  // has the targets the setter's callers pass: resolved once every call is seen.
+  void resolveForwardedCallables() {
+    for (const auto& [d, param] : forwarded) {
+      auto passed = argumentTargets.find(param);
+      if (passed == argumentTargets.end()) mergeTarget(d, nullptr);
+      else
+        for (const FunctionDecl* target : passed->second) mergeTarget(d, target);
+    }
+  }
   bool VisitFieldDecl(FieldDecl* field) {
     if (field->hasInClassInitializer()) noteCallable(field, field->getInClassInitializer());
     return true;
@@ -101,15 +121,50 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::map<const ValueDecl*, const FunctionDecl*> callables;  // null: more than one target, or one not seen
 
  private:
+  // A parameter by its function and position: a declaration and the
+  // definition have parameters of their own.
+  using ParameterSlot = std::pair<const Decl*, unsigned>;
+  static ParameterSlot parameterSlot(const ParmVarDecl* param) {
+    return {cast<Decl>(param->getDeclContext())->getCanonicalDecl(), param->getFunctionScopeIndex()};
+  }
+  std::vector<std::pair<const ValueDecl*, ParameterSlot>> forwarded;
+  std::map<ParameterSlot, std::vector<const FunctionDecl*>> argumentTargets;
+
+  static bool isStdFunction(QualType type) {
+    const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+    return record && record->getQualifiedNameAsString() == "std::function";
+  }
+  // The lambda a std::function is given, through conversions and std::move.
+  static const Expr* passedCallable(const Expr* value) {
+    value = ignoreConversions(value);
+    if (const auto* move = dyn_cast_or_null<CallExpr>(value);
+        move && move->getNumArgs() == 1 && move->getDirectCallee() && move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
+      value = ignoreConversions(move->getArg(0));
+    return value;
+  }
   // A std::function variable or member given a lambda: its call operator.
   void noteCallable(const ValueDecl* d, const Expr* value) {
-    const auto* record = d->getType().getNonReferenceType()->getAsCXXRecordDecl();
-    if (!record || record->getQualifiedNameAsString() != "std::function" || !value) return;
+    if (!isStdFunction(d->getType()) || !value) return;
     d = cast<ValueDecl>(d->getCanonicalDecl());
-    const auto* lambda = dyn_cast_or_null<LambdaExpr>(ignoreConversions(value));
-    const FunctionDecl* target = lambda ? lambda->getCallOperator() : nullptr;
+    value = passedCallable(value);
+    if (const auto* param = dyn_cast_or_null<ParmVarDecl>(declOf(value)); param && isStdFunction(param->getType())) {
+      forwarded.emplace_back(d, parameterSlot(param));
+      return;
+    }
+    const auto* lambda = dyn_cast_or_null<LambdaExpr>(value);
+    mergeTarget(d, lambda ? lambda->getCallOperator() : nullptr);
+  }
+  void mergeTarget(const ValueDecl* d, const FunctionDecl* target) {
     auto [it, inserted] = callables.try_emplace(d, target);
     if (!inserted && it->second != target) it->second = nullptr;
+  }
+  void noteArguments(const FunctionDecl* callee, llvm::ArrayRef<const Expr*> args) {
+    for (unsigned i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
+      const ParmVarDecl* param = callee->getParamDecl(i);
+      if (!isStdFunction(param->getType())) continue;
+      const auto* lambda = dyn_cast_or_null<LambdaExpr>(passedCallable(args[i]));
+      argumentTargets[parameterSlot(param)].push_back(lambda ? lambda->getCallOperator() : nullptr);
+    }
   }
   void add(const Expr* target, const Expr* value) {
     if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d)) note(d, value);
@@ -212,6 +267,7 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
   if (!writes_) {
     WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
+    collector.resolveForwardedCallables();
     writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant), std::move(collector.callables)};
   }
   return *writes_;

@@ -213,3 +213,53 @@ class HookedTrainer {
   std::function<void(const torch::Tensor&)> run_backward_;
   std::function<void()> clip_;
 };
+
+// A hook given through a setter: the lambdas its callers pass are its targets.
+class ConfigurableTrainer {
+ public:
+  ConfigurableTrainer() : model_(8, 1), optimizer_(model_->parameters(), 0.1) {}
+  void set_backward(std::function<void(const torch::Tensor&)> fn);
+
+  void step(const torch::Tensor& x) {
+    optimizer_.zero_grad();
+    backward_(model_(x).pow(2).mean());
+    scaler_.step(optimizer_);  // dtype-lint-expect: DL207
+    scaler_.update();
+  }
+
+ private:
+  torch::nn::Linear model_;
+  torch::optim::SGD optimizer_;
+  GradScaler scaler_;
+  std::function<void(const torch::Tensor&)> backward_;
+};
+
+void ConfigurableTrainer::set_backward(std::function<void(const torch::Tensor&)> fn) { backward_ = std::move(fn); }
+
+void configure_plain_backward(ConfigurableTrainer& trainer) {
+  trainer.set_backward([](const torch::Tensor& loss) { loss.backward(); });
+}
+
+// Two setters' callers pass different lambdas: the hook is not followed.
+class TwoHookTrainer {
+ public:
+  TwoHookTrainer() : model_(8, 1), optimizer_(model_->parameters(), 0.1) {}
+  void set_backward(std::function<void(const torch::Tensor&)> fn) { backward_ = std::move(fn); }
+  void step(const torch::Tensor& x) {
+    optimizer_.zero_grad();
+    backward_(scaler_.scale(model_(x).pow(2).mean()));
+    scaler_.step(optimizer_);
+    scaler_.update();
+  }
+
+ private:
+  torch::nn::Linear model_;
+  torch::optim::SGD optimizer_;
+  GradScaler scaler_;
+  std::function<void(const torch::Tensor&)> backward_;
+};
+
+void configure_two_ways(TwoHookTrainer& trainer, bool plain) {
+  if (plain) trainer.set_backward([](const torch::Tensor& loss) { loss.backward(); });
+  else trainer.set_backward([](const torch::Tensor& loss) { loss.backward(); });
+}
