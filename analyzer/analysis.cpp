@@ -1,13 +1,17 @@
 #include "analysis.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
-#include <optional>
 #include <mutex>
+#include <optional>
 
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Tooling/Tooling.h"
+
 #include "caches.h"
 #include "dtype_flow.h"
 #include "dtype_lint/dtype_flow_rules.h"
@@ -84,7 +88,7 @@ class DtypeFlowConsumer : public ASTConsumer {
  public:
   DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, CachedUnit& unit)
       : ci_(ci), scalerApi_(scalerApi), findings_(unit.findings), userHeaders_(unit.userHeaders),
-        toolNotes_(unit.toolNotes) {}
+        toolNotes_(unit.toolNotes), linkage_(unit.linkage) {}
 
   // Only declarations of user code are traversed: LibTorch's (parsed here or
   // loaded from the preamble PCH) are only looked up, never walked.
@@ -102,6 +106,7 @@ class DtypeFlowConsumer : public ASTConsumer {
     DtypeFlowResult result = analyzeDtypeFlow(context, torch, scalerApi_);
     std::move(result.findings.begin(), result.findings.end(), std::back_inserter(findings_));
     toolNotes_.insert(toolNotes_.end(), result.truncations.begin(), result.truncations.end());
+    linkage_ = std::move(result.linkage);
   }
 
  private:
@@ -110,6 +115,7 @@ class DtypeFlowConsumer : public ASTConsumer {
   std::vector<Finding>& findings_;
   std::vector<std::string>& userHeaders_;
   std::vector<Note>& toolNotes_;
+  Linkage& linkage_;
   std::vector<Decl*> userDecls_;
 };
 
@@ -149,15 +155,17 @@ bool isPreambleFailure(const std::string& error) {
          llvm::StringRef(error).contains("AST file");
 }
 
-// One parse of the TU, with the preamble PCH when there is one.
+// One parse of the TU, with the preamble PCH when there is one; `text`, when
+// set, stands for the main file's.
 CachedUnit parse(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
-                 const std::optional<std::string>& pch) {
+                 const std::optional<std::string>& pch, const std::optional<std::string>& text) {
   CachedUnit unit;
   TranslationUnitReport errors;
   // Its own file system: each tool's working directory is its compile
   // command's, never the process's (workers run side by side).
   tooling::ClangTool tool(database, {file}, std::make_shared<PCHContainerOperations>(),
                           llvm::vfs::createPhysicalFileSystem());
+  if (text) tool.mapVirtualFile(file, *text);
   tool.appendArgumentsAdjuster(analyzerArgumentsAdjuster());
   if (pch)
     tool.appendArgumentsAdjuster(
@@ -197,16 +205,32 @@ std::optional<UnitInputs> inputsOf(const tooling::CompilationDatabase& database,
   return inputs;
 }
 
-// The command line without its input file: what a preamble for it is built with.
+// The command line without its input file, include paths made absolute and
+// joined to their flag (`-I dir` and `-Idir` alike): what a preamble for it is
+// built with, the same for TUs of any directory that see the same headers.
 std::vector<std::string> withoutInput(const std::vector<std::string>& commandLine, const std::string& file,
                                       const std::string& directory) {
+  static const llvm::StringRef kPathFlags[] = {"-isystem", "-iquote", "-idirafter", "-include-pch", "-include", "-imacros", "-I"};
+  auto absolute = [&](llvm::StringRef path) {
+    llvm::SmallString<256> out(path);
+    llvm::sys::fs::make_absolute(directory, out);
+    llvm::sys::path::remove_dots(out, true);
+    return std::string(out);
+  };
   std::vector<std::string> out;
-  for (const std::string& arg : commandLine) {
-    llvm::SmallString<256> absolute(arg);
-    llvm::sys::fs::make_absolute(directory, absolute);
-    llvm::sys::path::remove_dots(absolute, true);
-    if (arg == file || absolute == file) continue;
-    out.push_back(arg);
+  for (size_t i = 0; i < commandLine.size(); ++i) {
+    llvm::StringRef arg = commandLine[i];
+    if (i > 0 && (arg == file || absolute(arg) == file)) continue;
+    const llvm::StringRef* flag = llvm::find_if(kPathFlags, [&](llvm::StringRef f) { return arg.startswith(f); });
+    if (i == 0 || flag == std::end(kPathFlags)) {
+      out.push_back(arg.str());
+    } else if (arg == *flag && i + 1 < commandLine.size()) {
+      // -include-pch takes its file only as a separate argument.
+      if (arg == "-include-pch") out.push_back(arg.str());
+      out.push_back((arg == "-include-pch" ? "" : arg.str()) + absolute(commandLine[++i]));
+    } else {
+      out.push_back(flag->str() + absolute(arg.drop_front(flag->size())));
+    }
   }
   return out;
 }
@@ -237,12 +261,17 @@ UserHeaderReader userHeaderReader(const UnitInputs& inputs, const std::string& f
   };
 }
 
+// The TU, alone or with the files it is linked to (linked_units.h) included after its text.
 CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
-                      const AnalysisOptions& options, PreambleCache* preambles, const ResultCache* results) {
+                      PreambleCache* preambles, const ResultCache* results,
+                      const std::vector<std::string>& linked = {}) {
   const auto inputs = inputsOf(database, file);
+  if (!linked.empty() && !inputs) return CachedUnit{};
+  const std::optional<std::string> text =
+      linked.empty() ? std::nullopt : std::optional(withLinkedFiles(inputs->text, linked));
   std::string key;
   if (results && inputs) {
-    key = ResultCache::keyOf(inputs->text, inputs->commandLine, fingerprint(config.scaler));
+    key = ResultCache::keyOf(text.value_or(inputs->text), inputs->commandLine, fingerprint(config.scaler));
     if (auto cached = results->lookup(key)) return std::move(*cached);
   }
   std::optional<std::string> pch;
@@ -250,50 +279,100 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
   if (preambles && inputs) includes = libTorchIncludePrefix(inputs->text, userHeaderReader(*inputs, file));
   if (!includes.empty())
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
-  CachedUnit unit = parse(database, file, config, pch);
+  CachedUnit unit = parse(database, file, config, pch, text);
   if (pch && isPreambleFailure(unit.firstError)) {
     // Stale (LibTorch's headers changed since it was built): once more with a fresh one, else in full.
     preambles->discard(*pch);
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
-    unit = parse(database, file, config, pch);
-    if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, std::nullopt);
+    unit = parse(database, file, config, pch, text);
+    if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, std::nullopt, text);
   }
   if (results && inputs && unit.failure.empty()) results->store(key, unit);
   return unit;
+}
+
+// What the TU's analysis together with the files defining its callees adds:
+// findings reached through those calls (first, for their call chains). Where
+// the files do not compile as one (names that clash between them), the TU
+// keeps its own analysis and the report says that the calls were not followed.
+void addCalleesAnalysis(CachedUnit& unit, CachedUnit withCallees, unsigned errorsApart, const std::string& file,
+                        const std::vector<std::string>& calleeFiles) {
+  if (!withCallees.failure.empty() || withCallees.compileErrors > errorsApart) {
+    const std::string why = withCallees.failure.empty()
+                                ? "analyzed with this file they do not compile (" + withCallees.firstError + ")"
+                                : withCallees.failure + " when analyzed with this file";
+    unit.toolNotes.push_back(Note{SourceLocation{file, 1, 1},
+                                  fmt::format("calls into {} were not followed: {}", fmt::join(calleeFiles, ", "), why)});
+    return;
+  }
+  std::move(unit.findings.begin(), unit.findings.end(), std::back_inserter(withCallees.findings));
+  unit.findings = std::move(withCallees.findings);
+  unit.toolNotes.insert(unit.toolNotes.end(), withCallees.toolNotes.begin(), withCallees.toolNotes.end());
 }
 
 }  // namespace
 
 AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::vector<std::string>& files,
                        const AnalysisOptions& options) {
-  AnalysisResult result;
-  result.units.resize(files.size());
-  std::vector<std::vector<Finding>> perFile(files.size());
-  std::vector<std::vector<Note>> toolNotes(files.size());
   std::optional<PreambleCache> preambles;
   std::optional<ResultCache> results;
   if (!options.cacheDirectory.empty()) {
     if (options.usePreamble) preambles.emplace(options.cacheDirectory, options.preambleSizeLimit);
     if (options.useResultCache) results.emplace(options.cacheDirectory);
   }
+  auto configOf = [&](size_t i) {
+    auto config = options.configs.find(files[i]);
+    return config != options.configs.end() ? config->second : Config{};
+  };
+  std::vector<CachedUnit> units(files.size());
+  std::vector<CachedUnit> withCallees(files.size());
+  std::vector<std::vector<size_t>> linked;
   {
     llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, options.jobs)));
-    for (size_t i = 0; i < files.size(); ++i) {
-      result.units[i].file = files[i];
+    for (size_t i = 0; i < files.size(); ++i)
       pool.async([&, i] {
-        auto config = options.configs.find(files[i]);
-        CachedUnit unit = analyzeOne(database, files[i], config != options.configs.end() ? config->second : Config{},
-                                     options, preambles ? &*preambles : nullptr, results ? &*results : nullptr);
-        perFile[i] = std::move(unit.findings);
-        result.units[i].failure = std::move(unit.failure);
-        toolNotes[i] = std::move(unit.toolNotes);
-        result.units[i].compileErrors = unit.compileErrors;
-        result.units[i].fatal = unit.stoppedByFatalError;
-        result.units[i].firstError = std::move(unit.firstError);
-        result.units[i].parsed = true;
+        units[i] = analyzeOne(database, files[i], configOf(i), preambles ? &*preambles : nullptr,
+                              results ? &*results : nullptr);
       });
-    }
     pool.wait();
+    std::vector<Linkage> linkage;
+    for (const CachedUnit& unit : units) linkage.push_back(unit.linkage);
+    linked = linkedFiles(files, linkage, options.maxLinkedFiles);
+    for (size_t i = 0; i < files.size(); ++i)
+      if (!linked[i].empty())
+        pool.async([&, i] {
+          std::vector<std::string> paths;
+          for (size_t j : linked[i]) paths.push_back(files[j]);
+          withCallees[i] = analyzeOne(database, files[i], configOf(i), preambles ? &*preambles : nullptr,
+                                      results ? &*results : nullptr, paths);
+        });
+    pool.wait();
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (linked[i].empty() || !units[i].failure.empty()) continue;
+    unsigned errorsApart = units[i].compileErrors;
+    std::vector<std::string> names;
+    for (size_t j : linked[i]) {
+      errorsApart += units[j].compileErrors;
+      names.push_back(std::string(llvm::sys::path::filename(files[j])));
+    }
+    addCalleesAnalysis(units[i], std::move(withCallees[i]), errorsApart, files[i], names);
+  }
+
+  AnalysisResult result;
+  result.units.resize(files.size());
+  std::vector<std::vector<Finding>> perFile(files.size());
+  std::vector<std::vector<Note>> toolNotes(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    CachedUnit& unit = units[i];
+    result.units[i].file = files[i];
+    perFile[i] = std::move(unit.findings);
+    result.units[i].failure = std::move(unit.failure);
+    toolNotes[i] = std::move(unit.toolNotes);
+    result.units[i].compileErrors = unit.compileErrors;
+    result.units[i].fatal = unit.stoppedByFatalError;
+    result.units[i].firstError = std::move(unit.firstError);
+    result.units[i].parsed = true;
   }
 
   std::vector<FindingBatch> batches(files.size());

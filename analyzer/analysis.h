@@ -37,6 +37,7 @@ struct AnalysisOptions {
   bool usePreamble = true;                  // LibTorch's headers from a shared PCH
   uint64_t preambleSizeLimit = PreambleCache::kDefaultSizeLimit;  // bytes of PCHs kept
   bool useResultCache = true;               // unchanged TUs are not parsed again
+  size_t maxLinkedFiles = 8;                // files defining a TU's callees analyzed with it (linked_units.h)
 };
 
 AnalysisResult analyze(const clang::tooling::CompilationDatabase& database, const std::vector<std::string>& files,

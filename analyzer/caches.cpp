@@ -180,8 +180,8 @@ std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text, const UserH
 std::optional<std::string> PreambleCache::pchFor(const std::vector<std::string>& includes,
                                                  const std::vector<std::string>& arguments,
                                                  const std::string& workingDirectory) {
+  // `arguments` name files by absolute paths: the working directory is not part of the key.
   std::vector<std::string> keyParts = arguments;
-  keyParts.push_back(workingDirectory);
   keyParts.insert(keyParts.end(), includes.begin(), includes.end());
   keyParts.push_back(toolVersion());
   const std::string key = hashOf(keyParts);
@@ -315,6 +315,10 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
                                                    unsigned(note->getInteger("column").value_or(0))},
                                     note->getString("message").value_or("").str()});
     }
+  for (auto [name, usrs] : {std::pair{"defines", &unit.linkage.defines}, std::pair{"calls", &unit.linkage.calls}})
+    if (const auto* array = root->getArray(name))
+      for (const llvm::json::Value& usr : *array)
+        if (auto text = usr.getAsString()) usrs->push_back(text->str());
   unit.compileErrors = static_cast<unsigned>(root->getInteger("compileErrors").value_or(0));
   unit.firstError = root->getString("firstError").value_or("").str();
   unit.stoppedByFatalError = root->getBoolean("fatal").value_or(false);
@@ -338,6 +342,8 @@ void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
   llvm::json::Object root{{"headers", std::move(headers)},
                           {"findings", std::move(findings)},
                           {"toolNotes", std::move(notes)},
+                          {"defines", unit.linkage.defines},
+                          {"calls", unit.linkage.calls},
                           {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
                           {"firstError", unit.firstError},
                           {"fatal", unit.stoppedByFatalError}};

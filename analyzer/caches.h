@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dtype_lint/finding.h"
+#include "linked_units.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace dtype_lint::analyzer {
@@ -74,6 +75,7 @@ struct CachedUnit {
   bool stoppedByFatalError = false;
   std::vector<std::string> userHeaders;  // the user headers the TU included
   std::vector<Note> toolNotes;           // functions whose analysis was cut short, and why
+  Linkage linkage;                       // what it defines for, and calls in, other TUs
   std::string failure;                   // set when the TU could not be analyzed (never cached)
 };
 

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "dtype_lint/events.h"
 #include "dtype_lint/op_contracts.h"
+#include "linked_units.h"
 
 namespace dtype_lint::analyzer {
 
@@ -29,6 +30,7 @@ struct AnalysisEvents {
 struct DtypeFlowResult {
   std::vector<Finding> findings;
   std::vector<Note> truncations;
+  Linkage linkage;
 };
 
 // Where the analysis stops, so that every translation unit ends in bounded time.

@@ -16,6 +16,25 @@ bool isGccOnly(llvm::StringRef arg) {
 
 bool isGccPchInclude(llvm::StringRef arg) { return arg.endswith("cmake_pch.hxx") || arg.endswith(".gch"); }
 
+// Flags that change the code a compiler emits or the warnings it prints, not
+// what the analysis sees. Dropped, so that targets differing only in them
+// share one preamble: a PCH must be loaded with the options it was built with.
+bool isCodegenOrWarningOnly(llvm::StringRef arg) {
+  if (arg.startswith("-O") || (arg.startswith("-g") && !arg.startswith("-gcc-toolchain")) || (arg.startswith("-W") && !arg.startswith("-Wp,") &&
+                                                       !arg.startswith("-Wl,") && !arg.startswith("-Wa,")))
+    return true;
+  return llvm::StringSwitch<bool>(arg)
+      .Cases("-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-PIC", "-fno-pie", "-pipe", true)
+      .Cases("-fomit-frame-pointer", "-fno-omit-frame-pointer", "-ffunction-sections", "-fdata-sections", true)
+      .Cases("-fcolor-diagnostics", "-fno-color-diagnostics", "-fdiagnostics-color", "-fno-plt", true)
+      .Cases("-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables", "-pedantic", "-pedantic-errors", true)
+      .StartsWith("-fdiagnostics-color=", true)
+      .StartsWith("-fstack-protector", true)
+      .StartsWith("-fvisibility", true)
+      .StartsWith("-flto", true)
+      .Default(false);
+}
+
 }  // namespace
 
 clang::tooling::ArgumentsAdjuster analyzerArgumentsAdjuster() {
@@ -23,7 +42,7 @@ clang::tooling::ArgumentsAdjuster analyzerArgumentsAdjuster() {
     clang::tooling::CommandLineArguments out;
     for (size_t i = 0; i < args.size(); ++i) {
       llvm::StringRef arg = args[i];
-      if (isGccOnly(arg)) continue;
+      if (i > 0 && (isGccOnly(arg) || isCodegenOrWarningOnly(arg))) continue;
       if ((arg == "-include" || arg == "-include-pch") && i + 1 < args.size() && isGccPchInclude(args[i + 1])) {
         ++i;
         continue;

@@ -10,7 +10,8 @@
 namespace dtype_lint::analyzer {
 
 // -fsyntax-only, clang's resource directory, no warnings; strips flags only
-// GCC understands (PCH, plugins) that would stop clang.
+// GCC understands (PCH, plugins) that would stop clang, and those that only
+// change code generation or warnings (-O2, -g, -fPIC, -Wall).
 clang::tooling::ArgumentsAdjuster analyzerArgumentsAdjuster();
 
 // C++17 with the LibTorch include directories found when dtype-lint was built.

@@ -9,10 +9,14 @@ Timed, each over the same TUs with the same parallelism:
                 every TU analyzed: --no-cache), re-run (unchanged tree: result cache)
 and the same cold/plain comparison over the first 20 TUs. Peak RSS is per
 process (one per TU for the compilers; dtype-lint -j 1 for one worker).
-Prints a table and the ratios to the plain parse; checks that every
-dtype-lint run reports the same findings.
+Prints a table and the ratios to the plain parse, and how many preamble PCHs
+the cache holds; checks that every dtype-lint run reports the same findings.
 
-  bench/analyzer_speed.py [--build build] [--tus 50] [--jobs N]
+--layout own-header lays the generated TUs out as real projects do: each
+starts with its own header (which includes LibTorch), and they belong to two
+targets built with other flags (-O2 -g -fPIC -Wall, -O0 -g -Wextra).
+
+  bench/analyzer_speed.py [--build build] [--tus 50] [--jobs N] [--layout torch-first|own-header]
 """
 import argparse
 import json
@@ -48,18 +52,23 @@ def run_parallel(commands, jobs):
     return time.monotonic() - start, max(r[1] for r in results)
 
 
-def corpus_database(build: Path, corpus: Path, tus: int) -> list:
-    """The samples' compile commands plus one per generated TU, with the same flags."""
+TARGET_FLAGS = [["-O2", "-g", "-fPIC", "-Wall"], ["-O0", "-g", "-Wextra"]]
+
+
+def corpus_database(build: Path, corpus: Path, tus: int, own_header: bool) -> list:
+    """The samples' compile commands plus one per generated TU, with the same
+    flags (and, with own headers, those of one of two targets)."""
     entries = [e for e in json.loads((build / "compile_commands.json").read_text())
                if "/samples/" in e["file"] and "/common/" not in e["file"]]
     if not entries:
         sys.exit(f"no samples in {build}/compile_commands.json: build the project first")
-    subprocess.run([sys.executable, str(ROOT / "bench/generate_corpus.py"), str(tus), str(corpus)], check=True)
+    subprocess.run([sys.executable, str(ROOT / "bench/generate_corpus.py"), str(tus), str(corpus),
+                    *(["--own-header"] if own_header else [])], check=True)
     template = shlex.split(entries[0]["command"])
     for i in range(tus):
         source = corpus / f"train_{i:03d}.cpp"
         argv = [a if a != entries[0]["file"] else str(source) for a in template]
-        argv.insert(1, f"-I{corpus}")
+        argv[1:1] = [f"-I{corpus}", *(TARGET_FLAGS[i % 2] if own_header else [])]
         out = argv.index("-o")
         argv[out + 1] = f"{source.stem}.o"
         entries.append({"directory": str(corpus), "file": str(source), "command": shlex.join(argv)})
@@ -84,6 +93,7 @@ def main() -> None:
     parser.add_argument("--build", default="build")
     parser.add_argument("--tus", type=int, default=50, help="generated TUs besides the samples (default 50)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--layout", choices=["torch-first", "own-header"], default="torch-first")
     args = parser.parse_args()
     build = Path(args.build).resolve()
     lint = build / "analyzer/dtype-lint"
@@ -93,12 +103,12 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="dtype_lint_bench_"))
     corpus = work / "corpus"
-    entries = corpus_database(build, corpus, args.tus)
+    entries = corpus_database(build, corpus, args.tus, args.layout == "own-header")
     (corpus / "compile_commands.json").write_text(json.dumps(entries, indent=1))
     files = [e["file"] for e in entries]
     first20 = entries[:20]
-    print(f"{len(entries)} TUs ({len(entries) - args.tus} samples + {args.tus} generated), -j {args.jobs}",
-          flush=True)
+    print(f"{len(entries)} TUs ({len(entries) - args.tus} samples + {args.tus} generated, {args.layout} layout),"
+          f" -j {args.jobs}", flush=True)
 
     def lint_run(cache, *options, tus=files, jobs=args.jobs):
         return run_measured([str(lint), "-p", str(corpus), f"-j{jobs}", "--cache-dir", str(cache), *options, *tus])
@@ -144,6 +154,8 @@ def main() -> None:
     print(f"clang-tidy / plain parse    {by_name['clang-tidy-16 (bugprone-use-after-move)'] / plain_s:.3f}")
     print(f"re-run, unchanged tree      {by_name['dtype-lint re-run, unchanged tree']:.2f} s  (goal <= 1 s)")
     print(f"peak RSS of one worker      {worker_rss:.0f} MiB  (goal <= 1024)")
+    pchs = list((cache / "preambles").glob("*.pch"))
+    print(f"preamble PCHs in the cache  {len(pchs)} ({sum(p.stat().st_size for p in pchs) / 2**20:.0f} MiB)")
     print(f"findings identical across dtype-lint runs: {'yes' if identical else 'NO'}"
           f" ({findings} findings; {planted} bugs planted in the generated TUs, plus the samples' markers)")
     shutil.rmtree(work)

@@ -3,10 +3,12 @@
 have (models, data, losses, optimizers, a hand-written GradScaler, autocast,
 helpers), mostly clean with a few bugs, for the analyzer speed benchmark.
 
-  generate_corpus.py N OUT_DIR
+  generate_corpus.py N OUT_DIR [--own-header]
 
 Each TU is different (model, sizes, training loop, helpers), so that no two
-parse the same; all start with <torch/torch.h>, as training code does.
+parse the same; all start with <torch/torch.h>, as training code does, or,
+with --own-header, with their own header (train_NNN.h: LibTorch, then the
+model), as files of real projects do.
 """
 import random
 import sys
@@ -156,7 +158,8 @@ BUGS = [
 ]
 
 
-def translation_unit(i: int, rng: random.Random) -> str:
+def translation_unit(i: int, rng: random.Random, own_header: bool) -> tuple:
+    """The TU's text, and its own header's (None without --own-header)."""
     kind = rng.choice(list(MODELS))
     inp = rng.choice([8, 12, 16]) if kind == "conv" else rng.choice([32, 64, 128, 256])
     hidden, out, batch = rng.choice([64, 128, 256, 512]), rng.choice([2, 10, 100]), rng.choice([16, 32, 64])
@@ -164,13 +167,17 @@ def translation_unit(i: int, rng: random.Random) -> str:
     loss = rng.choice(LOSSES).format(smooth=rng.choice([0.05, 0.1]))
     clip = rng.choice(["torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);\n    ", ""])
     input_expr = INPUTS[kind].format(batch=batch, inp=inp)
+    model = MODELS[kind].format(i=i, act=rng.choice(["relu", "gelu", "tanh"]), drop=rng.choice([0.1, 0.2]),
+                                channels=rng.choice([4, 8, 16]))
+    libtorch = "#include <torch/torch.h>\n\n#include <iostream>\n#include <tuple>\n\n"
+    header = f"#pragma once\n{libtorch}{model}" if own_header else None
     parts = [
         f"// Generated training program {i} ({kind} model, {loop} loop) for the analyzer benchmark.\n",
+        f'#include "train_{i:03d}.h"\n\n' if own_header else "",
         "#include <ATen/autocast_mode.h>\n" if "at::autocast" in LOOPS[loop] else "",
-        "#include <torch/torch.h>\n\n#include <iostream>\n#include <tuple>\n\n",
+        "" if own_header else libtorch,
         '#include "grad_scaler.h"\n\n' if loop == "scaler" else "",
-        MODELS[kind].format(i=i, act=rng.choice(["relu", "gelu", "tanh"]), drop=rng.choice([0.1, 0.2]),
-                            channels=rng.choice([4, 8, 16])),
+        "" if own_header else model,
         f"""
 namespace {{
 
@@ -203,18 +210,23 @@ int main() {{
         rng.choice(BUGS).format(input=input_expr) if rng.random() < 0.25 else "",
         '  std::cout << "accuracy " << evaluate(model) << "\\n";\n  return 0;\n}\n',
     ]
-    return "".join(parts)
+    return "".join(parts), header
 
 
 def main() -> None:
-    if len(sys.argv) != 3:
-        sys.exit("usage: generate_corpus.py N OUT_DIR")
-    count, out = int(sys.argv[1]), Path(sys.argv[2])
+    own_header = "--own-header" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--own-header"]
+    if len(args) != 2:
+        sys.exit("usage: generate_corpus.py N OUT_DIR [--own-header]")
+    count, out = int(args[0]), Path(args[1])
     out.mkdir(parents=True, exist_ok=True)
     (out / "grad_scaler.h").write_text(SCALER)
     rng = random.Random(2026)
     for i in range(count):
-        (out / f"train_{i:03d}.cpp").write_text(translation_unit(i, rng))
+        text, header = translation_unit(i, rng, own_header)
+        (out / f"train_{i:03d}.cpp").write_text(text)
+        if header is not None:
+            (out / f"train_{i:03d}.h").write_text(header)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,10 @@ cl::opt<uint64_t> cacheSizeLimit("cache-size-limit",
                                   cl::desc("MiB the cached preamble PCHs may take; the least recently used "
                                            "are removed beyond it (default 2048)"),
                                   cl::init(2048), cl::value_desc("MiB"), cl::cat(category));
+cl::opt<unsigned> maxLinkedFiles("max-linked-files",
+                                  cl::desc("Files of the run that define a translation unit's callees, analyzed "
+                                           "with it so that calls across files are followed (default 8; 0: none)"),
+                                  cl::init(8), cl::value_desc("N"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 
 // Runtime hooks.
@@ -122,6 +126,7 @@ int analyzePaths(const RuleSelection& rules) {
   options.usePreamble = !noPreamble;
   options.preambleSizeLimit = cacheSizeLimit * (uint64_t(1) << 20);
   options.useResultCache = !noCache;
+  options.maxLinkedFiles = maxLinkedFiles;
   llvm::CrashRecoveryContext::Enable();
   analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
 

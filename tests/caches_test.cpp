@@ -121,6 +121,36 @@ TEST(Caches, AChangedUserHeaderIsAnalyzedAgain) {
   EXPECT_TRUE(project.analyze().findings.empty()) << "a stale result came back from the cache";
 }
 
+// A function defined in another file of the run: the caller's finding comes
+// from analyzing the two together, and goes when the callee's file changes.
+TEST(Caches, ACallersFindingFollowsTheFileDefiningItsCallee) {
+  const fs::path dir = freshDir("linked");
+  std::ofstream(dir / "loss.h") << "#pragma once\n#include <torch/torch.h>\ntorch::Tensor loss_of(torch::Tensor x);\n";
+  auto writeCallee = [&](const char* dtype) {
+    std::ofstream(dir / "loss.cpp") << "#include \"loss.h\"\n"
+                                    << "torch::Tensor loss_of(torch::Tensor x) { return x.sum().to(" << dtype << "); }\n";
+  };
+  writeCallee("torch::kHalf");
+  std::ofstream(dir / "train.cpp") << "#include \"loss.h\"\n"
+                                   << "void train(torch::Tensor x) { loss_of(x).backward(); }\n";
+  std::string flags;
+  for (const std::string& flag : analyzer::fallbackFlags()) flags += "\"" + flag + "\", ";
+  std::ofstream(dir / "compile_commands.json")
+      << "[{\"directory\": \"" << dir.string() << "\", \"file\": \"train.cpp\", \"arguments\": [\"c++\", " << flags
+      << "\"-c\", \"train.cpp\"]},\n {\"directory\": \"" << dir.string()
+      << "\", \"file\": \"loss.cpp\", \"arguments\": [\"c++\", " << flags << "\"-c\", \"loss.cpp\"]}]";
+  const std::string cache = (dir / "cache").string();
+  const Analysis half = analyzeDir(dir.string(), dir.string(), cache, true, true);
+  ASSERT_EQ(half.findings.size(), 1u) << ::testing::PrintToString(half.findings);
+  EXPECT_NE(half.findings[0].find("DL106"), std::string::npos) << half.findings[0];
+  EXPECT_NE(half.findings[0].find("train.cpp\",\"line\":2"), std::string::npos) << half.findings[0];
+  EXPECT_EQ(analyzeDir(dir.string(), dir.string(), cache, true, true).findings, half.findings);
+  writeCallee("torch::kFloat");
+  EXPECT_TRUE(analyzeDir(dir.string(), dir.string(), cache, true, true).findings.empty())
+      << "the caller's result came back from the cache after its callee's file changed";
+  fs::remove_all(dir);
+}
+
 TEST(Caches, AStalePreambleIsRebuiltWithTheSameFindings) {
   Project project;
   const Analysis first = project.analyze(/*useResultCache=*/false);
@@ -166,6 +196,39 @@ TEST(Caches, TheFilesOwnHeaderFirstContributesItsLibTorchPrefix) {
             std::vector<std::string>{});
   EXPECT_EQ(analyzer::libTorchIncludePrefix("#include \"missing.h\"\n#include <torch/torch.h>\n", read),
             std::vector<std::string>{});
+}
+
+// Two targets of one project: other directories, other optimization, debug
+// and warning flags, relative include paths. Their LibTorch headers see the
+// same options, so they share one PCH, and report what a plain parse does.
+TEST(Caches, TargetsDifferingInCodegenFlagsShareOnePreamble) {
+  const fs::path dir = freshDir("targets");
+  fs::create_directories(dir / "app");
+  fs::create_directories(dir / "lib");
+  fs::create_directories(dir / "include");
+  std::ofstream(dir / "include" / "model.h") << "#pragma once\n#include <torch/torch.h>\n"
+                                                "inline torch::Tensor halve(torch::Tensor x) { return x.to(torch::kHalf); }\n";
+  std::ofstream(dir / "app" / "main.cpp") << "#include \"model.h\"\n"
+                                             "void train(torch::Tensor x) { halve(x).sum().backward(); }\n";
+  std::ofstream(dir / "lib" / "step.cpp") << "#include <torch/torch.h>\n"
+                                             "void step(torch::Tensor x) { x.to(torch::kHalf).sum().backward(); }\n";
+  std::string flags;
+  for (const std::string& flag : analyzer::fallbackFlags()) flags += "\"" + flag + "\", ";
+  std::ofstream(dir / "compile_commands.json")
+      << "[{\"directory\": \"" << (dir / "app").string() << "\", \"file\": \"main.cpp\", \"arguments\": [\"c++\", "
+      << flags << "\"-I../include\", \"-O2\", \"-g\", \"-fPIC\", \"-Wall\", \"-c\", \"main.cpp\"]},\n"
+      << " {\"directory\": \"" << (dir / "lib").string() << "\", \"file\": \"step.cpp\", \"arguments\": [\"c++\", "
+      << flags << "\"-I\", \"" << (dir / "include").string() << "\", \"-O0\", \"-Wextra\", \"-c\", \"step.cpp\"]}]";
+  const Analysis plain = analyzeDir(dir.string(), dir.string(), "", false, false);
+  // A Half sum (DL105) taken as the loss (DL106), in each target.
+  ASSERT_EQ(plain.findings.size(), 4u) << ::testing::PrintToString(plain.findings);
+  const Analysis shared = analyzeDir(dir.string(), dir.string(), (dir / "cache").string(), true, false);
+  EXPECT_EQ(shared.findings, plain.findings);
+  EXPECT_EQ(shared.compileErrors, 0u);
+  unsigned pchs = 0;
+  for (const auto& [path, time] : filesIn(dir / "cache" / "preambles")) pchs += path.extension() == ".pch";
+  EXPECT_EQ(pchs, 1u);
+  fs::remove_all(dir);
 }
 
 // The preamble cache stays under its size limit: the least recently used

@@ -53,6 +53,48 @@ TEST_F(Protocol, SecondUnscaleBeforeUpdateIsDL201WithANoteAtTheFirst) {
   EXPECT_EQ(out[0].notes[0].message, "first unscale here");
 }
 
+// An iteration that steps and leaves by `continue` without update(): the next
+// iteration's unscale_() is the consequence; the finding is DL204 at that step.
+TEST_F(Protocol, UnscaleAfterAnIterationLeftWithoutUpdateIsDL204AtItsStep) {
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.step(kScaler, kOpt, at(3), out);
+  p.leaveIteration(at(4));
+  p.unscale(kScaler, kOpt, at(2), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL204"});
+  EXPECT_EQ(out[0].location.line, 3u);
+  ASSERT_EQ(out[0].notes.size(), 2u);
+  EXPECT_EQ(out[0].notes[0].location.line, 4u);
+  EXPECT_EQ(out[0].notes[1].message, "the next unscale_() here");
+}
+
+// A path through code the front end cannot follow (a hook that may update the
+// scaler) leaves the scaler unknown, also where it joins a path that did not
+// run it (a list of hooks that may be empty): nothing is reported until the
+// next transition makes its state known again.
+TEST_F(Protocol, AForgottenScalerStaysUnknownThroughAJoinUntilItsNextTransition) {
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.step(kScaler, kOpt, at(3), out);
+  ScalerProtocol hooked = p;
+  hooked.forgetAll();
+  p.join(hooked);
+  p.unscale(kScaler, kOpt, at(2), out);
+  EXPECT_TRUE(out.empty()) << rules(out)[0];
+  p.unscale(kScaler, kOpt, at(5), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL201"});
+}
+
+TEST_F(Protocol, ForgettingOneScalerKeepsTheOthers) {
+  const ObjectRef second{4, "'second'"};
+  p.declareScaler(second);
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.unscale(second, kOpt, at(3), out);
+  p.forgetScaler(second.id);
+  p.unscale(second, kOpt, at(4), out);
+  EXPECT_TRUE(out.empty());
+  p.unscale(kScaler, kOpt, at(5), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL201"});
+}
+
 TEST_F(Protocol, EachOptimizerOfAScalerIsUnscaledOnce) {
   p.declareOptimizer(kOther, DtypeSet(ScalarType::Float), std::nullopt, 0);
   p.scaledBackward(kScaler, at(1));

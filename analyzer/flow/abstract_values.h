@@ -175,6 +175,7 @@ struct FunctionResult {
   ListFact savedForBackward;
   std::map<std::string, TensorFact> savedData;
   std::optional<FieldFacts> returnedFields;  // when a struct is returned
+  std::optional<ListFact> returnedList;      // when a list of tensors is (a custom Function's outputs)
   MemberFacts members;  // at exit
   std::optional<FlowState> enclosingAtExit;  // a lambda's: its enclosing function's variables at exit
   bool exitReached = false;

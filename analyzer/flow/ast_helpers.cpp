@@ -146,6 +146,12 @@ const Expr* loopRange(const VarDecl* var) {
   return range && range->getInit() ? range->getInit() : nullptr;
 }
 
+bool createsModule(const Expr* e) {
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) return !construct->getConstructor()->isCopyOrMoveConstructor();
+  const auto* call = dyn_cast<CallExpr>(e);
+  return call && (calleeName(call) == "make_shared" || calleeName(call) == "register_module");
+}
+
 const Expr* moduleObject(const Expr* e) {
   e = ignoreWrappers(e);
   if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);

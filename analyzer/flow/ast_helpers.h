@@ -43,6 +43,9 @@ const clang::ValueDecl* testedFlag(const clang::Expr* condition);
 const clang::Expr* loopRange(const clang::VarDecl* var);
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
 const clang::Expr* moduleObject(const clang::Expr* e);
+// A module made here (Linear(4, 4), register_module(...), make_shared), not an
+// existing one passed on.
+bool createsModule(const clang::Expr* e);
 // 'name', as messages name a declaration.
 std::string quotedName(const clang::NamedDecl* d);
 // An expression as the source spells it, on one line, quoted, cut at 48

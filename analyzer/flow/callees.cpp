@@ -148,11 +148,12 @@ void FunctionAnalysis::analyzeCustomBackward(const FunctionDecl* backward, const
   bwd->savedVariables = forward.savedForBackward;
   bwd->savedData = forward.savedData;
   bwd->args.push_back(Value{});
+  // grad_outputs[i] has the dtype of forward's i-th output.
   Value grads;
   grads.kind = Value::Kind::List;
-  TensorFact grad = forward.returned.dtype.isBottom() ? TensorFact{} : forward.returned;
-  if (grad.origin) grad.origin->message = "(the gradient of forward's output) " + grad.origin->message;
-  grads.list.elements.push_back(grad);
+  grads.list = forward.returnedList ? *forward.returnedList : ListFact{{forward.returned}};
+  for (TensorFact& grad : grads.list.elements)
+    if (grad.origin) grad.origin->message = "(the gradient of forward's output) " + grad.origin->message;
   bwd->args.push_back(grads);
   tu_.analyze(backward, *bwd);
 }

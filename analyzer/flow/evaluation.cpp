@@ -56,7 +56,8 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
     // TensorOptions().dtype(kHalf).device(...): the innermost dtype() wins.
     if (isTensorOptionsType(object->getType()) || isTensorOptionsType(call->getType())) {
       if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));
-      if (name == "dtype" && call->getNumArgs() == 0) return std::nullopt;
+      // opts.dtype(): the options' dtype (some dtype, when they set none the analysis sees).
+      if (name == "dtype") return evalDtypeArgument(object).value_or(TensorFact{});
       return evalDtypeArgument(object);
     }
     if (name == "value" || name == "toScalarType") return evalDtypeArgument(object);
@@ -84,6 +85,13 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   }
   if (const auto* member = dyn_cast<MemberExpr>(e)) return evalModule(member->getBase());
   if (isa<CXXThisExpr>(e) && ctx_.thisModule) return *ctx_.thisModule;
+  const CXXRecordDecl* impl = moduleImplClass(e->getType());
+  if (!impl) return {};
+  // A builder's result: build_model(cfg) returns what its return statements do.
+  if (const FunctionResult* built = userCallResult(e); built && !built->returned.dtype.isBottom())
+    return built->returned;
+  if (createsModule(e) && createsFloatParameters(impl, e))
+    return TensorFact{DtypeSet(ScalarType::Float), note(e, "the parameters are Float (module created here)"), true};
   return {};
 }
 
@@ -100,6 +108,10 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
     if ((name == "parameters" || name == "named_parameters" || name == "buffers") &&
         moduleImplClass(member->getImplicitObjectArgument()->getType()))
       return ListFact{{evalModule(member->getImplicitObjectArgument())}, false};
+    // An OrderedDict's pairs(), items(), values(): its elements, positions kept.
+    if ((name == "pairs" || name == "items" || name == "values") &&
+        isTensorListType(member->getImplicitObjectArgument()->getType()))
+      return evalList(member->getImplicitObjectArgument());
   }
   if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
     if (construct->getNumArgs() == 0) return {};  // an empty list
@@ -111,6 +123,12 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
     ListFact list;
     for (const Expr* element : elements->inits()) list.elements.push_back(evalTensor(element));
     return list;
+  }
+  // What a user function or a custom Function's forward returns.
+  if (const auto* call = dyn_cast<CallExpr>(e)) {
+    const CXXRecordDecl* function = autogradFunctionOfApply(call);
+    const FunctionResult* r = function ? analyzeAutogradApply(call, function) : userCallResult(call);
+    if (r && r->returnedList) return *r->returnedList;
   }
   return ListFact::unknown();
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
@@ -141,9 +142,12 @@ std::optional<ObjectRef> ScalerTracking::optimizerOfFunction() {
   return only;
 }
 
-std::optional<ObjectRef> ScalerTracking::rawOpScaler(const CallExpr* call, unsigned scaleArg) {
+std::optional<ObjectRef> ScalerTracking::rawOpScaler(const CallExpr* call, unsigned foundInfArg, unsigned scaleArg) {
   if (flow_.callContext().thisObject) return flow_.callContext().thisObject;
-  if (scaleArg >= call->getNumArgs()) return std::nullopt;
+  // A scaler's method analyzed without its caller: the object it runs on.
+  if (const auto* method = dyn_cast<CXXMethodDecl>(flow_.function()); method && method->isInstance())
+    return ObjectRef{reinterpret_cast<uintptr_t>(method->getParent()->getCanonicalDecl()),
+                     "the '" + method->getParent()->getNameAsString() + "' scaler"};
   struct Finder : RecursiveASTVisitor<Finder> {
     const ValueDecl* found = nullptr;
     bool VisitDeclRefExpr(DeclRefExpr* ref) {
@@ -155,30 +159,92 @@ std::optional<ObjectRef> ScalerTracking::rawOpScaler(const CallExpr* call, unsig
       return true;
     }
   } finder;
-  finder.TraverseStmt(const_cast<Expr*>(call->getArg(scaleArg)));
-  if (!finder.found) return std::nullopt;
-  return ObjectRef{reinterpret_cast<uintptr_t>(finder.found->getCanonicalDecl()),
-                   "the scaler of '" + finder.found->getNameAsString() + "'"};
+  for (unsigned arg : {foundInfArg, scaleArg}) {
+    if (arg >= call->getNumArgs()) continue;
+    finder.TraverseStmt(const_cast<Expr*>(call->getArg(arg)));
+    if (finder.found)
+      return ObjectRef{reinterpret_cast<uintptr_t>(finder.found->getCanonicalDecl()),
+                       "the scaler of '" + finder.found->getNameAsString() + "'"};
+  }
+  return std::nullopt;
+}
+
+const CXXForRangeStmt* ScalerTracking::groupLoopOf(const CallExpr* rawUnscale) {
+  if (rawUnscale->getNumArgs() == 0) return nullptr;
+  // The gradients reach the op's TensorList through its converting constructor.
+  const Expr* grads = ignoreWrappers(rawUnscale->getArg(0));
+  if (const auto* list = dyn_cast<CXXConstructExpr>(grads); list && list->getNumArgs() == 1) grads = list->getArg(0);
+  const ValueDecl* element = declOf(grads);
+  const CXXForRangeStmt* group = nullptr;
+  ASTContext& context = flow_.astContext();
+  for (DynTypedNodeList parents = context.getParents(*rawUnscale); !parents.empty();
+       parents = context.getParents(parents[0])) {
+    const auto* loop = parents[0].get<CXXForRangeStmt>();
+    if (!loop) {
+      if (parents[0].get<FunctionDecl>() || parents[0].get<LambdaExpr>()) break;
+      continue;
+    }
+    // The loop's variable, or one of its structured bindings.
+    const VarDecl* var = loop->getLoopVariable();
+    auto isElement = [&](const ValueDecl* d) {
+      if (d == var) return true;
+      const auto* bindings = dyn_cast<DecompositionDecl>(var);
+      return bindings && llvm::is_contained(bindings->bindings(), d);
+    };
+    if (!element || !isElement(element)) break;
+    group = loop;
+    element = declOf(loop->getRangeInit());  // an element of an enclosing group loop, in turn?
+  }
+  return group;
+}
+
+const std::map<const DeclStmt*, std::vector<const CallExpr*>>& ScalerTracking::groupUnscales() {
+  if (groupUnscales_) return *groupUnscales_;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const CallExpr*> unscales;
+    bool VisitCallExpr(CallExpr* call) {
+      if (const FunctionDecl* callee = call->getDirectCallee(); callee && callee->getDeclName().isIdentifier() &&
+                                                                callee->getName() == "_amp_foreach_non_finite_check_and_unscale_")
+        unscales.push_back(call);
+      return true;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<Stmt*>(flow_.function()->getBody()));
+  groupUnscales_.emplace();
+  for (const CallExpr* call : finder.unscales)
+    if (const CXXForRangeStmt* loop = groupLoopOf(call)) (*groupUnscales_)[loop->getBeginStmt()].push_back(call);
+  return *groupUnscales_;
+}
+
+void ScalerTracking::transferDeclaration(const DeclStmt* decl) {
+  const auto& loops = groupUnscales();
+  if (auto it = loops.find(decl); it != loops.end())
+    for (const CallExpr* call : it->second) rawUnscale(call);
+}
+
+void ScalerTracking::rawUnscale(const CallExpr* call) {
+  auto scaler = rawOpScaler(call, 1, 2);
+  auto optimizer = optimizerOfFunction();
+  if (scaler && optimizer) {
+    refreshOptimizerDtype(*optimizer);
+    if (flow_.callContext().guardedByScalerState)
+      protocol().unscaleUnlessDone(*scaler, *optimizer, flow_.loc(call), findings());
+    else
+      protocol().unscale(*scaler, *optimizer, flow_.loc(call), findings());
+  } else if (scaler) {
+    protocol().unscaleUnidentifiedOptimizer(*scaler);
+  }
 }
 
 void ScalerTracking::transferRawAmpOp(const CallExpr* call, const std::string& name) {
   if (name == "_amp_foreach_non_finite_check_and_unscale_") {
-    auto scaler = rawOpScaler(call, 2);
-    auto optimizer = optimizerOfFunction();
-    if (scaler && optimizer) {
-      refreshOptimizerDtype(*optimizer);
-      if (flow_.callContext().guardedByScalerState)
-        protocol().unscaleUnlessDone(*scaler, *optimizer, flow_.loc(call), findings());
-      else
-        protocol().unscale(*scaler, *optimizer, flow_.loc(call), findings());
-    } else if (scaler) {
-      protocol().unscaleUnidentifiedOptimizer(*scaler);
-    }
+    // One group of a group loop: unscaled with the others where the loop starts.
+    if (!groupLoopOf(call)) rawUnscale(call);
     return;
   }
   // _amp_update_scale_: the op sees inf checks (unscales), not step(): a skipped
   // optimizer step is still a checked update.
-  if (auto scaler = rawOpScaler(call, 0)) protocol().updateFromInfChecks(*scaler, flow_.loc(call), findings());
+  if (auto scaler = rawOpScaler(call, 2, 0)) protocol().updateFromInfChecks(*scaler, flow_.loc(call), findings());
 }
 
 void ScalerTracking::transferAnnotation(const CallExpr* call, const std::string& name) {
@@ -203,6 +269,16 @@ void ScalerTracking::transferAnnotation(const CallExpr* call, const std::string&
   refreshOptimizerDtype(optimizer);
   if (name == "unscale") protocol().unscale(scaler, optimizer, at, findings());
   if (name == "step") protocol().step(scaler, optimizer, at, findings());
+}
+
+void ScalerTracking::transferUnfollowedCall(const CallExpr* call) {
+  const FunctionDecl* callee = call->getDirectCallee();
+  const auto* op = dyn_cast<CXXOperatorCallExpr>(call);
+  if (!callee || (op && op->getOperator() == OO_Call)) return protocol().forgetAll();
+  if (!isUserCode(callee->getLocation(), flow_.astContext().getSourceManager())) return;
+  for (const Expr* arg : call->arguments())
+    if (isScalerType(api_, arg->getType()))
+      if (const ObjectRef scaler = objectRef(ignoreWrappers(arg)); scaler.id) protocol().forgetScaler(scaler.id);
 }
 
 void ScalerTracking::transferClip(const CallExpr* call) {

@@ -34,9 +34,16 @@ class ScalerTracking {
   void transferOptimizerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
   // _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_.
   void transferRawAmpOp(const clang::CallExpr* call, const std::string& name);
+  // A declaration the flow passes: where a loop over groups of gradients is
+  // entered (its range-for's __begin), the raw unscales of one group per
+  // iteration inside it are one unscale of the optimizer.
+  void transferDeclaration(const clang::DeclStmt* decl);
   // dtype_lint::annotate::<name>(scaler, optimizer).
   void transferAnnotation(const clang::CallExpr* call, const std::string& name);
   void transferClip(const clang::CallExpr* call);
+  // A call the flow does not follow: a callable whose target is unknown may
+  // drive every scaler; a user function without a body, the scalers passed to it.
+  void transferUnfollowedCall(const clang::CallExpr* call);
   // backward() on `loss`: scaled by a scaler, by hand, or not at all.
   void transferBackward(const clang::Expr* loss, const clang::Expr* at);
   // g /= s, g.div_(s), g.mul_(1.0 / s): gradients divided back by a manual scaling's factor.
@@ -49,8 +56,18 @@ class ScalerTracking {
   void refreshOptimizerDtype(const ObjectRef& optimizer);
   std::optional<ObjectRef> optimizerOfFunction();
   std::optional<ObjectRef> optimizerArgument(const clang::CXXMemberCallExpr* call, const ObjectRef& scaler);
-  // The scaler a raw AMP op updates: the object whose method runs it, else the scale tensor's variable.
-  std::optional<ObjectRef> rawOpScaler(const clang::CallExpr* call, unsigned scaleArg);
+  // The scaler a raw AMP op updates: the object whose method runs it, else the
+  // variable of the found_inf tensor that its unscale and update share, else
+  // of the scale tensor (the inverse scale is often a temporary).
+  std::optional<ObjectRef> rawOpScaler(const clang::CallExpr* call, unsigned foundInfArg, unsigned scaleArg);
+  void rawUnscale(const clang::CallExpr* call);
+  // The outermost of the range-fors whose variables a raw unscale's gradients
+  // come from (`for (auto& [device, by_dtype] : groups) for (auto& [dtype,
+  // grads] : by_dtype)`): each iteration unscales other gradients. nullptr
+  // when the gradients are not a loop's element.
+  const clang::CXXForRangeStmt* groupLoopOf(const clang::CallExpr* rawUnscale);
+  // The raw unscales of each group loop in this function, by its __begin declaration.
+  const std::map<const clang::DeclStmt*, std::vector<const clang::CallExpr*>>& groupUnscales();
   struct OptimizerParameters {
     DtypeSet dtype = DtypeSet::unknown();
     std::optional<Note> origin;
@@ -67,6 +84,7 @@ class ScalerTracking {
   FlowQueries& flow_;
   const ScalerApi& api_;
   std::map<const clang::ValueDecl*, ObjectRef> aliases_;  // parameters naming the caller's scalers and optimizers
+  std::optional<std::map<const clang::DeclStmt*, std::vector<const clang::CallExpr*>>> groupUnscales_;
 };
 
 }  // namespace dtype_lint::analyzer::flow

@@ -59,10 +59,7 @@ bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
 
 void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
   const Expr* e = init ? ignoreWrappers(init) : nullptr;
-  const auto* construct = e ? dyn_cast<CXXConstructExpr>(e) : nullptr;
-  const auto* call = e ? dyn_cast<CallExpr>(e) : nullptr;
-  const bool created = !e || (construct && !construct->getConstructor()->isCopyOrMoveConstructor()) ||
-                       (call && (calleeName(call) == "make_shared" || calleeName(call) == "register_module"));
+  const bool created = !e || createsModule(e);
   if (created && createsFloatParameters(moduleImplClass(d->getType()), e)) {
     state_.modules[d] = TensorFact{DtypeSet(ScalarType::Float),
                                    Note{toLocation(d->getSourceRange()),
@@ -174,11 +171,15 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
   } else if (isTensorListType(lhs->getType())) {
     state_.lists[target] = evalList(rhs);
   } else if (moduleImplClass(lhs->getType())) {
-    // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float parameters.
-    state_.modules[target] =
-        TensorFact{DtypeSet(ScalarType::Float),
-                   note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())),
-                   true};
+    // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float
+    // parameters; model_ = build_model(cfg) has the builder's.
+    if (createsModule(ignoreWrappers(rhs)))
+      state_.modules[target] =
+          TensorFact{DtypeSet(ScalarType::Float),
+                     note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())),
+                     true};
+    else
+      state_.modules[target] = evalModule(rhs);
   }
 }
 
@@ -321,7 +322,7 @@ void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassi
       // User functions: follow them for their effects and events.
       if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx);
       return;
-    case CallKind::Other: return;
+    case CallKind::Other: return scalers_.transferUnfollowedCall(call);
   }
 }
 
@@ -346,8 +347,11 @@ void FunctionAnalysis::transferSaveForBackward(const CallExpr* call) {
 // model->to(torch::kHalf) changes the dtype of every parameter of the module.
 void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
-  for (const Expr* arg : call->arguments())
-    if (auto d = evalDtypeArgument(arg)) {
+  for (const Expr* arg : call->arguments()) {
+    // A dtype the analysis cannot evaluate still converts: to some dtype, unknown which.
+    auto d = evalDtypeArgument(arg);
+    if (!d && isScalarTypeType(ignoreWrappers(arg)->getType())) d = TensorFact{};
+    if (d) {
       if (const ValueDecl* target = declOf(moduleObject(object))) {
         TensorFact f = *d;
         f.origin = note(call, fmt::format("the parameters of '{}' became {} here", target->getName().str(),
@@ -359,6 +363,7 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
       forgetAliasedModules(declOf(moduleObject(object)), moduleImplClass(object->getType()));
       break;
     }
+  }
 }
 
 // `for (auto* m : {a.get(), b.get()}) m->to(kBFloat16)`: a pointer, a
@@ -454,14 +459,25 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
     }
     return;
   }
-  if (const Expr* value = ret->getRetValue(); value && isTensorType(value->getType()))
-    result_.returned = result_.returned.dtype.isBottom() ? evalTensor(value) : joinFacts(result_.returned, evalTensor(value));
-  else if (ret->getRetValue())
+  const Expr* value = ret->getRetValue();
+  if (value && isTensorListType(value->getType())) {
+    const ListFact list = evalList(value);
+    result_.returnedList = result_.returnedList ? joinLists(*result_.returnedList, list) : list;
+    return;
+  }
+  // A module's fact is its parameters' dtype.
+  const bool module = value && moduleImplClass(value->getType());
+  if (value && (module || isTensorType(value->getType()))) {
+    const TensorFact fact = module ? evalModule(value) : evalTensor(value);
+    result_.returned = result_.returned.dtype.isBottom() ? fact : joinFacts(result_.returned, fact);
+  } else if (value) {
     result_.returned = TensorFact{};
+  }
 }
 
 void FunctionAnalysis::transferStmt(const Stmt* s) {
   if (const auto* decl = dyn_cast<DeclStmt>(s)) {
+    scalers_.transferDeclaration(decl);
     for (const Decl* d : decl->decls())
       if (const auto* var = dyn_cast<VarDecl>(d)) bindDeclaration(var, var->getInit(), toLocation(var->getSourceRange()));
     return;

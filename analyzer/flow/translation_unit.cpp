@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Index/USRGeneration.h"
 #include "flow/ast_helpers.h"
 #include "flow/flag_paths.h"
 #include "flow/function_analysis.h"
@@ -43,7 +44,30 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
   std::vector<const FunctionDecl*> defined;
   std::set<const FunctionDecl*> called;
 
+  // The functions the main file defines for other files, and the user
+  // functions called here without a body anywhere in the TU.
+  Linkage linkage() const {
+    const SourceManager& sm = context_.getSourceManager();
+    Linkage out;
+    for (const FunctionDecl* fn : defined)
+      if (fn->isExternallyVisible() && sm.isInMainFile(sm.getExpansionLoc(fn->getLocation())))
+        addUsr(fn, out.defines);
+    for (const FunctionDecl* fn : called)
+      if (!fn->isDefined() && !fn->isDeleted() && !fn->isPure() && isUserCode(fn->getLocation(), sm))
+        addUsr(fn, out.calls);
+    for (auto* usrs : {&out.defines, &out.calls}) {
+      std::sort(usrs->begin(), usrs->end());
+      usrs->erase(std::unique(usrs->begin(), usrs->end()), usrs->end());
+    }
+    return out;
+  }
+
  private:
+  static void addUsr(const FunctionDecl* fn, std::vector<std::string>& into) {
+    llvm::SmallString<128> usr;
+    if (!index::generateUSRForDecl(fn, usr)) into.push_back(std::string(usr));  // true: no USR
+  }
+
   ASTContext& context_;
 };
 
@@ -365,7 +389,7 @@ DtypeFlowResult TranslationUnitAnalysis::run() {
   std::vector<Note> truncations = std::move(events_.truncations);
   std::vector<Finding> findings = std::move(findings_);
   for (Finding& f : findingsOf(std::move(events_))) findings.push_back(std::move(f));
-  return DtypeFlowResult{std::move(findings), std::move(truncations)};
+  return DtypeFlowResult{std::move(findings), std::move(truncations), collector.linkage()};
 }
 
 }  // namespace flow

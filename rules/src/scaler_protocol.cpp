@@ -20,6 +20,7 @@ void addNote(Finding& f, const std::optional<SourceLocation>& at, std::string me
 }  // namespace
 
 void ScalerProtocol::declareScaler(const ObjectRef& scaler) {
+  forgotten_.erase(scaler.id);
   scalers_[scaler.id] = ScalerFacts{scaler.name, false, true, std::nullopt};
   for (auto it = pairs_.begin(); it != pairs_.end();)
     it = it->first.first == scaler.id ? pairs_.erase(it) : std::next(it);
@@ -53,6 +54,7 @@ const OptimizerFacts* ScalerProtocol::optimizer(uintptr_t id) const {
 }
 
 PairFacts& ScalerProtocol::pair(uintptr_t scaler, uintptr_t optimizer) {
+  forgotten_.erase(scaler);  // every caller makes a transition
   auto [it, inserted] = pairs_.try_emplace({scaler, optimizer});
   // A pair starts READY when its scaler's state is known; otherwise unknown (0).
   if (inserted) it->second.stages = scalers_.count(scaler) ? kReady : 0;
@@ -60,6 +62,7 @@ PairFacts& ScalerProtocol::pair(uintptr_t scaler, uintptr_t optimizer) {
 }
 
 ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
+  forgotten_.erase(scaler.id);  // every caller makes a transition
   return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt}).first->second;
 }
 
@@ -110,6 +113,18 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
                                         optimizer.name, scaler.name),
                             at);
     addNote(f, p.unscaledAt, "first unscale here");
+    out.push_back(std::move(f));
+  } else if ((p.stages & kStepped) && p.updateSkippedAt) {
+    // The step of an iteration that left without update(): the cause is that
+    // step's, not this unscale's.
+    Finding f = makeFinding("DL204",
+                            fmt::format("{}.step({}) without {}.update() before the next iteration's unscale_(): the "
+                                        "scale never adapts, and PyTorch raises 'unscale_() is being called after "
+                                        "step().'",
+                                        scaler.name, optimizer.name, scaler.name),
+                            p.steppedAt.value_or(at));
+    addNote(f, p.updateSkippedAt, "update() not reached on this path: control leaves the iteration here");
+    addNote(f, at, "the next unscale_() here");
     out.push_back(std::move(f));
   } else if (p.stages & kStepped) {
     Finding f = makeFinding("DL206",
@@ -270,6 +285,24 @@ void ScalerProtocol::leaveIteration(const SourceLocation& at) {
     if (p.stages & kStepped) p.updateSkippedAt = at;
 }
 
+void ScalerProtocol::forgetScaler(uintptr_t scaler) {
+  forgotten_.insert(scaler);
+  scalers_.erase(scaler);
+  for (auto it = pairs_.begin(); it != pairs_.end();) it = it->first.first == scaler ? pairs_.erase(it) : std::next(it);
+}
+
+void ScalerProtocol::forgetAll() {
+  for (const auto& [id, facts] : scalers_) forgotten_.insert(id);
+  for (const auto& [key, pair] : pairs_) forgotten_.insert(key.first);
+  scalers_.clear();
+  pairs_.clear();
+  for (auto& [id, facts] : optimizers_) {
+    facts.grads = kNoGrads | kScaledGrads | kUnscaledGrads;
+    facts.scaledBackwardAt.reset();
+    facts.unscaledBackwardAt.reset();
+  }
+}
+
 void ScalerProtocol::join(const ScalerProtocol& other) {
   for (const auto& [id, theirs] : other.scalers_) {
     auto [it, inserted] = scalers_.try_emplace(id, theirs);
@@ -314,6 +347,8 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     joined[key] = p;
   }
   pairs_ = std::move(joined);
+  forgotten_.insert(other.forgotten_.begin(), other.forgotten_.end());
+  for (uintptr_t scaler : std::set<uintptr_t>(forgotten_)) forgetScaler(scaler);
 }
 
 bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key() == other.key(); }
@@ -327,6 +362,7 @@ std::string ScalerProtocol::key() const {
     k += fmt::format("o{:x}:{}{};", id, int(o.grads), o.parameterDtype.toString());
   for (const auto& [key, p] : pairs_)
     k += fmt::format("p{:x}.{:x}:{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value());
+  for (uintptr_t id : forgotten_) k += fmt::format("f{:x};", id);
   return k;
 }
 

@@ -7,17 +7,7 @@
 #include <functional>
 #include <memory>
 
-class GradScaler {
- public:
-  torch::Tensor scale(const torch::Tensor& loss) { return loss * 65536.0; }
-  void unscale_(torch::optim::Optimizer& optimizer) {
-    for (auto& group : optimizer.param_groups())
-      for (auto& p : group.params())
-        if (p.grad().defined()) p.mutable_grad().mul_(1.0 / 65536.0);
-  }
-  void step(torch::optim::Optimizer& optimizer) { optimizer.step(); }
-  void update() {}
-};
+#include "common/grad_scaler.h"
 
 struct TrainConfig {
   bool use_half = true;       // never changed: its default holds everywhere

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,13 @@ class ScalerProtocol {
   // Control leaves the iteration (continue/return) at `at`: remembered on
   // pairs that may be STEPPED, for DL204's note.
   void leaveIteration(const SourceLocation& at);
+  // Code the front end cannot follow may have driven this scaler (it was
+  // passed to a function without a body): its state is unknown again, and
+  // stays so where this path joins others, until its next transition.
+  void forgetScaler(uintptr_t scaler);
+  // ... or every scaler and optimizer (a callable whose target is unknown:
+  // a hook from a list of std::function).
+  void forgetAll();
 
   // The scalers and optimizers `other` declared that this state does not
   // know, with their gradients unknown: an object's members (a Trainer's
@@ -127,6 +135,9 @@ class ScalerProtocol {
   std::map<uintptr_t, ScalerFacts> scalers_;
   std::map<uintptr_t, OptimizerFacts> optimizers_;
   std::map<std::pair<uintptr_t, uintptr_t>, PairFacts> pairs_;
+  // Scalers forgotten since their last transition: unknown on a path makes
+  // them unknown after a join with any other path.
+  std::set<uintptr_t> forgotten_;
 };
 
 // DL202 from an unscale's gradients where the parameters are not seen (the

@@ -1,0 +1,13 @@
+#include "lm_trainer.h"
+
+int main() {
+  lm::Trainer trainer(lm::TrainConfig{});
+  trainer.fit();
+  lm::Evaluator evaluator;
+  evaluator.tune(torch::randn({8, 16}));
+  // A BFloat16 batch from model.cpp's helper meets a Float layer.
+  torch::nn::Linear probe(16, 4);
+  auto batch = lm::to_compute_dtype(torch::randn({8, 16}));
+  auto scores = probe(batch);  // dtype-lint-expect: DL101
+  return scores.defined() ? 0 : 1;
+}
