@@ -6,6 +6,14 @@
 
 namespace dtype_lint::analyzer::flow {
 
+// A bool keeps its value where every path agrees on it.
+void joinBools(std::map<const clang::ValueDecl*, bool>& into, const std::map<const clang::ValueDecl*, bool>& other) {
+  for (auto it = into.begin(); it != into.end();) {
+    auto found = other.find(it->first);
+    it = found == other.end() || found->second != it->second ? into.erase(it) : std::next(it);
+  }
+}
+
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   TensorFact out = a;
   out.dtype = a.dtype.join(b.dtype);
@@ -102,13 +110,15 @@ void FlowState::join(const FlowState& other) {
     return out;
   });
   joinMap(lists, other.lists, joinLists);
+  joinBools(bools, other.bools);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
   process.join(other.process);
 }
 
 bool FlowState::sameAs(const FlowState& o) const {
   return reached == o.reached && tensors == o.tensors && modules == o.modules && lists == o.lists &&
-         structs == o.structs && convertedModules == o.convertedModules && process.sameAs(o.process);
+         structs == o.structs && bools == o.bools && convertedModules == o.convertedModules &&
+         process.sameAs(o.process);
 }
 
 namespace {
@@ -130,6 +140,8 @@ MemberFacts MemberFacts::of(const FlowState& state) {
     if (isMember(d)) out.modules.emplace(d, fact);
   for (const auto& [d, list] : state.lists)
     if (isMember(d)) out.lists.emplace(d, list);
+  for (const auto& [d, value] : state.bools)
+    if (isMember(d)) out.bools.emplace(d, value);
   out.convertedModules = state.convertedModules;
   return out;
 }
@@ -147,6 +159,7 @@ void MemberFacts::replaceIn(FlowState& state) const {
   replaceMembers(state.tensors, tensors);
   replaceMembers(state.modules, modules);
   replaceMembers(state.lists, lists);
+  replaceMembers(state.bools, bools);
   state.convertedModules = convertedModules;
 }
 
@@ -154,12 +167,14 @@ void MemberFacts::addMissingTo(FlowState& state) const {
   state.tensors.insert(tensors.begin(), tensors.end());
   state.modules.insert(modules.begin(), modules.end());
   state.lists.insert(lists.begin(), lists.end());
+  state.bools.insert(bools.begin(), bools.end());
 }
 
 void MemberFacts::join(const MemberFacts& other) {
   FlowState::joinMap(tensors, other.tensors, joinFacts);
   FlowState::joinMap(modules, other.modules, joinFacts);
   FlowState::joinMap(lists, other.lists, joinLists);
+  joinBools(bools, other.bools);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
 }
 
@@ -167,6 +182,7 @@ std::string MemberFacts::key() const {
   std::string k = dtypesKey(tensors) + dtypesKey(modules);
   for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.key());
   for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
+  for (const auto& [d, value] : bools) k += fmt::format("b{}={},", static_cast<const void*>(d), value);
   return k;
 }
 
@@ -176,7 +192,7 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
   if (thisModule) k += fmt::format("m{}", thisModule->dtype.toString());
   if (thisObject) k += fmt::format("t{:x}", thisObject->id);
   for (const Value& v : args) {
-    k += fmt::format("{}:{}:{}:{:x};", int(v.kind), v.fact.dtype.toString(), v.list.key(), v.object.id);
+    k += fmt::format("{}:{}:{}:{:x}:{};", int(v.kind), v.fact.dtype.toString(), v.list.key(), v.object.id, v.flag);
     for (const auto& [field, fact] : v.fields) k += fmt::format("{}={},", static_cast<const void*>(field), fact.dtype.toString());
   }
   k += savedVariables.key();

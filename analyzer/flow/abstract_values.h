@@ -36,6 +36,7 @@ struct TensorFact {
 };
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b);
+void joinBools(std::map<const clang::ValueDecl*, bool>& into, const std::map<const clang::ValueDecl*, bool>& other);
 
 // What is known of a list of tensors (a std::vector<Tensor>, a map of
 // tensors): its elements by position, or, once positions are lost (a list
@@ -64,11 +65,12 @@ using FieldFacts = std::map<const clang::FieldDecl*, TensorFact>;
 
 // The value of an argument or parameter as far as the analysis follows it.
 struct Value {
-  enum class Kind { None, Tensor, Module, List, Object, Struct, Dtype } kind = Kind::None;
+  enum class Kind { None, Tensor, Module, List, Object, Struct, Dtype, Bool } kind = Kind::None;
   TensorFact fact;  // tensors, the parameters of modules, a dtype or TensorOptions argument's dtype
   ListFact list;
   ObjectRef object;  // scalers and optimizers, by the caller's identity
   FieldFacts fields;  // the tensor members of a struct
+  bool flag = false;  // a bool argument whose value is known (a guard's `enabled = true`)
 };
 
 // The part of the state that outlives a call: autocast and its cache, the
@@ -95,6 +97,9 @@ struct FlowState {
   std::map<const clang::ValueDecl*, TensorFact> modules;  // the dtype of each module's parameters
   std::map<const clang::ValueDecl*, ListFact> lists;
   std::map<const clang::ValueDecl*, FieldFacts> structs;  // local structs and struct parameters
+  // Bools that hold a state the analysis knows: a guard's saved
+  // `prev_enabled_ = at::autocast::is_cpu_enabled()`, restored on its way out.
+  std::map<const clang::ValueDecl*, bool> bools;
   // User module classes some module->to(dtype) converted: their registered
   // tensors no longer have the dtype their constructor gave them.
   std::set<const clang::CXXRecordDecl*> convertedModules;
@@ -126,6 +131,7 @@ struct MemberFacts {
   std::map<const clang::ValueDecl*, TensorFact> tensors;
   std::map<const clang::ValueDecl*, TensorFact> modules;
   std::map<const clang::ValueDecl*, ListFact> lists;
+  std::map<const clang::ValueDecl*, bool> bools;
   std::set<const clang::CXXRecordDecl*> convertedModules;
 
   // Whether a declaration's facts are member facts.

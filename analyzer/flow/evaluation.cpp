@@ -422,6 +422,12 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
   } else if (isScaler(paramType) || isOptimizerType(paramType)) {
     v.kind = Value::Kind::Object;
     v.object = scalers_.objectRef(e);
+  } else if (paramType->isBooleanType()) {
+    if (const auto* byDefault = dyn_cast<CXXDefaultArgExpr>(e)) e = byDefault->getExpr();
+    if (const auto value = evalFlag(e)) {
+      v.kind = Value::Kind::Bool;
+      v.flag = *value;
+    }
   } else if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.structs.find(d); it != state_.structs.end()) {
       v.kind = Value::Kind::Struct;

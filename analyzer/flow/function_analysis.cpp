@@ -166,6 +166,7 @@ FlowState FunctionAnalysis::entryState() {
       case Value::Kind::List: entry.lists[param] = v.list; break;
       case Value::Kind::Object: scalers_.bindParameter(param, v.object); break;
       case Value::Kind::Struct: entry.structs[param] = v.fields; break;
+      case Value::Kind::Bool: entry.bools[param->getCanonicalDecl()] = v.flag; break;
       case Value::Kind::None: break;
     }
   }
@@ -252,8 +253,11 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     const auto value = evalFlag(negation->getSubExpr());
     return value ? std::optional<bool>(!*value) : std::nullopt;
   }
-  if (const clang::ValueDecl* flag = testedFlag(condition))
+  if (const clang::ValueDecl* flag = testedFlag(condition)) {
+    const FlowState& state = branchState_ ? *branchState_ : state_;
+    if (auto known = state.bools.find(flag); known != state.bools.end()) return known->second;
     if (const auto value = ctx_.assumed(flag)) return value;
+  }
   // `if (scaler_)`: a pointer to a scaler or optimizer this path created.
   const Expr* pointer = condition->getType()->isPointerType() ? condition : nullptr;
   if (const auto* conversion = dyn_cast<CXXMemberCallExpr>(condition);

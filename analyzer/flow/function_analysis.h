@@ -101,6 +101,7 @@ class FunctionAnalysis final : public FlowQueries {
   void bindDeclaration(const clang::ValueDecl* d, const clang::Expr* init, SourceLocation at);
   bool bindLoopElement(const clang::VarDecl* var);
   void bindModule(const clang::ValueDecl* d, const clang::Expr* init);
+  void bindBool(const clang::ValueDecl* d, const clang::Expr* value);
   bool createsFloatParameters(const clang::CXXRecordDecl* impl, const clang::Expr* init);
   void bindSavedData(const clang::Expr* lhs, const clang::Expr* rhs);
   bool isUserStruct(clang::QualType type);

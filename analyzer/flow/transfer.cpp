@@ -36,6 +36,8 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     state_.lists[d] = init ? evalList(init) : ListFact{};
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
+  } else if (type->isBooleanType()) {
+    bindBool(d, init);
   }
 }
 
@@ -180,7 +182,30 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
                      true};
     else
       state_.modules[target] = evalModule(rhs);
+  } else if (lhs->getType()->isBooleanType()) {
+    bindBool(target, rhs);
   }
+}
+
+// A bool given the autocast state (`prev_enabled_ = at::autocast::is_cpu_enabled()`)
+// holds it; any other value is not followed.
+void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
+  const auto* call = value ? dyn_cast<CallExpr>(ignoreWrappers(value)) : nullptr;
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  const DeviceAutocast* device = nullptr;
+  if (isAutocastFunction(callee)) {
+    const std::string name = callee->getName().str();
+    if (name == "is_enabled") device = &state_.process.autocast.cuda;
+    if (name == "is_cpu_enabled") device = &state_.process.autocast.cpu;
+    if (name == "is_autocast_enabled" && call->getNumArgs() == 1) {
+      const auto type = evaluateDeviceTypeConstant(call->getArg(0));
+      device = type == "CUDA" ? &state_.process.autocast.cuda : type == "CPU" ? &state_.process.autocast.cpu : nullptr;
+    }
+  }
+  if (device && device->enabled != Tristate::Unknown)
+    state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = device->enabled == Tristate::On;
+  else
+    state_.bools.erase(cast<ValueDecl>(d->getCanonicalDecl()));
 }
 
 // ctx->saved_data["key"] = tensor, in a custom Function's forward.

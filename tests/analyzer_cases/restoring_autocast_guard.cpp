@@ -1,0 +1,60 @@
+// An RAII autocast guard that saves the autocast state it found and restores
+// it on its way out, as torch.autocast does: after its scope autocast is off
+// again, and its weight cache still needs clear_cache().
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+class AutocastGuard {
+ public:
+  explicit AutocastGuard(at::ScalarType dtype = at::kBFloat16, bool enabled = true)
+      : prev_enabled_(at::autocast::is_cpu_enabled()), prev_dtype_(at::autocast::get_autocast_cpu_dtype()) {
+    at::autocast::increment_nesting();
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(enabled);
+  }
+  ~AutocastGuard() {
+    at::autocast::decrement_nesting();
+    at::autocast::set_cpu_enabled(prev_enabled_);
+    at::autocast::set_autocast_cpu_dtype(prev_dtype_);
+  }
+
+ private:
+  bool prev_enabled_;
+  at::ScalarType prev_dtype_;
+};
+
+// The guard restores the state but never clears the cache.
+void stale_weights(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
+  for (int i = 0; i < 3; ++i) {
+    optimizer.zero_grad();
+    torch::Tensor loss;
+    {
+      AutocastGuard autocast;
+      loss = model(torch::randn({4, 8})).pow(2).mean();
+    }
+    loss.to(torch::kFloat).backward();
+    optimizer.step();  // dtype-lint-expect: DL107
+  }
+}
+
+// The same guard with the cache cleared after its scope: clean.
+void cleared(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
+  for (int i = 0; i < 3; ++i) {
+    optimizer.zero_grad();
+    torch::Tensor loss;
+    {
+      AutocastGuard autocast;
+      loss = model(torch::randn({4, 8})).pow(2).mean();
+    }
+    at::autocast::clear_cache();
+    loss.to(torch::kFloat).backward();
+    optimizer.step();
+  }
+}
+
+int main() {
+  torch::nn::Linear model(8, 2);
+  torch::optim::SGD optimizer(model->parameters(), 0.1);
+  stale_weights(model, optimizer);
+  cleared(model, optimizer);
+}
