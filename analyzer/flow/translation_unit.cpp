@@ -282,9 +282,37 @@ const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInv
       invariant->protocol.join(r->exit.protocol);
     }
   }
+  // What the other methods may leave in the members (a setup() that converts
+  // the model) holds too, in a method whose caller is not seen: each is
+  // followed once from the constructors' facts, silently.
+  bool complete = true;  // no method skipped for being under analysis already
+  if (invariant) {
+    CallContext afterConstruction = constructing;
+    afterConstruction.members = invariant->members;
+    MemberFacts members = invariant->members;
+    beginSilent();
+    for (const CXXMethodDecl* method : record->methods()) {
+      const FunctionDecl* def = method->getDefinition();
+      if (isa<CXXConstructorDecl, CXXDestructorDecl>(method) || method->isStatic() || method->isConst() || !def ||
+          !isAnalyzable(def))
+        continue;
+      if (onStack_.count(def)) {
+        complete = false;
+        continue;
+      }
+      if (const FunctionResult* r = analyze(def, afterConstruction); r && r->exitReached) members.join(r->members);
+    }
+    endSilent();
+    invariant->members = std::move(members);
+  }
   auto& slot = invariants_[key];
   slot = std::move(invariant);
-  return slot ? &*slot : nullptr;
+  if (complete) return slot ? &*slot : nullptr;
+  // Asked from inside one of its methods: this caller gets what is known so
+  // far; the next asks again.
+  partialInvariant_ = std::move(slot);
+  invariants_.erase(key);
+  return partialInvariant_ ? &*partialInvariant_ : nullptr;
 }
 
 const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {

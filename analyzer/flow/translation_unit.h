@@ -103,6 +103,7 @@ class TranslationUnitAnalysis {
   std::set<std::pair<const clang::FunctionDecl*, Truncation>> truncated_;
   // By class and assumed flags; nullopt: being computed.
   std::map<std::pair<const clang::CXXRecordDecl*, std::string>, std::optional<ClassInvariant>> invariants_;
+  std::optional<ClassInvariant> partialInvariant_;  // the last one computed from inside one of its methods
   std::optional<Writes> writes_;
   std::vector<Finding> findings_;  // of the roots analyzed under flag assumptions
 };

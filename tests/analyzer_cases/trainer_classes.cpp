@@ -157,6 +157,22 @@ class PureHalfTrainer {
   torch::nn::Linear fc_{torch::nn::Linear(8, 4)};
 };
 
+// setup() converts the model after construction; fit(), whose caller is not
+// seen here, feeds it Half inputs: the model may be Half there, so nothing is
+// reported (the constructor alone would say Float).
+class LateHalfTrainer {
+ public:
+  LateHalfTrainer() : model_(torch::nn::Linear(8, 2)) {}
+  void setup();
+  void fit();
+
+ private:
+  torch::nn::Linear model_;
+};
+
+void LateHalfTrainer::setup() { model_->to(torch::kHalf); }
+void LateHalfTrainer::fit() { model_(torch::randn({4, 8}).to(torch::kHalf)); }
+
 int main() {
   TrainConfig cfg;
   cfg.hidden = 8;
