@@ -245,6 +245,12 @@ TensorFact FunctionAnalysis::opResult(std::string_view op, const std::vector<Ten
   if (returnsBool(op)) return TensorFact{DtypeSet(ScalarType::Bool), std::nullopt};
   if (returnsLong(op)) return TensorFact{DtypeSet(ScalarType::Int64), std::nullopt};
   if (inputs.empty()) return {};
+  // A matmul-family op outside autocast raises unless its operands agree:
+  // where it returns, it has the dtype of an operand whose dtype is known
+  // (x_bf16.mm(w) is BFloat16 whatever w is).
+  if (isMatmulFamily(op) && std::any_of(inputs.begin(), inputs.end(), [](const TensorFact& f) { return f.dtype.isUnknown(); }))
+    for (const TensorFact& input : inputs)
+      if (input.dtype.single() && isFloating(*input.dtype.single())) return input;
   if (isMatmulFamily(op) || promotesOperands(op)) {
     TensorFact out = inputs.front();
     for (size_t i = 1; i < inputs.size(); ++i) {

@@ -40,9 +40,23 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
     called.insert(construct->getConstructor()->getCanonicalDecl());
     return true;
   }
+  // The user classes the TU uses, also behind a module holder or a smart
+  // pointer (LoRALinear, std::unique_ptr<Trainer>) and a custom Function
+  // applied: LibTorch's templates call their methods, not user code.
+  bool VisitDeclaratorDecl(DeclaratorDecl* d) {
+    addUserRecords(d->getType());
+    return true;
+  }
+  bool VisitExpr(Expr* e) {
+    addUserRecords(e->getType());
+    if (const auto* call = dyn_cast<CallExpr>(e))
+      if (const CXXRecordDecl* function = autogradFunctionOfApply(call)) usedRecords.insert(function);
+    return true;
+  }
 
   std::vector<const FunctionDecl*> defined;
   std::set<const FunctionDecl*> called;
+  std::set<const CXXRecordDecl*> usedRecords;
 
   // The functions the main file defines for other files, and the user
   // functions called here without a body anywhere in the TU.
@@ -52,8 +66,11 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
     for (const FunctionDecl* fn : defined)
       if (fn->isExternallyVisible() && sm.isInMainFile(sm.getExpansionLoc(fn->getLocation())))
         addUsr(fn, out.defines);
-    for (const FunctionDecl* fn : called)
-      if (!fn->isDefined() && !fn->isDeleted() && !fn->isPure() && isUserCode(fn->getLocation(), sm))
+    std::set<const FunctionDecl*> reached = called;
+    for (const CXXRecordDecl* record : usedRecords)
+      for (const CXXMethodDecl* method : record->methods()) reached.insert(method->getCanonicalDecl());
+    for (const FunctionDecl* fn : reached)
+      if (!fn->isDefined() && !fn->isDeleted() && !fn->isPure() && !fn->isImplicit() && isUserCode(fn->getLocation(), sm))
         addUsr(fn, out.calls);
     for (auto* usrs : {&out.defines, &out.calls}) {
       std::sort(usrs->begin(), usrs->end());
@@ -63,6 +80,18 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
   }
 
  private:
+  void addUserRecords(QualType type) {
+    type = type.getNonReferenceType();
+    while (type->isPointerType()) type = type->getPointeeType();
+    const auto* record = type->getAsCXXRecordDecl();
+    if (!record || !usedRecords.insert(record).second) return;
+    if (const auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(record))
+      for (const TemplateArgument& arg : spec->getTemplateArgs().asArray())
+        if (arg.getKind() == TemplateArgument::Type) addUserRecords(arg.getAsType());
+    // A module holder's Impl is its base's argument (LoRALinear is ModuleHolder<LoRALinearImpl>).
+    for (const CXXBaseSpecifier& base : record->bases()) addUserRecords(base.getType());
+  }
+
   static void addUsr(const FunctionDecl* fn, std::vector<std::string>& into) {
     llvm::SmallString<128> usr;
     if (!index::generateUSRForDecl(fn, usr)) into.push_back(std::string(usr));  // true: no USR

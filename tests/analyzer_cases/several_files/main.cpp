@@ -1,4 +1,5 @@
 #include "lm_trainer.h"
+#include "lora.h"
 
 int main() {
   lm::Trainer trainer(lm::TrainConfig{});
@@ -9,5 +10,9 @@ int main() {
   torch::nn::Linear probe(16, 4);
   auto batch = lm::to_compute_dtype(torch::randn({8, 16}));
   auto scores = probe(batch);  // dtype-lint-expect: DL101
+  // The adapter's weight is BFloat16 like its input; its backward is not.
+  lm::LoraLinear adapter(16, 4, 2);
+  adapter->weight = adapter->weight.to(torch::kBFloat16);
+  adapter(batch).to(torch::kFloat).sum().backward();
   return scores.defined() ? 0 : 1;
 }
