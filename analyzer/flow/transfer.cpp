@@ -26,6 +26,9 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     if (const FunctionResult* r = userCallResult(init); r && r->returnedFields) fields = *r->returnedFields;
     else if (const ValueDecl* source = init ? declOf(init) : nullptr; source && state_.structs.count(source))
       fields = state_.structs[source];
+    else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(init ? ignoreWrappers(init) : nullptr);
+             !init || (construct && construct->getNumArgs() == 0))
+      seedDtypeFields(type.getNonReferenceType()->getAsCXXRecordDecl(), fields);
     state_.structs[d] = std::move(fields);
     return;
   }
@@ -57,6 +60,15 @@ bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
   else if (isTensorKeyValueType(var->getType())) state_.tensors[var] = evalElement(range);
   else return false;
   return true;
+}
+
+// A default-constructed config struct: its dtype and TensorOptions fields
+// have their default member initializers' dtypes until assigned.
+void FunctionAnalysis::seedDtypeFields(const CXXRecordDecl* record, FieldFacts& fields) {
+  if (!record) return;
+  for (const FieldDecl* field : record->fields())
+    if ((isScalarTypeType(field->getType()) || isTensorOptionsType(field->getType())) && field->hasInClassInitializer())
+      if (auto fact = evalDtypeArgument(field->getInClassInitializer())) fields[field] = *fact;
 }
 
 void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
@@ -157,10 +169,18 @@ void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
 
 void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
   assignElement(lhs, rhs);
-  if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isTensorType(lhs->getType()))
+  if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isa<FieldDecl>(member->getMemberDecl()))
     if (const ValueDecl* base = structBase(member)) {
-      state_.structs[base][cast<FieldDecl>(member->getMemberDecl())] = evalTensor(rhs);
-      return;
+      const auto* field = cast<FieldDecl>(member->getMemberDecl());
+      if (isTensorType(lhs->getType())) {
+        state_.structs[base][field] = evalTensor(rhs);
+        return;
+      }
+      // setup.param_options = setup.param_options.device(device): a config's dtype.
+      if (isScalarTypeType(lhs->getType()) || isTensorOptionsType(lhs->getType())) {
+        state_.structs[base][field] = evalDtypeArgument(rhs).value_or(TensorFact{});
+        return;
+      }
     }
   bindSavedData(lhs, rhs);
   const ValueDecl* target = declOf(lhs);

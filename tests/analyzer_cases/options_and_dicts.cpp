@@ -49,6 +49,26 @@ void update_ema_cast(torch::nn::Linear& model, torch::nn::Linear& ema, double de
     shadow.mul_(decay).add_(torch::ones_like(shadow), 1.0 - decay);
 }
 
+// A local config whose options field is written (a device added) keeps its dtype.
+struct Setup {
+  int64_t dim = 8;
+  torch::TensorOptions param_options = torch::TensorOptions().dtype(torch::kHalf);
+};
+
+torch::nn::Linear make_layer(torch::TensorOptions options) {
+  torch::nn::Linear layer(8, 2);
+  layer->to(options.device(), options.dtype().toScalarType());
+  return layer;
+}
+
+void configured_layer(const torch::Device& device) {
+  Setup setup;
+  setup.param_options = setup.param_options.device(device);
+  auto layer = make_layer(setup.param_options);
+  layer(torch::randn({4, 8}));  // dtype-lint-expect: DL101
+  layer(torch::randn({4, 8}, setup.param_options));
+}
+
 int main() {
   LeanTrainer trainer(LeanConfig{});
   trainer.loss_of(torch::randn({2, 8})).to(torch::kFloat).backward();
@@ -56,4 +76,5 @@ int main() {
   torch::nn::Linear model(8, 8), ema(8, 8);
   update_ema(model, ema, 0.99);
   update_ema_cast(model, ema, 0.99);
+  configured_layer(torch::kCPU);
 }
