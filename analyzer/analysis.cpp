@@ -320,6 +320,8 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
     if (options.usePreamble) preambles.emplace(options.cacheDirectory, options.preambleSizeLimit);
     if (options.useResultCache) results.emplace(options.cacheDirectory);
   }
+  PreambleCache* const preambleCache = preambles ? &*preambles : nullptr;
+  const ResultCache* const resultCache = results ? &*results : nullptr;
   auto configOf = [&](size_t i) {
     auto config = options.configs.find(files[i]);
     return config != options.configs.end() ? config->second : Config{};
@@ -331,8 +333,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
     llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, options.jobs)));
     for (size_t i = 0; i < files.size(); ++i)
       pool.async([&, i] {
-        units[i] = analyzeOne(database, files[i], configOf(i), preambles ? &*preambles : nullptr,
-                              results ? &*results : nullptr);
+        units[i] = analyzeOne(database, files[i], configOf(i), preambleCache, resultCache);
       });
     pool.wait();
     std::vector<Linkage> linkage;
@@ -343,8 +344,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
         pool.async([&, i] {
           std::vector<std::string> paths;
           for (size_t j : linked[i]) paths.push_back(files[j]);
-          withCallees[i] = analyzeOne(database, files[i], configOf(i), preambles ? &*preambles : nullptr,
-                                      results ? &*results : nullptr, paths);
+          withCallees[i] = analyzeOne(database, files[i], configOf(i), preambleCache, resultCache, paths);
         });
     pool.wait();
   }

@@ -242,7 +242,7 @@ bool checksForNonFinite(const FunctionDecl* fn) {
     if (!id || isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager())) return false;
     const llvm::StringRef name = id->getName();
     return name == "isfinite" || name == "isinf" || name == "isnan" || name == "isposinf" || name == "isneginf" ||
-           name == "_amp_foreach_non_finite_check_and_unscale_";
+           name == kRawUnscaleOp;
   });
 }
 

@@ -11,6 +11,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/Basic/SourceManager.h"
 #include "dtype_lint/dtype.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace dtype_lint::analyzer {
 
@@ -58,6 +59,10 @@ bool announcesScale(const clang::FunctionDecl* method);
 // Whether the function checks some tensor for inf/NaN (isfinite, isinf,
 // isnan, ...): hand-rolled loss scaling that does is a dynamic scaler.
 bool checksForNonFinite(const clang::FunctionDecl* fn);
+
+// The raw ATen AMP ops a C++ GradScaler port calls: the unscale (an inf check) and the update.
+inline constexpr llvm::StringLiteral kRawUnscaleOp = "_amp_foreach_non_finite_check_and_unscale_";
+inline constexpr llvm::StringLiteral kRawUpdateScaleOp = "_amp_update_scale_";
 
 // The value of a c10::ScalarType constant expression (torch::kHalf,
 // at::ScalarType::Half, c10::kBFloat16, ...).

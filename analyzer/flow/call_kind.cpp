@@ -29,7 +29,7 @@ std::optional<ModuleCall> asModuleCall(const CallExpr* call) {
 }
 
 bool isRawAmpOp(const std::string& name) {
-  return name == "_amp_foreach_non_finite_check_and_unscale_" || name == "_amp_update_scale_";
+  return name == kRawUnscaleOp || name == kRawUpdateScaleOp;
 }
 
 // The operators the transfer handles itself: assignment, compound assignment

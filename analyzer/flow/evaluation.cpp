@@ -42,10 +42,9 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
   }
   // A field of a local config struct whose dtype the flow follows.
   if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued)
-    if (const ValueDecl* base = structBase(member); base && state_.structs.count(base))
-      if (auto it = state_.structs[base].find(dyn_cast<FieldDecl>(member->getMemberDecl()));
-          it != state_.structs[base].end())
-        return it->second;
+    if (auto fields = state_.structs.find(structBase(member)); fields != state_.structs.end())
+      if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end())
+        return field->second;
   if (const Expr* fallback = dtypeValued ? tu_.unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
   // Options or a dtype the analysis cannot see into (a parameter, a member):
   // some dtype, unknown which.

@@ -203,8 +203,8 @@ const std::map<const DeclStmt*, std::vector<const CallExpr*>>& ScalerTracking::g
   struct Finder : RecursiveASTVisitor<Finder> {
     std::vector<const CallExpr*> unscales;
     bool VisitCallExpr(CallExpr* call) {
-      if (const FunctionDecl* callee = call->getDirectCallee(); callee && callee->getDeclName().isIdentifier() &&
-                                                                callee->getName() == "_amp_foreach_non_finite_check_and_unscale_")
+      if (const FunctionDecl* callee = call->getDirectCallee();
+          callee && callee->getDeclName().isIdentifier() && callee->getName() == kRawUnscaleOp)
         unscales.push_back(call);
       return true;
     }
@@ -237,7 +237,7 @@ void ScalerTracking::rawUnscale(const CallExpr* call) {
 }
 
 void ScalerTracking::transferRawAmpOp(const CallExpr* call, const std::string& name) {
-  if (name == "_amp_foreach_non_finite_check_and_unscale_") {
+  if (name == kRawUnscaleOp) {
     // One group of a group loop: unscaled with the others where the loop starts.
     if (!groupLoopOf(call)) rawUnscale(call);
     return;

@@ -22,8 +22,11 @@ void addNote(Finding& f, const std::optional<SourceLocation>& at, std::string me
 void ScalerProtocol::declareScaler(const ObjectRef& scaler) {
   forgotten_.erase(scaler.id);
   scalers_[scaler.id] = ScalerFacts{scaler.name, false, true, std::nullopt};
-  for (auto it = pairs_.begin(); it != pairs_.end();)
-    it = it->first.first == scaler.id ? pairs_.erase(it) : std::next(it);
+  erasePairsOf(scaler.id);
+}
+
+void ScalerProtocol::erasePairsOf(uintptr_t scaler) {
+  for (auto it = pairs_.begin(); it != pairs_.end();) it = it->first.first == scaler ? pairs_.erase(it) : std::next(it);
 }
 
 void ScalerProtocol::declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
@@ -288,7 +291,7 @@ void ScalerProtocol::leaveIteration(const SourceLocation& at) {
 void ScalerProtocol::forgetScaler(uintptr_t scaler) {
   forgotten_.insert(scaler);
   scalers_.erase(scaler);
-  for (auto it = pairs_.begin(); it != pairs_.end();) it = it->first.first == scaler ? pairs_.erase(it) : std::next(it);
+  erasePairsOf(scaler);
 }
 
 void ScalerProtocol::forgetAll() {

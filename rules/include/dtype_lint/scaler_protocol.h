@@ -127,6 +127,7 @@ class ScalerProtocol {
 
  private:
   PairFacts& pair(uintptr_t scaler, uintptr_t optimizer);
+  void erasePairsOf(uintptr_t scaler);
   // The scaler's facts; a scaler not seen before may or may not have stepped.
   ScalerFacts& scalerFacts(const ObjectRef& scaler);
   void checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
