@@ -266,6 +266,9 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   if (const ObjectRef object = pointer ? scalers_.objectRef(pointer) : ObjectRef{};
       object.id && (branchState_ ? *branchState_ : state_).process.protocol.knows(object.id))
     return true;
+  // A pointer set only when a flag holds, on a path where it does not: null.
+  if (const ValueDecl* d = pointer ? declOf(pointer->IgnoreParenImpCasts()) : nullptr)
+    if (const Expr* test = tu_.pointerSetOnlyUnder(d); test && evalFlag(test) == false) return false;
   return tu_.knownCondition(condition);
 }
 

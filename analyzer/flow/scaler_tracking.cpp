@@ -67,9 +67,11 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   switch (scalerCall(api_, name)) {
     case ScalerCall::Scale: {
       // Under a BFloat16 region, or right after one: the loss comes from it.
-      const ProcessState& process = flow_.state().process;
+      // A later scale() with no region between scales another loss.
+      ProcessState& process = flow_.state().process;
       const auto bfloat16At = bfloat16AutocastAt(process.autocast);
       checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
+      process.bfloat16RegionAt.reset();
       if (call->getNumArgs() >= 1)
         if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
           checkScalingInsideScaler(*loss.manualScaling, at, findings());
@@ -335,17 +337,22 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
 
 void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* init, const SourceLocation& at) {
   if (d->getType()->isReferenceType() || d->getType()->isPointerType()) return;
+  // An empty smart pointer (`std::unique_ptr<GradScaler> scaler_;`) holds no scaler yet.
+  const Expr* value = init ? ignoreWrappers(init) : nullptr;
+  const auto* construct = dyn_cast_or_null<CXXConstructExpr>(value);
+  if (pointeeRecord(d->getType()) != d->getType()->getAsCXXRecordDecl() &&
+      (!value || isa<CXXNullPtrLiteralExpr>(value) || (construct && construct->getNumArgs() == 0)))
+    return;
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
   if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref);
   if (!isOptimizerType(d->getType())) return;
   // Optimizer(model->parameters(), Options(...).eps(...)), directly or through make_unique.
   std::vector<const Expr*> args;
-  const Expr* e = init ? ignoreWrappers(init) : nullptr;
-  if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e))
+  if (construct)
     args.assign(construct->arg_begin(), construct->arg_end());
-  else if (const auto* created = dyn_cast_or_null<CXXNewExpr>(e); created && created->getConstructExpr())
+  else if (const auto* created = dyn_cast_or_null<CXXNewExpr>(value); created && created->getConstructExpr())
     args.assign(created->getConstructExpr()->arg_begin(), created->getConstructExpr()->arg_end());
-  else if (const auto* call = dyn_cast_or_null<CallExpr>(e); call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared"))
+  else if (const auto* call = dyn_cast_or_null<CallExpr>(value); call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared"))
     args.assign(call->arg_begin(), call->arg_end());
   if (args.empty()) return;
   const OptimizerParameters parameters = parametersOf(args);

@@ -208,7 +208,8 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
 }
 
 // A bool given the autocast state (`prev_enabled_ = at::autocast::is_cpu_enabled()`)
-// holds it; any other value is not followed.
+// or a parameter whose value this call knows holds it; any other value is not
+// followed (a struct's bools are shared by all its objects here).
 void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
   const auto* call = value ? dyn_cast<CallExpr>(ignoreWrappers(value)) : nullptr;
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
@@ -222,8 +223,13 @@ void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
       device = type == "CUDA" ? &state_.process.autocast.cuda : type == "CPU" ? &state_.process.autocast.cpu : nullptr;
     }
   }
-  if (device && device->enabled != Tristate::Unknown)
-    state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = device->enabled == Tristate::On;
+  std::optional<bool> known;
+  if (device && device->enabled != Tristate::Unknown) known = device->enabled == Tristate::On;
+  else if (const auto* ref = value ? dyn_cast<DeclRefExpr>(value->IgnoreParenImpCasts()) : nullptr;
+           ref && isa<ParmVarDecl>(ref->getDecl()) && !fn_->isImplicit())
+    known = evalFlag(ref);  // a guard's `enabled_(enabled)` keeps the flag it was built with
+  if (known)
+    state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = *known;
   else
     state_.bools.erase(cast<ValueDecl>(d->getCanonicalDecl()));
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Index/USRGeneration.h"
 #include "flow/ast_helpers.h"
@@ -111,15 +112,16 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   bool shouldVisitImplicitCode() const { return false; }
 
   bool VisitBinaryOperator(BinaryOperator* op) {
-    if (op->isAssignmentOp()) add(op->getLHS(), op->getRHS());
+    if (op->isAssignmentOp()) add(op->getLHS(), op->getRHS(), op);
     return true;
   }
   bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr* op) {
-    if (op->isAssignmentOp() && op->getNumArgs() >= 1) add(op->getArg(0), op->getNumArgs() > 1 ? op->getArg(1) : nullptr);
+    if (op->isAssignmentOp() && op->getNumArgs() >= 1)
+      add(op->getArg(0), op->getNumArgs() > 1 ? op->getArg(1) : nullptr, op);
     return true;
   }
   bool VisitUnaryOperator(UnaryOperator* op) {
-    if (op->isIncrementDecrementOp()) add(op->getSubExpr(), nullptr);
+    if (op->isIncrementDecrementOp()) add(op->getSubExpr(), nullptr, op);
     return true;
   }
   bool VisitInitListExpr(InitListExpr* list) {
@@ -172,6 +174,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::set<const ValueDecl*> written;
   std::set<const ValueDecl*> writtenConstant;
   std::map<const ValueDecl*, const FunctionDecl*> callables;  // null: more than one target, or one not seen
+  std::map<const ValueDecl*, const Expr*> nullUnless;  // null: some write is not under one flag test
 
  private:
   // A parameter by its function and position: a declaration and the
@@ -219,12 +222,46 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
       argumentTargets[parameterSlot(param)].push_back(lambda ? lambda->getCallOperator() : nullptr);
     }
   }
-  void add(const Expr* target, const Expr* value) {
-    if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d)) note(d, value);
+  void add(const Expr* target, const Expr* value, const Stmt* write) {
+    if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d))
+      note(d, value, write);
   }
-  void note(const ValueDecl* d, const Expr* value) {
+  static bool isPointerLike(QualType type) {
+    const auto* record = type->getAsCXXRecordDecl();
+    const std::string name = record ? record->getQualifiedNameAsString() : "";
+    return type->isPointerType() || name == "std::unique_ptr" || name == "std::shared_ptr";
+  }
+  // The flag test of the `if` whose then-branch holds a write, when it is one.
+  const Expr* enclosingFlagTest(const Stmt* write) {
+    DynTypedNode node = DynTypedNode::create(*write);
+    for (int up = 0; up < 8; ++up) {
+      const auto parents = context_.getParents(node);
+      if (parents.size() != 1) return nullptr;
+      node = parents[0];
+      if (const auto* branch = node.get<IfStmt>()) {
+        const Expr* test = branch->getCond();
+        const Expr* flag = test->IgnoreParenImpCasts();
+        if (const auto* negation = dyn_cast<UnaryOperator>(flag); negation && negation->getOpcode() == UO_LNot)
+          flag = negation->getSubExpr();
+        return testedFlag(flag) ? test : nullptr;
+      }
+      if (node.get<FunctionDecl>() || node.get<LambdaExpr>()) return nullptr;
+    }
+    return nullptr;
+  }
+  // A pointer every non-null write of which sits under one flag test.
+  void noteGuard(const ValueDecl* d, const Expr* value, const Stmt* write) {
+    if (!isPointerLike(d->getType().getNonReferenceType())) return;
+    if (value && isa<CXXNullPtrLiteralExpr>(ignoreConversions(value))) return;
+    const Expr* test = write ? enclosingFlagTest(write) : nullptr;
+    auto [it, inserted] = nullUnless.try_emplace(d, test);
+    if (!inserted && (!it->second || !test || testedFlag(it->second->IgnoreParenImpCasts()) != testedFlag(test->IgnoreParenImpCasts())))
+      it->second = nullptr;
+  }
+  void note(const ValueDecl* d, const Expr* value, const Stmt* write = nullptr) {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     written.insert(d);
+    noteGuard(d, value, write);
     noteCallable(d, value);
     bool constant = false;
     if (value && !value->isValueDependent() && value->EvaluateAsBooleanCondition(constant, context_))
@@ -349,7 +386,8 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
     WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
     collector.resolveForwardedCallables();
-    writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant), std::move(collector.callables)};
+    writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant), std::move(collector.callables),
+                     std::move(collector.nullUnless)};
   }
   return *writes_;
 }
@@ -360,6 +398,11 @@ bool TranslationUnitAnalysis::written(const ValueDecl* d) {
 
 bool TranslationUnitAnalysis::writtenConstant(const ValueDecl* d) {
   return writes().writtenConstant.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
+}
+
+const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {
+  auto it = writes().nullUnless.find(cast<ValueDecl>(d->getCanonicalDecl()));
+  return it == writes().nullUnless.end() ? nullptr : it->second;
 }
 
 const Expr* TranslationUnitAnalysis::unwrittenFieldDefault(const Expr* e) {

@@ -63,6 +63,10 @@ class TranslationUnitAnalysis {
   bool written(const clang::ValueDecl* d);
   // Whether some write gives the field or variable a constant.
   bool writtenConstant(const clang::ValueDecl* d);
+  // The flag test under which every write of a pointer sits
+  // (`if (cfg_.amp) scaler_ = std::make_unique<GradScaler>()`): where the test
+  // fails, the pointer is null. nullptr when there is no one such test.
+  const clang::Expr* pointerSetOnlyUnder(const clang::ValueDecl* d);
   // A config's field that no code writes (`bool use_half = true;`): its
   // default member initializer, its value everywhere.
   const clang::Expr* unwrittenFieldDefault(const clang::Expr* e);
@@ -79,6 +83,7 @@ class TranslationUnitAnalysis {
     std::set<const clang::ValueDecl*> writtenConstant;
     // std::function variables and members by the lambda they hold, when one.
     std::map<const clang::ValueDecl*, const clang::FunctionDecl*> callables;
+    std::map<const clang::ValueDecl*, const clang::Expr*> nullUnless;
   };
   const Writes& writes();
 

@@ -208,3 +208,63 @@ class GuardedClassifier {
   RunConfig cfg_;
   torch::nn::Linear head_;
 };
+
+// A guard built from the flag picks Half with it and BFloat16 without; the
+// scaler exists only with it. The guard's member and the pointer test follow
+// the flag, so no path scales a BFloat16 loss.
+class PrecisionRegion {
+ public:
+  explicit PrecisionRegion(bool half) : half_(half) {
+    if (half_) {
+      at::autocast::set_autocast_gpu_dtype(at::kHalf);
+      at::autocast::set_enabled(true);
+    } else {
+      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+      at::autocast::set_cpu_enabled(true);
+    }
+  }
+  ~PrecisionRegion() {
+    if (half_) at::autocast::set_enabled(false);
+    else at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  bool half_;
+};
+
+class RegionTrainer {
+ public:
+  explicit RegionTrainer(const RunConfig& cfg)
+      : cfg_(cfg), model_(torch::nn::Linear(cfg.features, 1)), opt_(model_->parameters(), 0.01) {
+    if (cfg_.use_amp) scaler_ = std::make_unique<GradScaler>();
+  }
+
+  void step(const torch::Tensor& x, const torch::Tensor& y) {
+    opt_.zero_grad();
+    torch::Tensor loss;
+    {
+      PrecisionRegion region(cfg_.use_amp);
+      loss = torch::mse_loss(model_(x).to(torch::kFloat), y);
+    }
+    if (scaler_) {
+      scaler_->scale(loss).backward();
+      scaler_->step(opt_);
+      scaler_->update();
+    } else {
+      loss.backward();
+      opt_.step();
+    }
+  }
+
+ private:
+  RunConfig cfg_;
+  torch::nn::Linear model_;
+  torch::optim::SGD opt_;
+  std::unique_ptr<GradScaler> scaler_;
+};
+
+void train_in_a_flagged_region(int argc, char** argv) {
+  RegionTrainer trainer(parse(argc, argv));
+  trainer.step(torch::randn({8, 16}), torch::randn({8, 1}));
+}
