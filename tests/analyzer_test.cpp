@@ -141,6 +141,17 @@ TEST(AnalyzerMessages, FindingInAHelperPointsAtTheCall) {
   EXPECT_NE(f->notes.back().message.find("'project'"), std::string::npos);
 }
 
+TEST(AnalyzerMessages, ProtocolFindingInALambdaNamesTheCallsThatRanIt) {
+  const std::string file = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/trainer_classes.cpp";
+  const Finding* clip = findingAt(file, lineOf(file, "max_norm);  // dtype-lint-expect: DL205"), "DL205");
+  ASSERT_NE(clip, nullptr);
+  ASSERT_GE(clip->notes.size(), 3u);
+  const auto& notes = clip->notes;
+  EXPECT_EQ(notes[notes.size() - 2].message, "in the call to lambda 'clip_fn' from here");
+  EXPECT_EQ(notes[notes.size() - 2].location.line, lineOf(file, "const double norm = clip_fn();"));
+  EXPECT_EQ(notes.back().message, "in the call to 'run_epoch_with_clip' from here");
+}
+
 TEST(AnalyzerMessages, OutDtypeMismatchNamesComputedAndDestinationDtypes) {
   const Finding* f = findingAt(kMessagesCase, lineOf(kMessagesCase, "at::mm_out(grad_buffer, g, x);"), "DL102");
   ASSERT_NE(f, nullptr);

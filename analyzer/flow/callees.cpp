@@ -33,8 +33,15 @@ std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std:
 
 std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* call, const FunctionDecl* callee) {
   if (!callee) return std::nullopt;
-  auto c = calleeContext(Inherit::ProcessAndBackwardContext,
-                         note(call, fmt::format("in the call to '{}' from here", callee->getNameAsString())));
+  // A lambda is named by what the call calls (`clip_fn()`), not `operator()`.
+  const auto* lambda = dyn_cast<CXXMethodDecl>(callee);
+  if (lambda && !lambda->getParent()->isLambda()) lambda = nullptr;
+  const auto* invoked = dyn_cast<CXXOperatorCallExpr>(call);
+  const std::string name =
+      lambda && invoked ? "lambda " + quotedSource(invoked->getArg(0), tu_.context().getSourceManager(),
+                                                   tu_.context().getLangOpts())
+                        : fmt::format("'{}'", callee->getNameAsString());
+  auto c = calleeContext(Inherit::ProcessAndBackwardContext, note(call, fmt::format("in the call to {} from here", name)));
   if (!c) return std::nullopt;
   unsigned firstArg = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
   for (unsigned i = 0; i < callee->getNumParams(); ++i) {
@@ -52,7 +59,7 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
       c->thisObject = ctx_.thisObject;
     if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
   }
-  if (const auto* lambda = dyn_cast<CXXMethodDecl>(callee); lambda && lambda->getParent()->isLambda()) {
+  if (lambda) {
     c->enclosing = std::make_shared<const FlowState>(state_);
     c->thisModule = ctx_.thisModule;
   }

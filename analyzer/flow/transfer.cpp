@@ -539,7 +539,17 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
 }
 
 void FunctionAnalysis::transfer(const CFGElement& element) {
-  if (auto stmt = element.getAs<CFGStmt>()) return transferStmt(stmt->getStmt());
+  if (auto stmt = element.getAs<CFGStmt>()) {
+    // A protocol finding made in a helper (a clip in a lambda called through
+    // a std::function) names the calls that led there, as op findings do:
+    // each function on the way adds the call into it.
+    std::vector<Finding>& protocolFindings = tu_.events().protocolFindings;
+    const size_t before = protocolFindings.size();
+    transferStmt(stmt->getStmt());
+    if (!ctx_.callChain.empty())
+      for (size_t i = before; i < protocolFindings.size(); ++i) protocolFindings[i].notes.push_back(ctx_.callChain.front());
+    return;
+  }
   if (auto initializer = element.getAs<CFGInitializer>()) {
     // A constructor's member initializer, or a member's default initializer.
     const CXXCtorInitializer* init = initializer->getInitializer();

@@ -159,6 +159,12 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   // A std::function stored from a setter's parameter (`hook_ = std::move(fn)`)
   // has the targets the setter's callers pass: resolved once every call is seen.
   void resolveForwardedCallables() {
+    // A std::function parameter called in its function (`clip_fn()`): what its callers pass.
+    for (const auto& [slot, targets] : argumentTargets) {
+      const FunctionDecl* def = cast<FunctionDecl>(slot.first)->getDefinition();
+      if (!def || slot.second >= def->getNumParams()) continue;
+      for (const FunctionDecl* target : targets) mergeTarget(def->getParamDecl(slot.second), target);
+    }
     for (const auto& [d, param] : forwarded) {
       auto passed = argumentTargets.find(param);
       if (passed == argumentTargets.end()) mergeTarget(d, nullptr);
@@ -190,12 +196,17 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
     return record && record->getQualifiedNameAsString() == "std::function";
   }
-  // The lambda a std::function is given, through conversions and std::move.
+  // The lambda a std::function is given, through conversions and std::move,
+  // or through a local `auto clip = [&] {...};` (a closure is never reassigned).
   static const Expr* passedCallable(const Expr* value) {
     value = ignoreConversions(value);
     if (const auto* move = dyn_cast_or_null<CallExpr>(value);
         move && move->getNumArgs() == 1 && move->getDirectCallee() && move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
       value = ignoreConversions(move->getArg(0));
+    if (const auto* closure = dyn_cast_or_null<VarDecl>(declOf(value));
+        closure && closure->getType()->getAsCXXRecordDecl() && closure->getType()->getAsCXXRecordDecl()->isLambda() &&
+        closure->getInit())
+      value = ignoreConversions(closure->getInit());
     return value;
   }
   // A std::function variable or member given a lambda: its call operator.

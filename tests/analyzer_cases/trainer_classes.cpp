@@ -269,3 +269,25 @@ void configure_two_ways(TwoHookTrainer& trainer, bool plain) {
   if (plain) trainer.set_backward([](const torch::Tensor& loss) { loss.backward(); });
   else trainer.set_backward([](const torch::Tensor& loss) { loss.backward(); });
 }
+
+// A local lambda handed to a helper's std::function parameter: the helper's
+// call runs it, after the scaled backward and before any unscale.
+double run_epoch_with_clip(torch::nn::Linear& model, torch::optim::SGD& optimizer, GradScaler& scaler,
+                           const std::function<double()>& clip_fn) {
+  optimizer.zero_grad();
+  scaler.scale(model(torch::randn({4, 8})).pow(2).mean()).backward();
+  const double norm = clip_fn();
+  scaler.step(optimizer);
+  scaler.update();
+  return norm;
+}
+
+void train_with_a_clip_callback(double max_norm) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD optimizer(model->parameters(), 0.1);
+  GradScaler scaler;
+  auto clip_gradients = [&model, max_norm]() {
+    return torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);  // dtype-lint-expect: DL205
+  };
+  run_epoch_with_clip(model, optimizer, scaler, clip_gradients);
+}
