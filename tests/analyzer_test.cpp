@@ -175,6 +175,11 @@ TEST(AnalyzerMessages, FindingOnAFlagsPathNamesTheFlagsValue) {
   EXPECT_EQ(clip->notes.back().message, "assuming 'cfg_.use_amp' is true");
   EXPECT_EQ(clip->notes.back().location.line, lineOf(file, "if (cfg_.use_amp) {"));
 
+  // A switch parsed with a constant write (`cfg.lookahead = true`) is a setting too.
+  const Finding* update = findingAt(file, lineOf(file, "scaler_.update();  // dtype-lint-expect: DL210 (with --lookahead)"), "DL210");
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->notes.back().message, "assuming 'cfg_.lookahead' is true");
+
   const std::string flow = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/autocast_cache.cpp";
   const Finding* stale = findingAt(flow, lineOf(flow, "opt->step();  // dtype-lint-expect: DL107"), "DL107");
   ASSERT_NE(stale, nullptr);

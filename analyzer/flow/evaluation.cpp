@@ -23,6 +23,10 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     return std::nullopt;
   }
   if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
+  // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known.
+  if (const auto* choice = dyn_cast<ConditionalOperator>(e))
+    if (const auto flag = evalFlag(choice->getCond()))
+      return evalDtypeArgument(*flag ? choice->getTrueExpr() : choice->getFalseExpr());
   const bool dtypeValued = isScalarTypeType(e->getType()) || isTensorOptionsType(e->getType());
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     // A local options or dtype variable: auto opts = torch::TensorOptions().dtype(torch::kHalf);
@@ -201,7 +205,7 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.tensors.find(d); it != state_.tensors.end()) return it->second;
     // fc->weight, fc->bias: the module's parameter dtype.
-    if (const auto* member = dyn_cast<MemberExpr>(e)) {
+    if (const auto* member = dyn_cast<MemberExpr>(e); member && !tu_.unregisteredModuleTensor(d)) {
       const Expr* base = member->getBase();
       if (moduleImplClass(base->getType()) || moduleImplClass(ignoreWrappers(base)->getType()))
         return evalModule(base);

@@ -11,6 +11,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "flow/ast_helpers.h"
+#include "torch_api.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -72,6 +73,11 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
+    // at::autocast::set_enabled(cfg.amp.enabled): the flag chooses the region.
+    if (const FunctionDecl* callee = call->getDirectCallee(); isAutocastFunction(callee) && callee->getDeclName().isIdentifier() &&
+        callee->getName().startswith("set_") && callee->getName().endswith("enabled"))
+      for (const Expr* arg : call->arguments())
+        if (arg->getType()->isBooleanType()) addTests(arg);
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
@@ -87,7 +93,8 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (def && isAnalyzable(def)) callees_.push_back(def);
   }
 
-  // The flags a condition combines with !, && and ||.
+  // The flags a condition combines with !, && and ||. A state its own code
+  // sets (`first_step_ = false`) is not a setting chosen once per run.
   void addTests(const Expr* condition) {
     condition = condition->IgnoreParenImpCasts();
     if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
@@ -97,7 +104,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
       return addTests(logical->getRHS());
     }
     const ValueDecl* flag = testedFlag(condition);
-    if (!flag || flags.size() >= limit_ || tu_.knownCondition(condition) || tu_.writtenConstant(flag)) return;
+    if (!flag || flags.size() >= limit_ || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
     for (const RuntimeFlag& known : flags)
       if (known.decl == flag) return;
     const SourceManager& sm = tu_.context().getSourceManager();

@@ -219,7 +219,8 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   entry.convertedModules.insert(members.convertedModules.begin(), members.convertedModules.end());
   auto dropConverted = [&](auto& facts) {
     for (auto it = facts.begin(); it != facts.end();)
-      it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent()))
+      it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent())) &&
+                   !tu_.unregisteredModuleTensor(it->first)
                ? facts.erase(it)
                : std::next(it);
   };

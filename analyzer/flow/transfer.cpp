@@ -435,10 +435,10 @@ void FunctionAnalysis::forgetAliasedModules(const ValueDecl* target, const CXXRe
 void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
   std::vector<const CXXRecordDecl*> pending{impl};
   std::set<const CXXRecordDecl*> seen;
-  auto eraseFieldsOf = [](auto& facts, const CXXRecordDecl* owner) {
+  auto eraseFieldsOf = [&](auto& facts, const CXXRecordDecl* owner) {
     for (auto it = facts.begin(); it != facts.end();) {
       const auto* field = dyn_cast<FieldDecl>(it->first);
-      it = field && field->getParent() == owner ? facts.erase(it) : std::next(it);
+      it = field && field->getParent() == owner && !tu_.unregisteredModuleTensor(field) ? facts.erase(it) : std::next(it);
     }
   };
   while (!pending.empty()) {

@@ -147,8 +147,13 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     return true;
   }
   bool VisitCallExpr(CallExpr* call) {
-    if (const FunctionDecl* callee = call->getDirectCallee(); callee && !isa<CXXOperatorCallExpr>(call))
+    if (const FunctionDecl* callee = call->getDirectCallee(); callee && !isa<CXXOperatorCallExpr>(call)) {
       noteArguments(callee, {call->getArgs(), call->getNumArgs()});
+      // register_buffer("stats", stats_): the module's conversions reach it.
+      if (isRegistration(call) && call->getNumArgs() >= 2)
+        if (const ValueDecl* d = declOf(ignoreConversions(call->getArg(1))))
+          registered.insert(cast<ValueDecl>(d->getCanonicalDecl()));
+    }
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
@@ -178,9 +183,10 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   }
 
   std::set<const ValueDecl*> written;
-  std::set<const ValueDecl*> writtenConstant;
+  std::set<const ValueDecl*> stateFlags;
   std::map<const ValueDecl*, const FunctionDecl*> callables;  // null: more than one target, or one not seen
   std::map<const ValueDecl*, const Expr*> nullUnless;  // null: some write is not under one flag test
+  std::set<const ValueDecl*> registered;  // tensors given to or taken from register_parameter/register_buffer
 
  private:
   // A parameter by its function and position: a declaration and the
@@ -269,14 +275,48 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     if (!inserted && (!it->second || !test || testedFlag(it->second->IgnoreParenImpCasts()) != testedFlag(test->IgnoreParenImpCasts())))
       it->second = nullptr;
   }
+  static bool isRegistration(const CallExpr* call) {
+    const FunctionDecl* callee = call->getDirectCallee();
+    const std::string name = callee && callee->getDeclName().isIdentifier() ? callee->getName().str() : "";
+    return name == "register_parameter" || name == "register_buffer";
+  }
   void note(const ValueDecl* d, const Expr* value, const Stmt* write = nullptr) {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     written.insert(d);
+    if (const auto* call = value ? dyn_cast<CallExpr>(ignoreConversions(value)) : nullptr; call && isRegistration(call))
+      registered.insert(d);
     noteGuard(d, value, write);
     noteCallable(d, value);
     bool constant = false;
-    if (value && !value->isValueDependent() && value->EvaluateAsBooleanCondition(constant, context_))
-      writtenConstant.insert(d);
+    if (write && value && !value->isValueDependent() && value->EvaluateAsBooleanCondition(constant, context_) &&
+        writtenByItsOwnCode(d, write))
+      stateFlags.insert(d);
+  }
+  // A constant write that makes a flag a state, not a setting: in a method
+  // of the flag's own class (`first_step_ = false`), or under a test of the
+  // flag itself (`if (first) { ...; first = false; }`). A switch parsed into
+  // a config (`cfg.amp = true` in main) is a setting.
+  bool writtenByItsOwnCode(const ValueDecl* d, const Stmt* write) {
+    DynTypedNode node = DynTypedNode::create(*write);
+    for (int up = 0; up < 64; ++up) {
+      const auto parents = context_.getParents(node);
+      if (parents.empty()) return false;
+      node = parents[0];
+      if (const auto* branch = node.get<IfStmt>(); branch && testsFlag(branch->getCond(), d)) return true;
+      if (const auto* method = node.get<CXXMethodDecl>())
+        return isa<FieldDecl>(d) && method->getParent() == cast<FieldDecl>(d)->getParent();
+      if (node.get<FunctionDecl>()) return false;
+    }
+    return false;
+  }
+  static bool testsFlag(const Expr* condition, const ValueDecl* d) {
+    condition = condition->IgnoreParenImpCasts();
+    if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
+      return testsFlag(negation->getSubExpr(), d);
+    if (const auto* logical = dyn_cast<BinaryOperator>(condition); logical && logical->isLogicalOp())
+      return testsFlag(logical->getLHS(), d) || testsFlag(logical->getRHS(), d);
+    const ValueDecl* flag = testedFlag(condition);
+    return flag && flag->getCanonicalDecl() == d;
   }
 
   ASTContext& context_;
@@ -397,8 +437,8 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
     WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
     collector.resolveForwardedCallables();
-    writes_ = Writes{std::move(collector.written), std::move(collector.writtenConstant), std::move(collector.callables),
-                     std::move(collector.nullUnless)};
+    writes_ = Writes{std::move(collector.written), std::move(collector.stateFlags), std::move(collector.callables),
+                     std::move(collector.nullUnless), std::move(collector.registered)};
   }
   return *writes_;
 }
@@ -407,8 +447,14 @@ bool TranslationUnitAnalysis::written(const ValueDecl* d) {
   return writes().written.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
 }
 
-bool TranslationUnitAnalysis::writtenConstant(const ValueDecl* d) {
-  return writes().writtenConstant.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
+bool TranslationUnitAnalysis::stateFlag(const ValueDecl* d) {
+  return writes().stateFlags.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
+}
+
+bool TranslationUnitAnalysis::unregisteredModuleTensor(const ValueDecl* d) {
+  const auto* field = dyn_cast<FieldDecl>(d);
+  return field && isTensorType(field->getType()) && isUserModule(dyn_cast<CXXRecordDecl>(field->getParent())) &&
+         !writes().registered.count(cast<ValueDecl>(field->getCanonicalDecl()));
 }
 
 const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {

@@ -61,8 +61,13 @@ class TranslationUnitAnalysis {
   // an initializer list, a constructor's member initializer); if not, a
   // field's default member initializer is its value everywhere (a config's defaults).
   bool written(const clang::ValueDecl* d);
-  // Whether some write gives the field or variable a constant.
-  bool writtenConstant(const clang::ValueDecl* d);
+  // Whether the flag is a state its own code sets to a constant
+  // (`first_step_ = false` in a method of its class, or under a test of it),
+  // not a setting chosen once.
+  bool stateFlag(const clang::ValueDecl* d);
+  // A tensor member of a user module that is neither a registered parameter
+  // nor a buffer: module->to(dtype) leaves it as it is.
+  bool unregisteredModuleTensor(const clang::ValueDecl* d);
   // The flag test under which every write of a pointer sits
   // (`if (cfg_.amp) scaler_ = std::make_unique<GradScaler>()`): where the test
   // fails, the pointer is null. nullptr when there is no one such test.
@@ -80,10 +85,11 @@ class TranslationUnitAnalysis {
   std::vector<Finding> findingsOf(AnalysisEvents events);
   struct Writes {
     std::set<const clang::ValueDecl*> written;
-    std::set<const clang::ValueDecl*> writtenConstant;
+    std::set<const clang::ValueDecl*> stateFlags;
     // std::function variables and members by the lambda they hold, when one.
     std::map<const clang::ValueDecl*, const clang::FunctionDecl*> callables;
     std::map<const clang::ValueDecl*, const clang::Expr*> nullUnless;
+    std::set<const clang::ValueDecl*> registered;
   };
   const Writes& writes();
 

@@ -53,3 +53,44 @@ int main() {
   stack->forward(torch::randn({2, 8}, torch::kBFloat16));
   lora->forward(torch::randn({2, 8}, torch::kBFloat16)).to(torch::kFloat).sum().backward();
 }
+
+// module->to(dtype) converts only what the module registers: a scratch buffer
+// kept as a plain member stays Float while the adapter becomes BFloat16.
+struct ScratchLoraFn : torch::autograd::Function<ScratchLoraFn> {
+  static torch::Tensor forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor a, torch::Tensor scratch) {
+    ctx->save_for_backward({x, a});
+    ctx->saved_data["scratch"] = scratch;
+    return x.matmul(a.t());
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
+    auto scratch = ctx->saved_data["scratch"].toTensor();
+    at::mm_out(scratch, grad_outputs[0].t(), saved[0]);  // dtype-lint-expect: DL102
+    return {torch::Tensor(), scratch.to(saved[1].scalar_type()), torch::Tensor()};
+  }
+};
+
+struct ScratchAdapterImpl : torch::nn::Module {
+  ScratchAdapterImpl() {
+    a = register_parameter("a", torch::randn({4, 8}));
+    stats = register_buffer("stats", torch::zeros({4}));
+    scratch = torch::zeros({4, 8}, torch::kFloat);  // not registered: to() leaves it Float
+    norm_log = torch::zeros({1}, torch::kFloat);
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return ScratchLoraFn::apply(x, a, scratch); }
+  // A Float diagnostics member of a BFloat16 module: a Float reduction, silent.
+  double logged_norm() const { return norm_log.norm().item<double>(); }
+  // A registered buffer follows the module: a BFloat16 reduction.
+  double stats_norm() const { return stats.norm().item<double>(); }  // dtype-lint-expect: DL105
+  torch::Tensor a, stats, scratch, norm_log;
+};
+TORCH_MODULE(ScratchAdapter);
+
+void train_bfloat16_adapter_with_float_scratch() {
+  ScratchAdapter adapter;
+  adapter->to(torch::kBFloat16);
+  auto y = adapter(torch::randn({2, 8}, torch::kBFloat16));
+  y.to(torch::kFloat).sum().backward();
+  adapter->logged_norm();
+  adapter->stats_norm();
+}

@@ -268,3 +268,62 @@ void train_in_a_flagged_region(int argc, char** argv) {
   RegionTrainer trainer(parse(argc, argv));
   trainer.step(torch::randn({8, 16}), torch::randn({8, 1}));
 }
+
+// Switches parsed into a config with constant writes (`cfg.bf16 = true`) are
+// settings chosen once per run, like the ones above; a state its own class
+// sets (`warmed_up_ = true`) is not.
+struct SwitchConfig {
+  bool amp = true;
+  bool bf16 = false;
+  bool lookahead = false;
+};
+
+SwitchConfig parse_switches(int argc, char** argv) {
+  SwitchConfig cfg;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--no-amp") cfg.amp = false;
+    if (arg == "--bf16") cfg.bf16 = true;
+    if (arg == "--lookahead") cfg.lookahead = true;
+  }
+  return cfg;
+}
+
+class SwitchedTrainer {
+ public:
+  explicit SwitchedTrainer(const SwitchConfig& cfg)
+      : cfg_(cfg), model_(torch::nn::Linear(16, 1)), opt_(model_->parameters(), 0.01) {}
+
+  void step(const torch::Tensor& x, const torch::Tensor& y) {
+    opt_.zero_grad();
+    at::autocast::set_autocast_gpu_dtype(cfg_.bf16 ? at::kBFloat16 : at::kHalf);
+    at::autocast::set_enabled(cfg_.amp);
+    auto loss = torch::mse_loss(model_(x).to(torch::kFloat), y);
+    auto scaled = scaler_.scale(loss);  // dtype-lint-expect: DL209 (with --bf16 and amp on)
+    at::autocast::set_enabled(false);
+    at::autocast::clear_cache();
+    scaled.backward();
+    if (cfg_.lookahead) {
+      opt_.step();  // dtype-lint-expect: DL208
+    } else {
+      scaler_.step(opt_);
+    }
+    scaler_.update();  // dtype-lint-expect: DL210 (with --lookahead)
+    if (!warmed_up_) {
+      warmed_up_ = true;
+      opt_.zero_grad();
+    }
+  }
+
+ private:
+  SwitchConfig cfg_;
+  torch::nn::Linear model_;
+  torch::optim::SGD opt_;
+  GradScaler scaler_;
+  bool warmed_up_ = false;
+};
+
+void train_with_switches(int argc, char** argv) {
+  SwitchedTrainer trainer(parse_switches(argc, argv));
+  for (int i = 0; i < 3; ++i) trainer.step(torch::randn({8, 16}), torch::randn({8, 1}));
+}
