@@ -70,6 +70,12 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
       return evalDtypeArgument(object);
     }
     if (name == "value" || name == "toScalarType") return evalDtypeArgument(object);
+    // cfg.autocast_dtype.value_or(kBFloat16): a dtype the optional was given
+    // (an empty one evaluates to none), else unknown.
+    if (name == "value_or" && call->getNumArgs() == 1 && isScalarTypeType(call->getType())) {
+      const auto held = evalDtypeArgument(object);
+      return held && !held->dtype.isUnknown() ? *held : TensorFact{};
+    }
   }
   // torch::dtype(kHalf), at::device(kCUDA).dtype(...)
   if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));

@@ -164,6 +164,10 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   // A std::function stored from a setter's parameter (`hook_ = std::move(fn)`)
   // has the targets the setter's callers pass: resolved once every call is seen.
   void resolveForwardedCallables() {
+    for (const auto& [slot, held] : passedHolders) {
+      auto target = callables.find(held);
+      argumentTargets[slot].push_back(target == callables.end() ? nullptr : target->second);
+    }
     // A std::function parameter called in its function (`clip_fn()`): what its callers pass.
     for (const auto& [slot, targets] : argumentTargets) {
       const FunctionDecl* def = cast<FunctionDecl>(slot.first)->getDefinition();
@@ -197,6 +201,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   }
   std::vector<std::pair<const ValueDecl*, ParameterSlot>> forwarded;
   std::map<ParameterSlot, std::vector<const FunctionDecl*>> argumentTargets;
+  std::vector<std::pair<ParameterSlot, const ValueDecl*>> passedHolders;
 
   static bool isStdFunction(QualType type) {
     const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
@@ -235,7 +240,14 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     for (unsigned i = 0; i < args.size() && i < callee->getNumParams(); ++i) {
       const ParmVarDecl* param = callee->getParamDecl(i);
       if (!isStdFunction(param->getType())) continue;
-      const auto* lambda = dyn_cast_or_null<LambdaExpr>(passedCallable(args[i]));
+      const Expr* passed = passedCallable(args[i]);
+      // A std::function variable or member passed on: its target, once every write is seen.
+      if (const ValueDecl* held = declOf(passed);
+          held && !isa<ParmVarDecl>(held) && isa<VarDecl, FieldDecl>(held) && isStdFunction(held->getType())) {
+        passedHolders.emplace_back(parameterSlot(param), cast<ValueDecl>(held->getCanonicalDecl()));
+        continue;
+      }
+      const auto* lambda = dyn_cast_or_null<LambdaExpr>(passed);
       argumentTargets[parameterSlot(param)].push_back(lambda ? lambda->getCallOperator() : nullptr);
     }
   }

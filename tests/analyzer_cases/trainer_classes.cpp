@@ -291,3 +291,38 @@ void train_with_a_clip_callback(double max_norm) {
   };
   run_epoch_with_clip(model, optimizer, scaler, clip_gradients);
 }
+
+// A std::function variable handed to a helper is followed like the lambda it
+// holds (before, the unknown call forgot the scaler's state), and an optional
+// autocast dtype's value_or gives the dtype the config set.
+struct AccumulationConfig {
+  int micro_batches = 4;
+  c10::optional<at::ScalarType> autocast_dtype = at::kBFloat16;
+};
+using BatchSource = std::function<torch::Tensor()>;
+
+void accumulate_then_step(torch::nn::Linear& model, torch::optim::SGD& optimizer, GradScaler& scaler,
+                          const AccumulationConfig& cfg, const BatchSource& next_batch) {
+  for (int m = 0; m < cfg.micro_batches; ++m) {
+    auto x = next_batch();
+    at::autocast::set_autocast_cpu_dtype(cfg.autocast_dtype.value_or(at::kHalf));
+    at::autocast::set_cpu_enabled(true);
+    auto loss = model(x).to(torch::kFloat).pow(2).mean();
+    auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    scaled.backward();
+    scaler.unscale_(optimizer);  // dtype-lint-expect: DL201
+  }
+  scaler.step(optimizer);
+  scaler.update();
+}
+
+void train_with_a_batch_source() {
+  AccumulationConfig cfg;
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD optimizer(model->parameters(), 0.1);
+  GradScaler scaler;
+  BatchSource next_batch = [] { return torch::randn({4, 8}); };
+  for (int update = 0; update < 3; ++update) accumulate_then_step(model, optimizer, scaler, cfg, next_batch);
+}
