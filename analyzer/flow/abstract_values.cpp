@@ -14,6 +14,23 @@ void joinBools(std::map<const clang::ValueDecl*, bool>& into, const std::map<con
   }
 }
 
+void joinObjects(std::map<const clang::ValueDecl*, ObjectRef>& into,
+                 const std::map<const clang::ValueDecl*, ObjectRef>& other) {
+  for (auto it = into.begin(); it != into.end();) {
+    auto found = other.find(it->first);
+    it = found == other.end() || found->second.id != it->second.id ? into.erase(it) : std::next(it);
+  }
+}
+
+namespace {
+bool sameObjects(const std::map<const clang::ValueDecl*, ObjectRef>& a,
+                 const std::map<const clang::ValueDecl*, ObjectRef>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+           return x.first == y.first && x.second.id == y.second.id;
+         });
+}
+}  // namespace
+
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   TensorFact out = a;
   out.dtype = a.dtype.join(b.dtype);
@@ -111,13 +128,15 @@ void FlowState::join(const FlowState& other) {
   });
   joinMap(lists, other.lists, joinLists);
   joinBools(bools, other.bools);
+  joinObjects(objects, other.objects);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
   process.join(other.process);
 }
 
 bool FlowState::sameAs(const FlowState& o) const {
   return reached == o.reached && tensors == o.tensors && modules == o.modules && lists == o.lists &&
-         structs == o.structs && bools == o.bools && convertedModules == o.convertedModules &&
+         structs == o.structs && bools == o.bools && sameObjects(objects, o.objects) &&
+         convertedModules == o.convertedModules &&
          process.sameAs(o.process);
 }
 
@@ -142,6 +161,8 @@ MemberFacts MemberFacts::of(const FlowState& state) {
     if (isMember(d)) out.lists.emplace(d, list);
   for (const auto& [d, value] : state.bools)
     if (isMember(d)) out.bools.emplace(d, value);
+  for (const auto& [d, object] : state.objects)
+    if (isMember(d)) out.objects.emplace(d, object);
   out.convertedModules = state.convertedModules;
   return out;
 }
@@ -160,6 +181,7 @@ void MemberFacts::replaceIn(FlowState& state) const {
   replaceMembers(state.modules, modules);
   replaceMembers(state.lists, lists);
   replaceMembers(state.bools, bools);
+  replaceMembers(state.objects, objects);
   state.convertedModules = convertedModules;
 }
 
@@ -168,6 +190,7 @@ void MemberFacts::addMissingTo(FlowState& state) const {
   state.modules.insert(modules.begin(), modules.end());
   state.lists.insert(lists.begin(), lists.end());
   state.bools.insert(bools.begin(), bools.end());
+  state.objects.insert(objects.begin(), objects.end());
 }
 
 void MemberFacts::join(const MemberFacts& other) {
@@ -175,6 +198,7 @@ void MemberFacts::join(const MemberFacts& other) {
   FlowState::joinMap(modules, other.modules, joinFacts);
   FlowState::joinMap(lists, other.lists, joinLists);
   joinBools(bools, other.bools);
+  joinObjects(objects, other.objects);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
 }
 
@@ -183,6 +207,7 @@ std::string MemberFacts::key() const {
   for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.key());
   for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
   for (const auto& [d, value] : bools) k += fmt::format("b{}={},", static_cast<const void*>(d), value);
+  for (const auto& [d, object] : objects) k += fmt::format("o{}={:x},", static_cast<const void*>(d), object.id);
   return k;
 }
 

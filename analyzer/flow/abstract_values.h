@@ -37,6 +37,9 @@ struct TensorFact {
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b);
 void joinBools(std::map<const clang::ValueDecl*, bool>& into, const std::map<const clang::ValueDecl*, bool>& other);
+// Keeps the bindings both paths agree on.
+void joinObjects(std::map<const clang::ValueDecl*, ObjectRef>& into,
+                 const std::map<const clang::ValueDecl*, ObjectRef>& other);
 
 // What is known of a list of tensors (a std::vector<Tensor>, a map of
 // tensors): its elements by position, or, once positions are lost (a list
@@ -100,6 +103,10 @@ struct FlowState {
   // Bools that hold a state the analysis knows: a guard's saved
   // `prev_enabled_ = at::autocast::is_cpu_enabled()`, restored on its way out.
   std::map<const clang::ValueDecl*, bool> bools;
+  // Reference members bound to a scaler or optimizer (`GradScaler& scaler;`
+  // given in an initializer list or a constructor): the object, by the
+  // identity its owner tracks it under.
+  std::map<const clang::ValueDecl*, ObjectRef> objects;
   // User module classes some module->to(dtype) converted: their registered
   // tensors no longer have the dtype their constructor gave them.
   std::set<const clang::CXXRecordDecl*> convertedModules;
@@ -132,6 +139,7 @@ struct MemberFacts {
   std::map<const clang::ValueDecl*, TensorFact> modules;
   std::map<const clang::ValueDecl*, ListFact> lists;
   std::map<const clang::ValueDecl*, bool> bools;
+  std::map<const clang::ValueDecl*, ObjectRef> objects;
   std::set<const clang::CXXRecordDecl*> convertedModules;
 
   // Whether a declaration's facts are member facts.

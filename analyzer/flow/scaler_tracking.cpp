@@ -39,7 +39,12 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
     if (var->getType()->isReferenceType() || var->getType()->isPointerType())
       return var->getInit() && !isa<ParmVarDecl>(var) ? objectRef(var->getInit()) : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, flow_.describe(e)};
   }
-  if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) return ObjectRef{0, flow_.describe(e)};
+  if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) {
+    // A reference member: the object its initializer bound it to, when seen.
+    const auto& bound = flow_.state().objects;
+    auto it = bound.find(cast<ValueDecl>(d->getCanonicalDecl()));
+    return it != bound.end() ? it->second : ObjectRef{0, flow_.describe(e)};
+  }
   return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
 }
 
@@ -336,6 +341,7 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
 }
 
 void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* init, const SourceLocation& at) {
+  if (isa<FieldDecl>(d) && d->getType()->isReferenceType() && init) return bindReferenceMember(cast<FieldDecl>(d), init);
   if (d->getType()->isReferenceType() || d->getType()->isPointerType()) return;
   // An empty smart pointer (`std::unique_ptr<GradScaler> scaler_;`) holds no scaler yet.
   const Expr* value = init ? ignoreWrappers(init) : nullptr;
@@ -358,6 +364,25 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   const OptimizerParameters parameters = parametersOf(args);
   protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
   checkEpsilon(d, args, parameters, at);
+}
+
+void ScalerTracking::bindReferenceMember(const FieldDecl* field, const Expr* init) {
+  if (!isScalerType(api_, field->getType()) && !isOptimizerType(field->getType())) return;
+  auto& bound = flow_.state().objects;
+  const auto* key = cast<ValueDecl>(field->getCanonicalDecl());
+  if (const ObjectRef object = objectRef(init); object.id) bound[key] = object;
+  else bound.erase(key);
+}
+
+void ScalerTracking::bindReferenceMembers(const CXXRecordDecl* record, const InitListExpr* list) {
+  const InitListExpr* semantic = list->isSemanticForm() ? list : list->getSemanticForm();
+  if (!record || !semantic) return;
+  unsigned i = 0;
+  for (const FieldDecl* field : record->fields()) {
+    if (i >= semantic->getNumInits()) break;
+    const Expr* init = semantic->getInit(i++);
+    if (field->getType()->isReferenceType()) bindReferenceMember(field, init);
+  }
 }
 
 ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vector<const Expr*>& args) {

@@ -51,8 +51,11 @@ class ScalerTracking {
                                  const clang::Expr* at);
   // A scaler or an optimizer variable or member initialized (or assigned) with `init`, at `at`.
   void declareScalerOrOptimizer(const clang::ValueDecl* d, const clang::Expr* init, const SourceLocation& at);
+  // The reference members an aggregate initializer binds (`Session s{net, opt, scaler}`).
+  void bindReferenceMembers(const clang::CXXRecordDecl* record, const clang::InitListExpr* list);
 
  private:
+  void bindReferenceMember(const clang::FieldDecl* field, const clang::Expr* init);
   void refreshOptimizerDtype(const ObjectRef& optimizer);
   std::optional<ObjectRef> optimizerOfFunction();
   std::optional<ObjectRef> optimizerArgument(const clang::CXXMemberCallExpr* call, const ObjectRef& scaler);

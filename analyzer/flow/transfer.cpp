@@ -20,6 +20,8 @@ bool FunctionAnalysis::isUserStruct(QualType type) {
 void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, SourceLocation at) {
   QualType type = d->getType();
   scalers_.declareScalerOrOptimizer(d, init, at);
+  if (const auto* list = dyn_cast_or_null<InitListExpr>(init ? ignoreWrappers(init) : nullptr))
+    scalers_.bindReferenceMembers(type.getNonReferenceType()->getAsCXXRecordDecl(), list);
   if (isUserStruct(type)) {
     // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
     FieldFacts fields;

@@ -155,7 +155,10 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
                           std::vector<Finding>& out) {
   PairFacts& p = pair(scaler.id, optimizer.id);
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
-  if (p.stages & kStepped) {
+  // A backward on the unscaled loss right before is this step's cause, even
+  // where an earlier iteration may have stepped without update().
+  const bool unscaledBackward = facts && facts->grads == kUnscaledGrads && facts->unscaledBackwardAt;
+  if ((p.stages & kStepped) && !((p.stages & kReady) && unscaledBackward)) {
     Finding f = makeFinding("DL204",
                             fmt::format("{}.step({}) reached again without {}.update() since the previous step(): the "
                                         "scale never adapts, and after one overflow every step is skipped",
@@ -164,7 +167,8 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
     addNote(f, p.steppedAt, "previous step() here");
     addNote(f, p.updateSkippedAt, "update() not reached on this path: control leaves the iteration here");
     out.push_back(std::move(f));
-  } else if (p.stages == kReady && facts && facts->grads == kUnscaledGrads) {
+  } else if ((p.stages & kReady) && !(p.stages & kUnscaled) && facts && facts->grads == kUnscaledGrads &&
+             (p.stages == kReady || unscaledBackward)) {
     Finding f = makeFinding("DL207",
                             fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: step() "
                                         "divides the gradients by the scale (updates ~65536x too small); call "

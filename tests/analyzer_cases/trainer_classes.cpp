@@ -326,3 +326,69 @@ void train_with_a_batch_source() {
   BatchSource next_batch = [] { return torch::randn({4, 8}); };
   for (int update = 0; update < 3; ++update) accumulate_then_step(model, optimizer, scaler, cfg, next_batch);
 }
+
+// Reference members bound by an aggregate initializer or a constructor are
+// the caller's scaler and optimizer; the warmup step's unscaled backward is
+// its own cause even after a later iteration skipped update().
+struct WarmupSession {
+  torch::nn::Linear& net;
+  torch::optim::SGD& opt;
+  GradScaler& scaler;
+  int warmup_steps;
+
+  void warmup_step(const torch::Tensor& x) {
+    opt.zero_grad();
+    net(x).pow(2).mean().backward();
+    scaler.step(opt);  // dtype-lint-expect: DL207
+    scaler.update();
+  }
+  void run(int total_steps) {
+    for (int step = 0; step < total_steps; ++step) {
+      auto x = torch::randn({4, 8});
+      if (step < warmup_steps) {
+        warmup_step(x);
+        continue;
+      }
+      opt.zero_grad();
+      scaler.scale(net(x).pow(2).mean()).backward();
+      scaler.step(opt);  // dtype-lint-expect: DL204
+      if (step % 10 != 0) continue;
+      scaler.update();
+    }
+  }
+};
+
+void run_warmup_session() {
+  torch::nn::Linear net(8, 1);
+  torch::optim::SGD opt(net->parameters(), 0.1);
+  GradScaler scaler;
+  WarmupSession session{net, opt, scaler, 5};
+  session.run(100);
+}
+
+class BorrowingTrainer {
+ public:
+  BorrowingTrainer(torch::nn::Linear& net, torch::optim::SGD& opt, GradScaler& scaler)
+      : net_(net), opt_(opt), scaler_(scaler) {}
+  void step(const torch::Tensor& x) {
+    opt_.zero_grad();
+    scaler_.scale(net_(x).pow(2).mean()).backward();
+    scaler_.unscale_(opt_);
+    scaler_.unscale_(opt_);  // dtype-lint-expect: DL201
+    scaler_.step(opt_);
+    scaler_.update();
+  }
+
+ private:
+  torch::nn::Linear& net_;
+  torch::optim::SGD& opt_;
+  GradScaler& scaler_;
+};
+
+void train_borrowing() {
+  torch::nn::Linear net(8, 1);
+  torch::optim::SGD opt(net->parameters(), 0.1);
+  GradScaler scaler;
+  BorrowingTrainer trainer(net, opt, scaler);
+  trainer.step(torch::randn({4, 8}));
+}
