@@ -8,6 +8,8 @@
 
 #include "analysis.h"
 #include "caches.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CommonOptionsParser.h"
 #include "compilation.h"
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/findings_pipeline.h"
@@ -63,6 +65,13 @@ cl::opt<unsigned> maxLinkedFiles("max-linked-files",
                                   cl::desc("Files of the run that define a translation unit's callees, analyzed "
                                            "with it so that calls across files are followed (default 8; 0: none)"),
                                   cl::init(8), cl::value_desc("N"), cl::cat(category));
+cl::list<std::string> extraArgs("extra-arg",
+                                cl::desc("Additional argument to append to the compiler command line (repeatable)"),
+                                cl::value_desc("arg"), cl::cat(category));
+cl::list<std::string> extraArgsBefore("extra-arg-before",
+                                      cl::desc("Additional argument to prepend to the compiler command line "
+                                               "(repeatable)"),
+                                      cl::value_desc("arg"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 
 // Runtime hooks.
@@ -111,6 +120,15 @@ int analyzePaths(const RuleSelection& rules) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
+  if (!extraArgs.empty() || !extraArgsBefore.empty()) {
+    // As clang-tidy does: after the driver name, and at the end of every command.
+    auto adjusted = std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(std::move(work->database));
+    adjusted->appendArgumentsAdjuster(
+        clang::tooling::getInsertArgumentAdjuster(extraArgsBefore, clang::tooling::ArgumentInsertPosition::BEGIN));
+    adjusted->appendArgumentsAdjuster(
+        clang::tooling::getInsertArgumentAdjuster(extraArgs, clang::tooling::ArgumentInsertPosition::END));
+    work->database = std::move(adjusted);
+  }
   for (const std::string& file : work->outsideDatabase)
     std::cerr << "dtype-lint: note: '" << file << "' is not in "
               << (work->databasePath.empty() ? std::string("a compilation database") : "'" + work->databasePath + "'")

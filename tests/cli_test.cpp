@@ -152,6 +152,27 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
 }
 
 
+TEST_F(TempDir, ExtraArgsAdjustEveryCompileCommand) {
+  const std::string file = write("flagged.cpp",
+                                 "#include <torch/torch.h>\n"
+                                 "void probe() {\n"
+                                 "#ifdef HALF_INPUTS\n"
+                                 "  auto x = torch::randn({2, 4}, torch::kHalf);\n"
+                                 "#else\n"
+                                 "  auto x = torch::randn({2, 4});\n"
+                                 "#endif\n"
+                                 "  torch::nn::Linear fc(4, 4);\n"
+                                 "  fc(x);\n"
+                                 "}\n");
+  EXPECT_EQ(dtypeLint(file).exitCode, 0);
+  for (const std::string option : {"--extra-arg=-DHALF_INPUTS", "--extra-arg-before=-DHALF_INPUTS"}) {
+    CommandResult run = dtypeLint(option + " " + file);
+    EXPECT_EQ(run.exitCode, 1) << option << run.err;
+    EXPECT_NE(run.out.find("flagged.cpp:9:3: error: 'linear' on operands of different dtypes"), std::string::npos)
+        << option << run.out;
+  }
+}
+
 // The database entry of a sample, as the project's own build wrote it.
 nlohmann::json sampleEntry(const std::string& file) {
   const auto database = nlohmann::json::parse(readFile(std::string(DTYPE_LINT_BINARY_DIR) + "/compile_commands.json"));

@@ -239,7 +239,6 @@ class RegionTrainer {
       : cfg_(cfg), model_(torch::nn::Linear(cfg.features, 1)), opt_(model_->parameters(), 0.01) {
     if (cfg_.use_amp) scaler_ = std::make_unique<GradScaler>();
   }
-
   void step(const torch::Tensor& x, const torch::Tensor& y) {
     opt_.zero_grad();
     torch::Tensor loss;
@@ -247,21 +246,21 @@ class RegionTrainer {
       PrecisionRegion region(cfg_.use_amp);
       loss = torch::mse_loss(model_(x).to(torch::kFloat), y);
     }
-    if (scaler_) {
-      scaler_->scale(loss).backward();
-      scaler_->step(opt_);
-      scaler_->update();
-    } else {
+    if (!scaler_) {
       loss.backward();
       opt_.step();
+      return;
     }
+    scaler_->scale(loss).backward();
+    scaler_->step(opt_);
+    scaler_->update();
   }
 
  private:
+  std::unique_ptr<GradScaler> scaler_;
   RunConfig cfg_;
   torch::nn::Linear model_;
   torch::optim::SGD opt_;
-  std::unique_ptr<GradScaler> scaler_;
 };
 
 void train_in_a_flagged_region(int argc, char** argv) {
