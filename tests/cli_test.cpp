@@ -152,6 +152,20 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
 }
 
 
+TEST_F(TempDir, TypesOnlyDeclaredInSignaturesDoNotCrashTheAnalysis) {
+  // Specializations named only in declarations (a map of an incomplete
+  // struct) have no definition, and so no bases to read.
+  const std::string file = write("declared_only.cpp",
+                                 "#include <torch/torch.h>\n"
+                                 "#include <map>\n"
+                                 "struct Window;\n"
+                                 "double average(const std::map<int, Window>& windows);\n"
+                                 "double telemetry(const std::vector<torch::Tensor>& p) { return p.empty() ? 0 : 1; }\n");
+  CommandResult run = dtypeLint("--no-cache " + file);
+  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+  EXPECT_EQ(run.out.find("crashed"), std::string::npos) << run.out;
+}
+
 TEST_F(TempDir, ExtraArgsAdjustEveryCompileCommand) {
   const std::string file = write("flagged.cpp",
                                  "#include <torch/torch.h>\n"

@@ -90,6 +90,8 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
       for (const TemplateArgument& arg : spec->getTemplateArgs().asArray())
         if (arg.getKind() == TemplateArgument::Type) addUserRecords(arg.getAsType());
     // A module holder's Impl is its base's argument (LoRALinear is ModuleHolder<LoRALinearImpl>).
+    // A class only declared here (`class Optimizer;` before a pointer to it) has no bases to read.
+    if (!record->hasDefinition()) return;
     for (const CXXBaseSpecifier& base : record->bases()) addUserRecords(base.getType());
   }
 
