@@ -98,19 +98,21 @@ void ProcessState::join(const ProcessState& other) {
   if (!other.bfloat16RegionAt) bfloat16RegionAt.reset();
   protocol.join(other.protocol);
   manualScaling.join(other.manualScaling);
+  gradDisabled = gradDisabled && other.gradDisabled;
 }
 
 bool ProcessState::sameAs(const ProcessState& o) const {
   return autocast == o.autocast && cacheFilledAt.has_value() == o.cacheFilledAt.has_value() &&
          regionLeftAt.has_value() == o.regionLeftAt.has_value() &&
          bfloat16RegionAt.has_value() == o.bfloat16RegionAt.has_value() && protocol == o.protocol &&
-         manualScaling.size() == o.manualScaling.size();
+         manualScaling.size() == o.manualScaling.size() && gradDisabled == o.gradDisabled;
 }
 
 std::string ProcessState::key() const {
-  return fmt::format("{}{}{}{}|{}{}{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
+  return fmt::format("{}{}{}{}|{}{}{}|{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
                      int(autocast.cuda.enabled), autocast.cuda.dtype.toString(), cacheFilledAt.has_value(),
-                     regionLeftAt.has_value(), bfloat16RegionAt.has_value(), protocol.key(), manualScaling.size());
+                     regionLeftAt.has_value(), bfloat16RegionAt.has_value(), protocol.key(), manualScaling.size(),
+                     gradDisabled);
 }
 
 void FlowState::join(const FlowState& other) {

@@ -88,6 +88,9 @@ struct ProcessState {
   std::optional<SourceLocation> bfloat16RegionAt;
   ScalerProtocol protocol;
   PendingManualScaling manualScaling;  // by the factor's variable
+  // Inside a torch::NoGradGuard or InferenceMode scope on every path: the
+  // custom Functions applied here build no graph, so their backward never runs.
+  bool gradDisabled = false;
 
   void join(const ProcessState& other);
   bool sameAs(const ProcessState& o) const;

@@ -140,7 +140,8 @@ const FunctionResult* FunctionAnalysis::analyzeAutogradApply(const CallExpr* cal
                                                    : Value{});
   const FunctionResult* forwardResult = tu_.analyze(forward, *fwd);
   if (!forwardResult) return nullptr;
-  if (isAnalyzable(backward)) analyzeCustomBackward(backward, *forwardResult, call, function);
+  if (isAnalyzable(backward) && !state_.process.gradDisabled)
+    analyzeCustomBackward(backward, *forwardResult, call, function);
   return forwardResult;
 }
 

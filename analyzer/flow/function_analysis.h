@@ -102,6 +102,7 @@ class FunctionAnalysis final : public FlowQueries {
   bool bindLoopElement(const clang::VarDecl* var);
   void bindModule(const clang::ValueDecl* d, const clang::Expr* init);
   void bindBool(const clang::ValueDecl* d, const clang::Expr* value);
+  static bool disablesGrad(clang::QualType type);
   void seedDtypeFields(const clang::CXXRecordDecl* record, FieldFacts& fields);
   bool createsFloatParameters(const clang::CXXRecordDecl* impl, const clang::Expr* init);
   void bindSavedData(const clang::Expr* lhs, const clang::Expr* rhs);

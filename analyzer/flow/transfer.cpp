@@ -17,8 +17,16 @@ bool FunctionAnalysis::isUserStruct(QualType type) {
          !isOptimizerType(type) && !isScaler(type) && isUserCode(record->getLocation(), sm_);
 }
 
+// torch::NoGradGuard, c10::InferenceMode: no graph is built in their scope.
+bool FunctionAnalysis::disablesGrad(QualType type) {
+  const CXXRecordDecl* record = type->getAsCXXRecordDecl();
+  const std::string name = record ? record->getQualifiedNameAsString() : "";
+  return name == "c10::NoGradGuard" || name == "at::NoGradGuard" || name == "c10::InferenceMode";
+}
+
 void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, SourceLocation at) {
   QualType type = d->getType();
+  if (isa<VarDecl>(d) && disablesGrad(type)) state_.process.gradDisabled = true;
   scalers_.declareScalerOrOptimizer(d, init, at);
   if (const auto* list = dyn_cast_or_null<InitListExpr>(init ? ignoreWrappers(init) : nullptr))
     scalers_.bindReferenceMembers(type.getNonReferenceType()->getAsCXXRecordDecl(), list);
@@ -563,6 +571,7 @@ void FunctionAnalysis::transfer(const CFGElement& element) {
     return;
   }
   if (auto dtor = element.getAs<CFGAutomaticObjDtor>()) {
+    if (disablesGrad(dtor->getVarDecl()->getType())) state_.process.gradDisabled = false;
     // RAII guards: the destructor of a user class runs at scope exit.
     const CXXDestructorDecl* d = dtor->getDestructorDecl(tu_.context());
     const FunctionDecl* def = d ? d->getDefinition() : nullptr;

@@ -58,3 +58,23 @@ void without_autocast() {
   auto b = torch::randn({4, 4}, torch::requires_grad());
   auto y = PlainFn::apply(a, b);
 }
+
+// Under torch::NoGradGuard no graph is built: a custom Function's backward
+// never runs, so the Float-by-Half product it would compute is not reported.
+struct FloatGradFn : torch::autograd::Function<FloatGradFn> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x, torch::Tensor w) {
+    ctx->save_for_backward({x, w});
+    return x * 2;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
+    auto grad_w = grad_outputs[0].to(torch::kFloat).t().mm(saved[0]);
+    return {torch::Tensor(), grad_w};
+  }
+};
+
+void evaluate_without_grad() {
+  torch::NoGradGuard no_grad;
+  auto y = FloatGradFn::apply(torch::randn({2, 4}, torch::kHalf), torch::randn({4, 4}));
+}
