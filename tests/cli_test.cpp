@@ -152,18 +152,54 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
 }
 
 
-TEST_F(TempDir, TypesOnlyDeclaredInSignaturesDoNotCrashTheAnalysis) {
-  // Specializations named only in declarations (a map of an incomplete
-  // struct) have no definition, and so no bases to read.
-  const std::string file = write("declared_only.cpp",
-                                 "#include <torch/torch.h>\n"
-                                 "#include <map>\n"
-                                 "struct Window;\n"
-                                 "double average(const std::map<int, Window>& windows);\n"
-                                 "double telemetry(const std::vector<torch::Tensor>& p) { return p.empty() ? 0 : 1; }\n");
-  CommandResult run = dtypeLint("--no-cache " + file);
-  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
-  EXPECT_EQ(run.out.find("crashed"), std::string::npos) << run.out;
+TEST_F(TempDir, ShapesThatCrashedTheAnalysisOnRealProjectsAreAnalyzed) {
+  // A specialization named only in a declaration (a map of an incomplete
+  // struct) has no definition, and so no bases to read.
+  const std::string declaredOnly =
+      write("declared_only.cpp",
+            "#include <torch/torch.h>\n"
+            "#include <map>\n"
+            "struct Window;\n"
+            "double average(const std::map<int, Window>& windows);\n"
+            "double telemetry(const std::vector<torch::Tensor>& p) { return p.empty() ? 0 : 1; }\n");
+  // A module class template with an out-of-line constructor (pytorch-cpp's
+  // ResNet): some of its expressions have no type.
+  const std::string moduleTemplate = write(
+      "module_template.cpp",
+      "#include <torch/torch.h>\n"
+      "template <typename Block>\n"
+      "class NetImpl : public torch::nn::Module {\n"
+      " public:\n"
+      "  explicit NetImpl(const std::array<int64_t, 3>& layers);\n"
+      "  torch::Tensor forward(torch::Tensor x) { return fc->forward(x); }\n"
+      " private:\n"
+      "  torch::nn::Sequential make_layer(int64_t blocks);\n"
+      "  torch::nn::Sequential layer1;\n"
+      "  torch::nn::Linear fc;\n"
+      "};\n"
+      "template <typename Block>\n"
+      "NetImpl<Block>::NetImpl(const std::array<int64_t, 3>& layers) : layer1(make_layer(layers[0])), fc(4, 2) {\n"
+      "  register_module(\"layer1\", layer1);\n"
+      "  register_module(\"fc\", fc);\n"
+      "}\n"
+      "template <typename Block>\n"
+      "torch::nn::Sequential NetImpl<Block>::make_layer(int64_t blocks) {\n"
+      "  torch::nn::Sequential layers;\n"
+      "  for (int64_t i = 0; i < blocks; ++i) layers->push_back(Block(torch::nn::LinearOptions(4, 4)));\n"
+      "  return layers;\n"
+      "}\n"
+      "template <typename Block = torch::nn::Linear>\n"
+      "class Net : public torch::nn::ModuleHolder<NetImpl<Block>> {\n"
+      " public:\n"
+      "  using torch::nn::ModuleHolder<NetImpl<Block>>::ModuleHolder;\n"
+      "};\n"
+      "int main() { return Net<>(std::array<int64_t, 3>{1, 1, 1})->forward(torch::randn({2, 4})).numel() > 0 ? 0 : 1; }\n");
+  for (const std::string& file : {declaredOnly, moduleTemplate}) {
+    CommandResult run = dtypeLint("--no-cache " + file);
+    EXPECT_EQ(run.exitCode, 0) << file << run.out << run.err;
+    EXPECT_EQ(run.out.find("crashed"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("compile error"), std::string::npos) << run.out;
+  }
 }
 
 TEST_F(TempDir, ExtraArgsAdjustEveryCompileCommand) {

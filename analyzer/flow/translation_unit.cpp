@@ -82,6 +82,8 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
 
  private:
   void addUserRecords(QualType type) {
+    // Some expressions in templates have no type (a parameter pack's substitution).
+    if (type.isNull() || type->isDependentType()) return;
     type = type.getNonReferenceType();
     while (type->isPointerType()) type = type->getPointeeType();
     const auto* record = type->getAsCXXRecordDecl();
