@@ -167,6 +167,8 @@ bool isUserModule(const CXXRecordDecl* impl) {
   return impl && !isNamespace(impl->getDeclContext(), "nn") && derivesFrom(impl, "torch::nn::Module");
 }
 
+bool registersTensor(llvm::StringRef name) { return name == "register_parameter" || name == "register_buffer"; }
+
 bool isOptimizerType(QualType type) {
   const CXXRecordDecl* r = recordOf(type);
   if (r && (r->getQualifiedNameAsString() == "std::unique_ptr" || r->getQualifiedNameAsString() == "std::shared_ptr")) {

@@ -38,6 +38,8 @@ std::string builtinModuleOp(const clang::CXXRecordDecl* impl);
 // Embedding and EmbeddingBag: their result has their weight's dtype.
 inline bool isEmbeddingLookup(std::string_view op) { return op == "embedding" || op == "embedding_bag"; }
 bool isUserModule(const clang::CXXRecordDecl* impl);
+// register_parameter, register_buffer: a module method that registers the tensor it is given and returns it.
+bool registersTensor(llvm::StringRef name);
 
 // A class derived from torch::optim::Optimizer, through pointers and references.
 bool isOptimizerType(clang::QualType type);

@@ -2,34 +2,27 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "torch_api.h"
 
 namespace dtype_lint::analyzer::flow {
 
-// A bool keeps its value where every path agrees on it.
+namespace {
+bool sameId(const ObjectRef& a, const ObjectRef& b) { return a.id == b.id; }
+}  // namespace
+
+// A bool keeps its value where every path agrees on it; a reference member
+// its object.
 void joinBools(std::map<const clang::ValueDecl*, bool>& into, const std::map<const clang::ValueDecl*, bool>& other) {
-  for (auto it = into.begin(); it != into.end();) {
-    auto found = other.find(it->first);
-    it = found == other.end() || found->second != it->second ? into.erase(it) : std::next(it);
-  }
+  keepAgreed(into, other, std::equal_to<bool>());
 }
 
 void joinObjects(std::map<const clang::ValueDecl*, ObjectRef>& into,
                  const std::map<const clang::ValueDecl*, ObjectRef>& other) {
-  for (auto it = into.begin(); it != into.end();) {
-    auto found = other.find(it->first);
-    it = found == other.end() || found->second.id != it->second.id ? into.erase(it) : std::next(it);
-  }
+  keepAgreed(into, other, sameId);
 }
-
-namespace {
-bool sameObjects(const std::map<const clang::ValueDecl*, ObjectRef>& a,
-                 const std::map<const clang::ValueDecl*, ObjectRef>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
-           return x.first == y.first && x.second.id == y.second.id;
-         });
-}
-}  // namespace
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   TensorFact out = a;
@@ -137,7 +130,9 @@ void FlowState::join(const FlowState& other) {
 
 bool FlowState::sameAs(const FlowState& o) const {
   return reached == o.reached && tensors == o.tensors && modules == o.modules && lists == o.lists &&
-         structs == o.structs && bools == o.bools && sameObjects(objects, o.objects) &&
+         structs == o.structs && bools == o.bools &&
+         std::equal(objects.begin(), objects.end(), o.objects.begin(), o.objects.end(),
+                    [](const auto& a, const auto& b) { return a.first == b.first && sameId(a.second, b.second); }) &&
          convertedModules == o.convertedModules &&
          process.sameAs(o.process);
 }

@@ -36,8 +36,16 @@ struct TensorFact {
 };
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b);
+// Keeps the entries both paths agree on (known bools, bound objects by id).
+template <typename Value, typename Same>
+void keepAgreed(std::map<const clang::ValueDecl*, Value>& into, const std::map<const clang::ValueDecl*, Value>& other,
+                Same same) {
+  for (auto it = into.begin(); it != into.end();) {
+    auto found = other.find(it->first);
+    it = found == other.end() || !same(found->second, it->second) ? into.erase(it) : std::next(it);
+  }
+}
 void joinBools(std::map<const clang::ValueDecl*, bool>& into, const std::map<const clang::ValueDecl*, bool>& other);
-// Keeps the bindings both paths agree on.
 void joinObjects(std::map<const clang::ValueDecl*, ObjectRef>& into,
                  const std::map<const clang::ValueDecl*, ObjectRef>& other);
 

@@ -55,16 +55,19 @@ const CXXRecordDecl* autogradFunctionOfApply(const CallExpr* call) {
   return spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
 }
 
+bool isSmartPointer(QualType type) {
+  const auto* spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
+  const std::string name = spec ? spec->getQualifiedNameAsString() : "";
+  return (name == "std::unique_ptr" || name == "std::shared_ptr") && spec->getTemplateArgs().size() >= 1;
+}
+
 const CXXRecordDecl* pointeeRecord(QualType type) {
   type = type.getNonReferenceType().getCanonicalType();
   if (const auto* ptr = type->getAs<PointerType>()) type = ptr->getPointeeType().getCanonicalType();
-  const CXXRecordDecl* r = type->getAsCXXRecordDecl();
-  if (const auto* spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(r)) {
-    const std::string name = spec->getQualifiedNameAsString();
-    if ((name == "std::unique_ptr" || name == "std::shared_ptr") && spec->getTemplateArgs().size() >= 1)
-      return pointeeRecord(spec->getTemplateArgs()[0].getAsType());
-  }
-  return r;
+  if (isSmartPointer(type))
+    return pointeeRecord(cast<ClassTemplateSpecializationDecl>(type->getAsCXXRecordDecl())->getTemplateArgs()[0].getAsType());
+  return type->getAsCXXRecordDecl();
 }
 
 bool named(const std::vector<std::string>& names, llvm::StringRef name) {
@@ -123,6 +126,28 @@ const ValueDecl* testedFlag(const Expr* condition) {
   if (const auto* member = dyn_cast<MemberExpr>(condition))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) return field->getCanonicalDecl();
   return nullptr;
+}
+
+void forEachTest(const Expr* condition, llvm::function_ref<void(const Expr*)> visit) {
+  condition = condition->IgnoreParenImpCasts();
+  if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
+    return forEachTest(negation->getSubExpr(), visit);
+  if (const auto* logical = dyn_cast<BinaryOperator>(condition); logical && logical->isLogicalOp()) {
+    forEachTest(logical->getLHS(), visit);
+    return forEachTest(logical->getRHS(), visit);
+  }
+  visit(condition);
+}
+
+void forEachFieldInit(const InitListExpr* list, llvm::function_ref<void(const FieldDecl*, const Expr*)> visit) {
+  const InitListExpr* semantic = list->isSemanticForm() ? list : list->getSemanticForm();
+  const RecordDecl* record = semantic ? semantic->getType()->getAsRecordDecl() : nullptr;
+  if (!record) return;
+  unsigned i = 0;
+  for (const FieldDecl* field : record->fields()) {
+    if (i >= semantic->getNumInits()) break;
+    visit(field, semantic->getInit(i++));
+  }
 }
 
 // The loop variable is `*__begin`, `__begin` is `__range.begin()` (or

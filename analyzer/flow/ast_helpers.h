@@ -9,6 +9,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "dtype_lint/finding.h"
 
 namespace dtype_lint::analyzer::flow {
@@ -21,6 +22,8 @@ bool isAnalyzable(const clang::FunctionDecl* fn);
 
 // T for a call of T::apply(...), where T derives from torch::autograd::Function<T>.
 const clang::CXXRecordDecl* autogradFunctionOfApply(const clang::CallExpr* call);
+// std::unique_ptr<T>, std::shared_ptr<T>.
+bool isSmartPointer(clang::QualType type);
 // The record behind a value, a pointer or a smart pointer.
 const clang::CXXRecordDecl* pointeeRecord(clang::QualType type);
 bool named(const std::vector<std::string>& names, llvm::StringRef name);
@@ -38,6 +41,12 @@ const clang::ValueDecl* declOf(const clang::Expr* e);
 // The bool variable, parameter or field a condition reads as a whole
 // (`cfg.use_amp`, `half`), canonical; null for anything else.
 const clang::ValueDecl* testedFlag(const clang::Expr* condition);
+// The tests a condition combines with !, && and || (`!cfg.amp || half`: `cfg.amp`, `half`).
+void forEachTest(const clang::Expr* condition, llvm::function_ref<void(const clang::Expr*)> visit);
+// Each field of the record an initializer list builds, with the initializer
+// it is given there (`Session s{net, opt, scaler}`).
+void forEachFieldInit(const clang::InitListExpr* list,
+                      llvm::function_ref<void(const clang::FieldDecl*, const clang::Expr*)> visit);
 // The range a range-for loop variable walks (`model->parameters()` for
 // `for (auto& p : model->parameters())`); null for other variables.
 const clang::Expr* loopRange(const clang::VarDecl* var);

@@ -298,7 +298,7 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     if (auto saved = evalSavedData(member)) return *saved;
     // register_parameter("w", t), register_buffer("b", t) return t.
-    if ((c.name == "register_parameter" || c.name == "register_buffer") && call->getNumArgs() >= 2 &&
+    if (registersTensor(c.name) && call->getNumArgs() >= 2 &&
         moduleImplClass(member->getImplicitObjectArgument()->getType()))
       return evalTensor(call->getArg(1));
   }

@@ -95,14 +95,9 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
 
   // The flags a condition combines with !, && and ||. A state its own code
   // sets (`first_step_ = false`) is not a setting chosen once per run.
-  void addTests(const Expr* condition) {
-    condition = condition->IgnoreParenImpCasts();
-    if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
-      return addTests(negation->getSubExpr());
-    if (const auto* logical = dyn_cast<BinaryOperator>(condition); logical && logical->isLogicalOp()) {
-      addTests(logical->getLHS());
-      return addTests(logical->getRHS());
-    }
+  void addTests(const Expr* condition) { forEachTest(condition, [&](const Expr* test) { addFlag(test); }); }
+  // One test: a flag that is not known and not a state.
+  void addFlag(const Expr* condition) {
     const ValueDecl* flag = testedFlag(condition);
     if (!flag || flags.size() >= limit_ || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
     for (const RuntimeFlag& known : flags)

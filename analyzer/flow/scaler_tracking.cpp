@@ -346,7 +346,7 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   // An empty smart pointer (`std::unique_ptr<GradScaler> scaler_;`) holds no scaler yet.
   const Expr* value = init ? ignoreWrappers(init) : nullptr;
   const auto* construct = dyn_cast_or_null<CXXConstructExpr>(value);
-  if (pointeeRecord(d->getType()) != d->getType()->getAsCXXRecordDecl() &&
+  if (isSmartPointer(d->getType()) &&
       (!value || isa<CXXNullPtrLiteralExpr>(value) || (construct && construct->getNumArgs() == 0)))
     return;
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
@@ -374,15 +374,10 @@ void ScalerTracking::bindReferenceMember(const FieldDecl* field, const Expr* ini
   else bound.erase(key);
 }
 
-void ScalerTracking::bindReferenceMembers(const CXXRecordDecl* record, const InitListExpr* list) {
-  const InitListExpr* semantic = list->isSemanticForm() ? list : list->getSemanticForm();
-  if (!record || !semantic) return;
-  unsigned i = 0;
-  for (const FieldDecl* field : record->fields()) {
-    if (i >= semantic->getNumInits()) break;
-    const Expr* init = semantic->getInit(i++);
+void ScalerTracking::bindReferenceMembers(const InitListExpr* list) {
+  forEachFieldInit(list, [&](const FieldDecl* field, const Expr* init) {
     if (field->getType()->isReferenceType()) bindReferenceMember(field, init);
-  }
+  });
 }
 
 ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vector<const Expr*>& args) {

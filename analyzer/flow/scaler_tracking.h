@@ -52,7 +52,7 @@ class ScalerTracking {
   // A scaler or an optimizer variable or member initialized (or assigned) with `init`, at `at`.
   void declareScalerOrOptimizer(const clang::ValueDecl* d, const clang::Expr* init, const SourceLocation& at);
   // The reference members an aggregate initializer binds (`Session s{net, opt, scaler}`).
-  void bindReferenceMembers(const clang::CXXRecordDecl* record, const clang::InitListExpr* list);
+  void bindReferenceMembers(const clang::InitListExpr* list);
 
  private:
   void bindReferenceMember(const clang::FieldDecl* field, const clang::Expr* init);

@@ -29,7 +29,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   if (isa<VarDecl>(d) && disablesGrad(type)) state_.process.gradDisabled = true;
   scalers_.declareScalerOrOptimizer(d, init, at);
   if (const auto* list = dyn_cast_or_null<InitListExpr>(init ? ignoreWrappers(init) : nullptr))
-    scalers_.bindReferenceMembers(type.getNonReferenceType()->getAsCXXRecordDecl(), list);
+    scalers_.bindReferenceMembers(list);
   if (isUserStruct(type)) {
     // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
     FieldFacts fields;

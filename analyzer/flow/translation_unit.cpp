@@ -129,15 +129,9 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     return true;
   }
   bool VisitInitListExpr(InitListExpr* list) {
-    const InitListExpr* semantic = list->isSemanticForm() ? list : list->getSemanticForm();
-    const RecordDecl* record = semantic ? semantic->getType()->getAsRecordDecl() : nullptr;
-    if (!record) return true;
-    unsigned i = 0;
-    for (const FieldDecl* field : record->fields()) {
-      if (i >= semantic->getNumInits()) break;
-      const Expr* init = semantic->getInit(i++);
+    forEachFieldInit(list, [&](const FieldDecl* field, const Expr* init) {
       if (init && !isa<CXXDefaultInitExpr, ImplicitValueInitExpr>(init)) note(field, init);
-    }
+    });
     return true;
   }
   bool VisitCXXConstructorDecl(CXXConstructorDecl* ctor) {
@@ -259,11 +253,6 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d))
       note(d, value, write);
   }
-  static bool isPointerLike(QualType type) {
-    const auto* record = type->getAsCXXRecordDecl();
-    const std::string name = record ? record->getQualifiedNameAsString() : "";
-    return type->isPointerType() || name == "std::unique_ptr" || name == "std::shared_ptr";
-  }
   // The flag test of the `if` whose then-branch holds a write, when it is one.
   const Expr* enclosingFlagTest(const Stmt* write) {
     DynTypedNode node = DynTypedNode::create(*write);
@@ -284,18 +273,15 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   }
   // A pointer every non-null write of which sits under one flag test.
   void noteGuard(const ValueDecl* d, const Expr* value, const Stmt* write) {
-    if (!isPointerLike(d->getType().getNonReferenceType())) return;
+    const QualType type = d->getType().getNonReferenceType();
+    if (!type->isPointerType() && !isSmartPointer(type)) return;
     if (value && isa<CXXNullPtrLiteralExpr>(ignoreConversions(value))) return;
     const Expr* test = write ? enclosingFlagTest(write) : nullptr;
     auto [it, inserted] = nullUnless.try_emplace(d, test);
     if (!inserted && (!it->second || !test || testedFlag(it->second->IgnoreParenImpCasts()) != testedFlag(test->IgnoreParenImpCasts())))
       it->second = nullptr;
   }
-  static bool isRegistration(const CallExpr* call) {
-    const FunctionDecl* callee = call->getDirectCallee();
-    const std::string name = callee && callee->getDeclName().isIdentifier() ? callee->getName().str() : "";
-    return name == "register_parameter" || name == "register_buffer";
-  }
+  static bool isRegistration(const CallExpr* call) { return registersTensor(calleeName(call)); }
   void note(const ValueDecl* d, const Expr* value, const Stmt* write = nullptr) {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     written.insert(d);
@@ -326,13 +312,12 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     return false;
   }
   static bool testsFlag(const Expr* condition, const ValueDecl* d) {
-    condition = condition->IgnoreParenImpCasts();
-    if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
-      return testsFlag(negation->getSubExpr(), d);
-    if (const auto* logical = dyn_cast<BinaryOperator>(condition); logical && logical->isLogicalOp())
-      return testsFlag(logical->getLHS(), d) || testsFlag(logical->getRHS(), d);
-    const ValueDecl* flag = testedFlag(condition);
-    return flag && flag->getCanonicalDecl() == d;
+    bool found = false;
+    forEachTest(condition, [&](const Expr* test) {
+      const ValueDecl* flag = testedFlag(test);
+      found = found || (flag && flag->getCanonicalDecl() == d);
+    });
+    return found;
   }
 
   ASTContext& context_;
