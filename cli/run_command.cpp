@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,18 @@ std::vector<Finding> readReport(const char* path) {
     if (findingFromJsonLine(line, f)) findings.push_back(std::move(f));
   }
   return findings;
+}
+
+// One note per binary whose findings have no lines (no debug info): how to get them.
+std::vector<Note> missingLineNotes(const std::vector<Finding>& findings) {
+  std::set<std::string> binaries;
+  for (const Finding& f : findings)
+    if (!f.location.line && !f.location.symbol.empty()) binaries.insert(f.location.file);
+  std::vector<Note> notes;
+  for (const std::string& binary : binaries)
+    notes.push_back(Note{{}, "findings in " + binary + " point at functions, not lines: it has no debug info; "
+                             "build with -g (CMake: RelWithDebInfo) and do not strip it to get file:line"});
+  return notes;
 }
 
 }  // namespace
@@ -78,7 +91,11 @@ int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& ru
   unlink(reportPath);
   SourceText source;
   const std::vector<Finding> findings = finalizeFindings(std::move(batches), rules, source);
-  if (!emitReport(findings, {}, output, /*toStderr=*/true)) return 2;
+  const std::vector<Note> notes = missingLineNotes(findings);
+  // Said on stderr too when the report goes to a file: the user reads it there.
+  if (!output.file.empty())
+    for (const Note& n : notes) std::cerr << "dtype-lint: note: " << n.message << '\n';
+  if (!emitReport(findings, notes, output, /*toStderr=*/true)) return 2;
   if (run.errorExitCode && !findings.empty()) return *run.errorExitCode;
   return exitCode;
 }

@@ -10,6 +10,7 @@ packages=(
   clang-tidy-16                          # bench/analyzer_speed.py baseline
   libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
   libfmt-dev nlohmann-json3-dev libgtest-dev libdw-dev
+  python3-venv                           # .venv/: the torch wheel (scripts/torch-wheel-requirements.txt)
 )
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
@@ -20,6 +21,14 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# PyTorch 2.15 for the Python runtime tests: pinned, no dependency resolution,
+# downloads cached by pip.
+if [ ! -x .venv/bin/python ] || ! cmp -s scripts/torch-wheel-requirements.txt .venv/requirements.txt; then
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r scripts/torch-wheel-requirements.txt
+  cp scripts/torch-wheel-requirements.txt .venv/requirements.txt
 fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release

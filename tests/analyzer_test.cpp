@@ -14,11 +14,19 @@
 namespace dtype_lint::testing {
 namespace {
 
+// The build whose compile commands (and LibTorch) the cases are analyzed
+// with: this one, or a satellite build's (DTYPE_LINT_TEST_BUILD_DIR), which
+// compiles them against another LibTorch.
+std::string buildDirectory() {
+  const char* other = std::getenv("DTYPE_LINT_TEST_BUILD_DIR");
+  return other && *other ? other : DTYPE_LINT_BINARY_DIR;
+}
+
 const analyzer::AnalysisResult& analysisOf(const std::string& dir) {
   static std::map<std::string, analyzer::AnalysisResult> results;
   auto it = results.find(dir);
   if (it != results.end()) return it->second;
-  auto work = analyzer::selectWork({dir}, DTYPE_LINT_BINARY_DIR);
+  auto work = analyzer::selectWork({dir}, buildDirectory());
   if (!work) {
     ADD_FAILURE() << llvm::toString(work.takeError());
     return results[dir];
@@ -33,7 +41,7 @@ const analyzer::AnalysisResult& analysisOf(const std::string& dir) {
   options.configs = std::move(*configs);
   // LibTorch's headers from a preamble PCH; every TU analyzed (the caches' own
   // tests compare with plain parses).
-  options.cacheDirectory = DTYPE_LINT_BINARY_DIR "/test-cache";
+  options.cacheDirectory = buildDirectory() + "/test-cache";
   options.useResultCache = false;
   return results[dir] = analyzer::analyze(*work->database, work->files, options);
 }

@@ -49,13 +49,14 @@ LineRules runtimeCheckable(const LineRules& markers) {
   return out;
 }
 
-// Every sample program, except the raw-ATen-ops pair: the fused AMP kernels
-// it calls run on CUDA, and on CPU only from LibTorch 2.3 (the runtime
+// Every sample program; the raw-ATen-ops pair only from LibTorch 2.3: the
+// fused AMP kernels it calls have CPU kernels from then on (the runtime
 // program raw_amp_ops covers those ops on any LibTorch).
 std::vector<std::string> sampleSources() {
+  const bool cpuAmpKernels = std::string_view(DTYPE_LINT_TORCH_VERSION) >= "2.3";
   std::vector<std::string> out;
   for (const std::string& file : sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples"))
-    if (file.find("/common/") == std::string::npos && file.find("raw_aten") == std::string::npos)
+    if (file.find("/common/") == std::string::npos && (cpuAmpKernels || file.find("raw_aten") == std::string::npos))
       out.push_back(file);
   return out;
 }
@@ -87,6 +88,60 @@ std::string sampleName(const ::testing::TestParamInfo<std::string>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, RuntimeCorpus, ::testing::ValuesIn(sampleSources()), sampleName);
+
+#ifdef DTYPE_LINT_PYTHON
+// Python training scripts under `dtype-lint run -- python`: the hooks bind to
+// the torch the script imports (the project's wheel, whose adapter is built
+// on first use into the test cache) and report exactly the script's markers,
+// on its own lines; PyTorch's own errors still end the buggy ones.
+std::vector<std::string> pythonSamples() {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::recursive_directory_iterator(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python"))
+    if (entry.path().extension() == ".py") out.push_back(entry.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class PythonSamples : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PythonSamples, FindingsMatchTheScriptsMarkers) {
+  const std::string script = GetParam();
+  CommandResult run;
+  auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " " + script, &run);
+  const std::string canonical = fs::weakly_canonical(script).string();
+  EXPECT_EQ(findings[canonical], readMarkers(script)) << run.err;
+  findings.erase(canonical);
+  for (const auto& [file, lines] : findings) EXPECT_TRUE(lines.empty()) << "findings outside the script: " << file;
+  if (readMarkers(script).empty()) EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.err.find("sitecustomize"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("Warning"), std::string::npos) << "the hooks must not make torch warn: " << run.err;
+}
+
+std::string scriptName(const ::testing::TestParamInfo<std::string>& info) {
+  const fs::path p(info.param);
+  return p.parent_path().filename().string() + "_" + p.stem().string();
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamples, ::testing::ValuesIn(pythonSamples()), scriptName);
+
+TEST(PythonHooks, TheMissionFailuresAreExplained) {
+  const std::string dir = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python/";
+  CommandResult run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
+                                 "DL202_unscale_fp16_grads/buggy.py");
+  EXPECT_NE(run.err.find("ValueError: Attempting to unscale FP16 gradients."), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("'0.weight', '0.bias', '2.weight' and 1 more of the optimizer became Half here"),
+            std::string::npos) << run.err;
+  run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
+                   "DL101_mixed_dtype_matmul/buggy.py");
+  EXPECT_NE(run.err.find("mat1 and mat2 must have the same dtype, but got Half and Float"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("('input': Half, 'weight': Float) [DL101-mixed-dtype-matmul]"), std::string::npos) << run.err;
+  run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
+                   "DL102_out_dtype_mismatch/buggy.py");
+  EXPECT_NE(run.err.find("Expected out tensor to have dtype c10::BFloat16, but got float instead"),
+            std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("[DL102-out-dtype-mismatch]"), std::string::npos) << run.err;
+}
+#endif
 
 const std::string kPrograms = std::string(DTYPE_LINT_BINARY_DIR) + "/tests/";
 
@@ -157,13 +212,13 @@ TEST(RuntimeHooks, APreloadCoreOfTheOtherCxxAbiDrivesTheAdapter) {
   const std::string source = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
   CommandResult run;
   auto findings = findingsOfRun(executableOf(source), &run,
-                                "DTYPE_LINT_PRELOAD=" + preload + " DTYPE_LINT_ADAPTER=" + DTYPE_LINT_BINARY_DIR +
-                                    "/lib/libdtype_lint_adapter.so");
+                                "DTYPE_LINT_PRELOAD=" + preload + " DTYPE_LINT_ADAPTER=" DTYPE_LINT_ADAPTER_DIR
+                                    "/libdtype_lint_adapter.so");
   EXPECT_EQ(findings[fs::weakly_canonical(source).string()], runtimeCheckable(readMarkers(source))) << run.err;
 }
 
 TEST(RuntimeHooks, AnAdapterOfAnotherBoundaryVersionIsRefused) {
-  void* core = dlopen((std::string(DTYPE_LINT_BINARY_DIR) + "/lib/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* core = dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(core, nullptr) << dlerror();
   auto attach = reinterpret_cast<int (*)(uint32_t, int32_t, int32_t)>(dlsym(core, "dtype_lint_runtime_attach"));
   ASSERT_NE(attach, nullptr);
@@ -193,7 +248,7 @@ TEST(RuntimeHooks, ErrorExitCodeReplacesTheProgramsWhenThereAreFindings) {
 TEST(RuntimeHooks, PlainLdPreloadWritesTheReportNamedInTheEnvironment) {
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_preload_" + std::to_string(::getpid()));
   fs::remove(report);
-  CommandResult run = runCommand("LD_PRELOAD=" + std::string(DTYPE_LINT_BINARY_DIR) + "/lib/libdtype_lint_preload.so DTYPE_LINT_REPORT=" +
+  CommandResult run = runCommand("LD_PRELOAD=" + std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so DTYPE_LINT_REPORT=" +
                   report.string() + " " + kPrograms + "runtime_program_dies_after_mismatch");
   EXPECT_EQ(run.exitCode, 134);
   const std::string lines = readFile(report.string());

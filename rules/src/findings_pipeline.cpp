@@ -39,11 +39,12 @@ std::optional<std::string> RuleSelection::unmatchedGlob() const {
 std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const RuleSelection& selection,
                                       SourceText& source) {
   std::vector<Finding> out;
-  std::set<std::tuple<std::string, unsigned, unsigned, std::string_view>> seen;
+  std::set<std::tuple<std::string, unsigned, unsigned, std::string, std::string_view>> seen;
   for (FindingBatch& batch : batches)
     for (Finding& f : batch.findings) {
       if (!selection.selects(*f.rule) || !batch.selection.selects(*f.rule) || isSuppressed(f, source)) continue;
-      if (!seen.emplace(f.location.file, f.location.line, f.location.column, f.rule->id).second) continue;
+      if (!seen.emplace(f.location.file, f.location.line, f.location.column, f.location.symbol, f.rule->id).second)
+        continue;
       out.push_back(std::move(f));
     }
   std::stable_sort(out.begin(), out.end(), locationOrder);

@@ -54,8 +54,10 @@ void writeText(std::ostream& out, const std::vector<Finding>& findings, const Re
   const bool color = options.color;
   auto header = [&](const SourceLocation& at, std::string_view kind, const char* kindColor,
                     const std::string& message, std::string_view suffix) {
-    out << (color ? "\033[1m" : "") << displayPath(at.file, options) << ':' << at.line << ':' << at.column
-        << ": " << (color ? kindColor : "") << kind << ": " << (color ? "\033[0m\033[1m" : "") << message;
+    out << (color ? "\033[1m" : "") << displayPath(at.file, options);
+    if (at.line) out << ':' << at.line << ':' << at.column;
+    else out << " (" << at.symbol << ')';
+    out << ": " << (color ? kindColor : "") << kind << ": " << (color ? "\033[0m\033[1m" : "") << message;
     if (!suffix.empty()) out << " [" << suffix << ']';
     out << (color ? "\033[0m" : "") << '\n';
   };
@@ -76,8 +78,10 @@ void writeText(std::ostream& out, const std::vector<Finding>& findings, const Re
 }
 
 json locationJson(const SourceLocation& at, const ReportOptions& options) {
-  return {{"file", displayPath(at.file, options)}, {"line", at.line},       {"column", at.column},
-          {"endLine", at.endLine},                 {"endColumn", at.endColumn}};
+  json out = {{"file", displayPath(at.file, options)}, {"line", at.line},       {"column", at.column},
+              {"endLine", at.endLine},                 {"endColumn", at.endColumn}};
+  if (!at.symbol.empty()) out["symbol"] = at.symbol;
+  return out;
 }
 
 json findingsJson(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source,
@@ -118,6 +122,7 @@ json sarifPhysicalLocation(const SourceLocation& at, const ReportOptions& option
   json artifact = {{"uri", path}};
   if (!path.empty() && path.front() != '/') artifact["uriBaseId"] = "%SRCROOT%";
   else artifact["uri"] = "file://" + path;
+  if (!at.line) return {{"artifactLocation", std::move(artifact)}};  // a binary: where in it is a logical location
   json region = {{"startLine", at.line}, {"startColumn", std::max(at.column, 1u)}};
   if (at.endLine) region["endLine"] = at.endLine;
   if (at.endColumn) region["endColumn"] = at.endColumn + 1;  // SARIF's end column is exclusive
@@ -155,6 +160,8 @@ json sarif(const std::vector<Finding>& findings, const ReportOptions& options, S
                    {"message", {{"text", f.message}}},
                    {"locations", {{{"physicalLocation", sarifPhysicalLocation(f.location, options)}}}},
                    {"partialFingerprints", {{"dtypeLintLineHash/v1", prints[i]}}}};
+    if (!f.location.symbol.empty())
+      result["locations"][0]["logicalLocations"] = {{{"fullyQualifiedName", f.location.symbol}, {"kind", "function"}}};
     if (!related.empty()) result["relatedLocations"] = std::move(related);
     results.push_back(std::move(result));
   }
@@ -188,8 +195,9 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
   std::map<uint64_t, int> seen;
   std::vector<std::string> out;
   for (const Finding& f : findings) {
-    const std::string key = fmt::format("{}|{}|{}", f.rule->id, displayPath(f.location.file, ReportOptions{false, baseDir, ""}),
-                                        trimmed(source.line(f.location.file, f.location.line)));
+    const std::string key =
+        fmt::format("{}|{}|{}", f.rule->id, displayPath(f.location.file, ReportOptions{false, baseDir, ""}),
+                    f.location.line ? trimmed(source.line(f.location.file, f.location.line)) : f.location.symbol);
     const uint64_t h = fnv1a(key);
     out.push_back(fmt::format("{:016x}:{}", h, ++seen[h]));
   }
@@ -198,8 +206,10 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
 
 std::string findingToJsonLine(const Finding& f) {
   auto location = [](const SourceLocation& at) {
-    return json{{"file", at.file}, {"line", at.line}, {"column", at.column}, {"endLine", at.endLine},
-                {"endColumn", at.endColumn}};
+    json out{{"file", at.file}, {"line", at.line}, {"column", at.column}, {"endLine", at.endLine},
+             {"endColumn", at.endColumn}};
+    if (!at.symbol.empty()) out["symbol"] = at.symbol;
+    return out;
   };
   json notes = json::array();
   for (const Note& n : f.notes) notes.push_back({{"location", location(n.location)}, {"message", n.message}});
@@ -214,8 +224,8 @@ bool findingFromJsonLine(const std::string& line, Finding& f) {
   f.rule = findRule(j["rule"].get<std::string>());
   if (!f.rule) return false;
   auto location = [](const json& at) {
-    return SourceLocation{at.value("file", ""), at.value("line", 0u), at.value("column", 0u),
-                          at.value("endLine", 0u), at.value("endColumn", 0u)};
+    return SourceLocation{at.value("file", ""),    at.value("line", 0u),      at.value("column", 0u),
+                          at.value("endLine", 0u), at.value("endColumn", 0u), at.value("symbol", "")};
   };
   const std::string severity = j.value("severity", "warning");
   f.severity = severity == "error" ? Severity::Error : severity == "note" ? Severity::Note : Severity::Warning;

@@ -39,6 +39,13 @@ void ScalerProtocol::declareOptimizer(const ObjectRef& optimizer, DtypeSet param
   optimizers_[optimizer.id] = std::move(facts);
 }
 
+void ScalerProtocol::parametersBecame(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin) {
+  auto it = optimizers_.find(optimizer.id);
+  if (it == optimizers_.end()) return declareOptimizer(optimizer, parameterDtype, std::move(origin), 0);
+  it->second.parameterDtype = parameterDtype;
+  it->second.parametersOrigin = std::move(origin);
+}
+
 void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
   // Whether a step happened since the last update is unknown there, as for a scaler not seen before.
   for (const auto& [id, facts] : other.scalers_) scalers_.try_emplace(id, ScalerFacts{facts.name, true, true, std::nullopt});

@@ -17,8 +17,9 @@ const std::vector<std::string>& SourceText::lines(const std::string& file) {
 }
 
 std::string_view SourceText::line(const std::string& file, unsigned lineNumber) {
+  if (lineNumber == 0) return {};  // a binary's location (SourceLocation::symbol): nothing to read
   const auto& all = lines(file);
-  if (lineNumber == 0 || lineNumber > all.size()) return {};
+  if (lineNumber > all.size()) return {};
   return all[lineNumber - 1];
 }
 

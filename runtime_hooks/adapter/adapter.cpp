@@ -277,6 +277,18 @@ bool watched(const std::string& op) {
   return isMatmulFamily(op) || isPrecisionSensitive(op);
 }
 
+// A backward() on `loss`: its dtype (DL106), the factor or the scale it was
+// multiplied by (DL203, DL207), the parameters it reaches.
+void observeBackward(const at::Tensor& loss) {
+  dtype_lint_op_record record{};
+  setText(record.op, "backward");
+  addInput(record, operand(loss, "loss"));
+  dtype_lint_runtime_op(&record);
+  dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
+  const int32_t lossKind = ampScaler().backward(loss);
+  if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(lossKind);
+}
+
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
     ++backwardDepth;
@@ -305,17 +317,12 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   const auto& arguments = handle->schema().arguments();
   const auto inputs = fn.inputs();
 
-  dtype_lint_op_record record{};
-  setText(record.op, op);
   if (op == "backward") {
-    const at::Tensor& loss = inputs.at(0).toTensor();
-    addInput(record, operand(loss, "loss"));
-    dtype_lint_runtime_op(&record);
-    dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
-    const int32_t lossKind = ampScaler().backward(loss);
-    if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(lossKind);
+    observeBackward(inputs.at(0).toTensor());
     return nullptr;
   }
+  dtype_lint_op_record record{};
+  setText(record.op, op);
   bool dimGiven = false;
   for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
     const c10::Argument& argument = arguments[i];
@@ -326,7 +333,9 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     const bool isOut = argument.alias_info() && argument.alias_info()->isWrite() && argument.kwarg_only();
     if (value.isTensor()) {
       const at::Tensor& t = value.toTensor();
-      if (!t.defined()) continue;
+      // A Python number passed to an op (`grad.div_(1024.0)`) arrives as a
+      // wrapped Double tensor; like a Scalar it takes no part in the result's dtype.
+      if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) continue;
       const dtype_lint_operand o = operand(t, argument.name());
       if (isOut || (inPlaceBase(op) && i == 0)) {
         record.has_destination = true;
@@ -341,8 +350,16 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     }
   }
   record.reduces_all_dims = needsFullReductionToBeSensitive(op) && !dimGiven;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  // The per-device API of 2.4+: the older calls still exist there, but warn on every call.
+  record.autocast_cuda = deviceAutocast(at::autocast::is_autocast_enabled(at::kCUDA),
+                                        at::autocast::get_autocast_dtype(at::kCUDA));
+  record.autocast_cpu = deviceAutocast(at::autocast::is_autocast_enabled(at::kCPU),
+                                       at::autocast::get_autocast_dtype(at::kCPU));
+#else
   record.autocast_cuda = deviceAutocast(at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype());
   record.autocast_cpu = deviceAutocast(at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype());
+#endif
   record.in_custom_backward = backwardDepth > 0;
   dtype_lint_runtime_op(&record);
   return nullptr;
@@ -362,3 +379,13 @@ __attribute__((constructor)) void attach() {
 
 }  // namespace
 }  // namespace dtype_lint::runtime
+
+// Python's backward() runs no op the callback could tell from others
+// (torch.autograd.backward makes its initial gradient in Python): the Python
+// hooks call this with the loss (its TensorImpl, Tensor._cdata) instead.
+extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward(void* tensorImpl) {
+  if (!tensorImpl) return;
+  const at::Tensor loss(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::unsafe_reclaim_from_nonowning(
+      static_cast<c10::TensorImpl*>(tensorImpl)));
+  dtype_lint::runtime::observeBackward(loss);
+}

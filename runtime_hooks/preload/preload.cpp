@@ -3,7 +3,6 @@
 // findings as they are made, and loads the adapter that binds to the
 // process's own LibTorch when there is one.
 #include <dlfcn.h>
-#include <link.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +17,9 @@
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"
+#include "adapter_loader.h"
 #include "op_record.h"
+#include "python_frames.h"
 #include "report_stream.h"
 #include "user_frame.h"
 
@@ -41,30 +42,10 @@ Core& core() {
   return *instance;
 }
 
-bool libTorchLoaded() {
-  return dl_iterate_phdr(
-             [](dl_phdr_info* info, size_t, void*) {
-               return info->dlpi_name && std::strstr(info->dlpi_name, "libtorch_cpu") ? 1 : 0;
-             },
-             nullptr) != 0;
-}
-
-// DTYPE_LINT_ADAPTER, else libdtype_lint_adapter.so next to this library.
-std::string adapterPath() {
-  if (const char* path = std::getenv("DTYPE_LINT_ADAPTER"); path && *path) return path;
-  Dl_info self{};
-  if (!dladdr(reinterpret_cast<void*>(&adapterPath), &self) || !self.dli_fname) return "";
-  std::string dir = self.dli_fname;
-  dir = dir.substr(0, dir.rfind('/') + 1);
-  return dir + "libdtype_lint_adapter.so";
-}
-
 __attribute__((constructor)) void start() {
   core().report.open();
-  if (!libTorchLoaded()) return;  // not a LibTorch process: stay inert
-  const std::string adapter = adapterPath();
-  if (!dlopen(adapter.c_str(), RTLD_NOW | RTLD_GLOBAL))
-    std::fprintf(stderr, "dtype-lint: LibTorch found but the adapter could not be loaded: %s\n", dlerror());
+  // A Python interpreter loads LibTorch later, with `import torch`.
+  if (!attachAdapterIfLibTorchLoaded()) pythonStartsWithHooks();
 }
 
 // A manual scaling still pending when the program ends normally is decided now.
@@ -276,4 +257,61 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   // Losses scaled and never backwarded (evaluation) must not pile up.
   if (c.scaledLosses.size() >= 64) c.scaledLosses.clear();
   c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "the scaler"};
+}
+
+// What Python's hooks (runtime_hooks/python/dtype_lint_torch.py) report:
+// the calls of torch.amp.GradScaler, optimizers and clipping, at the user's
+// line, which Python knows. Keep the codes in step with that file.
+enum PythonEvent : int {
+  kPythonUnscale = 1,  // annotate::kUnscale
+  kPythonStep = 2,     // annotate::kStep
+  kPythonUpdate = 3,   // annotate::kUpdate
+  kPythonOptimizerCreated = 10,
+  kPythonOptimizerStep = 11,
+  kPythonClip = 12,
+  kPythonZeroGrad = 13,
+  kPythonParametersHalf = 14,  // detail: which parameters, and the note's text
+  kPythonScalerCreated = 15,
+};
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(int event, uintptr_t scaler,
+                                                                              uintptr_t optimizer, const char* file,
+                                                                              int line, const char* detail) {
+  auto& c = runtime::core();
+  const ObjectRef scalerRef{scaler, "the scaler"};
+  const ObjectRef optimizerRef{optimizer, "the optimizer"};
+  const SourceLocation at = file && line > 0 ? SourceLocation{file, unsigned(line), 0, unsigned(line), 0}
+                                             : SourceLocation{};
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    switch (event) {
+      case kPythonUnscale: c.scalerAnnounced = true; c.protocol.unscale(scalerRef, optimizerRef, at, findings); break;
+      case kPythonStep: c.scalerAnnounced = true; c.protocol.step(scalerRef, optimizerRef, at, findings); break;
+      case kPythonUpdate: c.scalerAnnounced = true; c.protocol.update(scalerRef, at, findings); break;
+      case kPythonOptimizerCreated:
+        if (!c.protocol.optimizer(optimizer)) c.protocol.declareOptimizer(optimizerRef, DtypeSet::unknown(), std::nullopt, 0);
+        break;
+      case kPythonScalerCreated:
+        c.scalerAnnounced = true;  // from now on every backward is a scaled or an unscaled one
+        c.protocol.declareScaler(scalerRef);
+        break;
+      case kPythonOptimizerStep: c.protocol.optimizerStep(optimizerRef, at, findings); break;
+      case kPythonClip: c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings); break;
+      case kPythonZeroGrad: c.protocol.zeroGrad(optimizerRef); break;
+      case kPythonParametersHalf:
+        c.protocol.parametersBecame(optimizerRef, DtypeSet(ScalarType::Half),
+                                    Note{at, detail ? detail : "the parameters became Half here"});
+        break;
+      default: return;
+    }
+  }
+  for (const Finding& f : findings) c.report.write(f);
+}
+
+// Python imports torch after start: the hooks' sitecustomize (set up by
+// pythonStartsWithHooks) calls this once `import torch` has loaded LibTorch.
+// 1 when the adapter for that LibTorch is in.
+extern "C" __attribute__((visibility("default"))) int dtype_lint_python_torch_loaded() {
+  return runtime::attachAdapterIfLibTorchLoaded() ? 1 : 0;
 }

@@ -17,9 +17,10 @@ void ReportStream::open() {
 }
 
 void ReportStream::write(const Finding& finding) {
-  if (!finding.location.valid()) return;  // no user frame (no debug info): nowhere to point
+  if (!finding.location.valid()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!written_.emplace(finding.location.file, finding.location.line, std::string(finding.rule->id)).second) return;
+  const SourceLocation& at = finding.location;
+  if (!written_.emplace(at.file, at.line, at.symbol, std::string(finding.rule->id)).second) return;
   const std::string line = findingToJsonLine(finding) + "\n";
   // One write per line: O_APPEND keeps lines of forked children whole.
   for (size_t done = 0; done < line.size();) {

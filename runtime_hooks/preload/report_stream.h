@@ -22,7 +22,7 @@ class ReportStream {
  private:
   std::mutex mutex_;
   int fd_ = 2;
-  std::set<std::tuple<std::string, unsigned, std::string>> written_;
+  std::set<std::tuple<std::string, unsigned, std::string, std::string>> written_;
 };
 
 }  // namespace dtype_lint::runtime

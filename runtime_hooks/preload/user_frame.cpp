@@ -4,13 +4,20 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <cxxabi.h>
 #include <execinfo.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "python_frames.h"
 
 namespace dtype_lint::runtime {
 namespace {
@@ -18,9 +25,12 @@ namespace {
 // Shared objects whose frames are never the user's code.
 bool isLibraryFrame(std::string_view object) {
   for (std::string_view marker : {"libtorch", "libc10", "libdtype_lint", "libstdc++", "libc.so", "libgcc_s",
-                                  "libgomp", "libpthread", "ld-linux", "libshm", "libcaffe2"})
+                                  "libgomp", "libpthread", "ld-linux", "libshm", "libcaffe2", "libpython",
+                                  ".cpython-"})
     if (object.find(marker) != std::string_view::npos) return true;
-  return false;
+  // The Python interpreter: a Python program's lines are in its own frames.
+  const std::string_view name = object.substr(object.rfind('/') + 1);
+  return name.rfind("python", 0) == 0;
 }
 
 bool isLibraryHeader(std::string_view file) {
@@ -34,39 +44,41 @@ bool isLibraryHeader(std::string_view file) {
 // One libdw session for the process, refreshed when a lookup misses (new dlopen).
 class Symbolizer {
  public:
-  std::optional<SourceLocation> lineOf(uintptr_t address) {
+  // The user's lines at `address`, innermost first: the line itself, then
+  // the call sites of the functions inlined there (an optimized build folds
+  // a scaler's method and LibTorch's inline code into its caller's frame).
+  // Lines in LibTorch's and the standard library's headers are not the user's.
+  std::vector<SourceLocation> userLinesOf(uintptr_t address) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (!dwfl_ || attempt == 1) reload();
-      if (!dwfl_) return std::nullopt;
+      if (!dwfl_) return {};
       Dwfl_Module* module = dwfl_addrmodule(dwfl_, address);
       if (!module) continue;
       Dwfl_Line* line = dwfl_module_getsrc(module, address);
-      if (!line) return std::nullopt;
+      if (!line) return {};
       int lineNumber = 0, column = 0;
       const char* file = dwfl_lineinfo(line, nullptr, &lineNumber, &column, nullptr, nullptr);
-      if (!file || lineNumber <= 0) return std::nullopt;
+      if (!file || lineNumber <= 0) return {};
+      std::vector<SourceLocation> out;
       if (!isLibraryHeader(file))
-        return SourceLocation{file, unsigned(lineNumber), unsigned(column), unsigned(lineNumber), unsigned(column)};
-      return inlinedCallSite(module, address);
+        out.push_back(SourceLocation{file, unsigned(lineNumber), unsigned(column), unsigned(lineNumber), unsigned(column)});
+      inlinedCallSites(module, address, out);
+      return out;
     }
-    return std::nullopt;
+    return {};
   }
 
  private:
-  // In an optimized build the address is often inside LibTorch's inline code
-  // (Tensor::mm) inlined into the user's function: the line the user wrote
-  // is the call site of the outermost inlined LibTorch function.
-  static std::optional<SourceLocation> inlinedCallSite(Dwfl_Module* module, uintptr_t address) {
+  static void inlinedCallSites(Dwfl_Module* module, uintptr_t address, std::vector<SourceLocation>& out) {
     Dwarf_Addr bias = 0;
     Dwarf_Die* unit = dwfl_module_addrdie(module, address, &bias);
     Dwarf_Files* files = nullptr;
-    if (!unit || dwarf_getsrcfiles(unit, &files, nullptr) != 0) return std::nullopt;
+    if (!unit || dwarf_getsrcfiles(unit, &files, nullptr) != 0) return;
     Dwarf_Die* scopes = nullptr;
     const int count = dwarf_getscopes(unit, address - bias, &scopes);
-    std::optional<SourceLocation> out;
     // Innermost first: each inlined subroutine's call site lies in the next scope out.
-    for (int i = 0; i < count && !out; ++i) {
+    for (int i = 0; i < count; ++i) {
       if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
       Dwarf_Attribute attribute;
       Dwarf_Word fileIndex = 0, callLine = 0, callColumn = 0;
@@ -76,12 +88,44 @@ class Symbolizer {
       dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attribute), &callColumn);
       const char* file = dwarf_filesrc(files, fileIndex, nullptr, nullptr);
       if (file && callLine > 0 && !isLibraryHeader(file))
-        out = SourceLocation{file, unsigned(callLine), unsigned(callColumn), unsigned(callLine), unsigned(callColumn)};
+        out.push_back(SourceLocation{file, unsigned(callLine), unsigned(callColumn), unsigned(callLine), unsigned(callColumn)});
     }
     free(scopes);
-    return out;
   }
 
+ public:
+  // Whether the binary holding `address` has debug info (a line table).
+  bool hasLineTable(uintptr_t address) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!dwfl_) return false;
+    Dwfl_Module* module = dwfl_addrmodule(dwfl_, address);
+    Dwarf_Addr bias = 0;
+    return module && dwfl_module_getdwarf(module, &bias) != nullptr;
+  }
+
+  // Where `address` is in a binary without a line table: its function and
+  // the offset into it (from the symbol table), else the offset into the binary.
+  SourceLocation binaryLocationOf(uintptr_t address, const std::string& object, uintptr_t objectBase) {
+    SourceLocation at;
+    at.file = object;
+    std::lock_guard<std::mutex> lock(mutex_);
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    Dwfl_Module* module = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
+    const char* name = module ? dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr)
+                              : nullptr;
+    if (!name) {
+      at.symbol = fmt::format("+{:#x}", address - objectBase);
+      return at;
+    }
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    at.symbol = fmt::format("{}+{:#x}", status == 0 && demangled ? demangled : name, offset);
+    free(demangled);
+    return at;
+  }
+
+ private:
   void reload() {
     if (dwfl_) dwfl_end(dwfl_);
     static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
@@ -98,6 +142,14 @@ class Symbolizer {
   Dwfl* dwfl_ = nullptr;
 };
 
+// The binary's full path (dladdr names the main program as it was started).
+std::string executablePath(const char* object) {
+  if (object && object[0] == '/') return object;
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return n > 0 ? std::string(path, size_t(n)) : std::string(object ? object : "");
+}
+
 Symbolizer& symbolizer() {
   static Symbolizer* instance = new Symbolizer();  // never destroyed: used until the process ends
   return *instance;
@@ -106,20 +158,29 @@ Symbolizer& symbolizer() {
 }  // namespace
 
 std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
+  // A Python program's line is in its interpreter's frames, not the native ones.
+  if (auto at = userPythonFrame()) return at;
   void* frames[96];
   const int count = backtrace(frames, 96);
+  std::optional<SourceLocation> withoutLine;  // the user's frame in a binary without debug info
+  int skipWithoutLine = skipUserFrames;
   for (int i = 1; i < count; ++i) {
     Dl_info info{};
     if (!dladdr(frames[i], &info) || !info.dli_fname || isLibraryFrame(info.dli_fname)) continue;
     // A return address points after the call; look up the call itself.
     // Inline functions of LibTorch and the standard library are emitted into
     // the user's binary too: their header lines are not the user's.
-    if (auto at = symbolizer().lineOf(reinterpret_cast<uintptr_t>(frames[i]) - 1)) {
-      if (skipUserFrames-- > 0) continue;
-      return at;
-    }
+    const uintptr_t call = reinterpret_cast<uintptr_t>(frames[i]) - 1;
+    const std::vector<SourceLocation> lines = symbolizer().userLinesOf(call);
+    for (const SourceLocation& at : lines)
+      if (skipUserFrames-- <= 0) return at;
+    if (!lines.empty()) continue;
+    if (!withoutLine && skipWithoutLine-- <= 0 && !symbolizer().hasLineTable(call))
+      withoutLine = symbolizer().binaryLocationOf(call, executablePath(info.dli_fname),
+                                                  reinterpret_cast<uintptr_t>(info.dli_fbase));
   }
-  return std::nullopt;
+  // Never dropped: a finding in a build without -g points at the function.
+  return withoutLine;
 }
 
 }  // namespace dtype_lint::runtime

@@ -17,8 +17,12 @@ struct SourceLocation {
   unsigned column = 0;
   unsigned endLine = 0;
   unsigned endColumn = 0;
+  // Where a runtime finding's binary has no line table: `file` is the binary,
+  // and this says where in it ("train_step(Batch const&)+0x4c", or "+0x1a2c"
+  // in a stripped one); `line` is 0.
+  std::string symbol;
 
-  bool valid() const { return !file.empty() && line != 0; }
+  bool valid() const { return !file.empty() && (line != 0 || !symbol.empty()); }
 };
 
 struct Note {

@@ -71,6 +71,9 @@ class ScalerProtocol {
   void declareScaler(const ObjectRef& scaler);
   void declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
                         uintptr_t module);
+  // The parameters of a known optimizer changed dtype (a model converted
+  // after its optimizer was made); its other facts stay.
+  void parametersBecame(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin);
 
   void scaledBackward(const ObjectRef& scaler, const SourceLocation& at);
   void unscaledBackward(const SourceLocation& at);

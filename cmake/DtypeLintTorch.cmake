@@ -1,0 +1,71 @@
+# The LibTorch the project's LibTorch targets (samples, runtime adapter,
+# runtime programs, analyzer cases) build against, as the target
+# dtype_lint::torch:
+# - by default Debian's LibTorch 1.13 (find_package(Torch)), at C++17: its
+#   headers do not compile at C++20;
+# - with -DDTYPE_LINT_TORCH_WHEEL=<virtual environment>, the LibTorch inside
+#   that environment's `torch` wheel, at C++20 (its headers require it).
+#   Only torch_cpu and c10 are linked: the wheel's own CMake config pulls in
+#   torch_cuda and insists on a CUDA toolkit of the wheel's version.
+# Sets DTYPE_LINT_TORCH_CXX_STANDARD, DTYPE_LINT_TORCH_VERSION and
+# DTYPE_LINT_TORCH_CPU_LIBRARY (the libtorch_cpu the adapter binds to).
+set(DTYPE_LINT_TORCH_WHEEL "" CACHE PATH "A virtual environment whose torch wheel's LibTorch to build against")
+
+add_library(dtype_lint_torch INTERFACE)
+add_library(dtype_lint::torch ALIAS dtype_lint_torch)
+if(DTYPE_LINT_TORCH_WHEEL)
+  file(GLOB torch_dirs "${DTYPE_LINT_TORCH_WHEEL}/lib/python3*/site-packages/torch")
+  list(LENGTH torch_dirs torch_dir_count)
+  if(NOT torch_dir_count EQUAL 1 OR NOT EXISTS "${torch_dirs}/lib/libtorch_cpu.so")
+    message(FATAL_ERROR "DTYPE_LINT_TORCH_WHEEL=${DTYPE_LINT_TORCH_WHEEL}: no torch wheel with a LibTorch in it "
+                        "(scripts/setup.sh installs one)")
+  endif()
+  file(STRINGS "${torch_dirs}/version.py" version_line REGEX "^__version__")
+  string(REGEX REPLACE "^__version__ = '([^'+]*).*" "\\1" DTYPE_LINT_TORCH_VERSION "${version_line}")
+  set(DTYPE_LINT_TORCH_CXX_STANDARD 20)
+  set(DTYPE_LINT_TORCH_CPU_LIBRARY "${torch_dirs}/lib/libtorch_cpu.so")
+  set(DTYPE_LINT_TORCH_INCLUDE_DIRS_LIST "${torch_dirs}/include" "${torch_dirs}/include/torch/csrc/api/include")
+  target_include_directories(dtype_lint_torch SYSTEM INTERFACE ${DTYPE_LINT_TORCH_INCLUDE_DIRS_LIST})
+  target_link_libraries(dtype_lint_torch INTERFACE "${DTYPE_LINT_TORCH_CPU_LIBRARY}" "${torch_dirs}/lib/libc10.so")
+  # The wheel is built with the new libstdc++ ABI (torch._C._GLIBCXX_USE_CXX11_ABI).
+  target_compile_definitions(dtype_lint_torch INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
+  # Its libraries find the CUDA runtime wheels through their RUNPATH; the
+  # programs linked here find libtorch_cpu through theirs.
+  target_link_options(dtype_lint_torch INTERFACE "-Wl,-rpath,${torch_dirs}/lib")
+else()
+  find_package(Torch REQUIRED)
+  set(DTYPE_LINT_TORCH_VERSION "${Torch_VERSION}")
+  set(DTYPE_LINT_TORCH_CXX_STANDARD 17)
+  find_library(DTYPE_LINT_TORCH_CPU_LIBRARY torch_cpu HINTS ${TORCH_INSTALL_PREFIX}/lib REQUIRED)
+  set(DTYPE_LINT_TORCH_INCLUDE_DIRS_LIST ${TORCH_INCLUDE_DIRS})
+  target_link_libraries(dtype_lint_torch INTERFACE ${TORCH_LIBRARIES})
+endif()
+get_filename_component(DTYPE_LINT_TORCH_CPU_LIBRARY "${DTYPE_LINT_TORCH_CPU_LIBRARY}" REALPATH)
+message(STATUS "dtype-lint: LibTorch ${DTYPE_LINT_TORCH_VERSION} (${DTYPE_LINT_TORCH_CPU_LIBRARY}), "
+               "C++${DTYPE_LINT_TORCH_CXX_STANDARD}")
+
+# One precompiled <torch/torch.h> per build flavor, shared by every LibTorch
+# target of that flavor: a TU then compiles in about a third of the time.
+#   debug           -O0 -g  (what the runtime tests point at by line)
+#   relwithdebinfo  -O2 -g  (CMake's RelWithDebInfo, how training programs are built)
+set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_debug -O0 -g)
+set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_relwithdebinfo -O2 -g)
+foreach(flavor debug relwithdebinfo)
+  set(anchor dtype_lint_torch_pch_${flavor})
+  add_library(${anchor} OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch_anchor.cpp)
+  target_precompile_headers(${anchor} PRIVATE <torch/torch.h>)
+  target_link_libraries(${anchor} PRIVATE dtype_lint::torch)
+  target_include_directories(${anchor} PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(${anchor} PRIVATE ${DTYPE_LINT_TORCH_FLAVOR_OPTIONS_${flavor}} -w)
+  set_target_properties(${anchor} PROPERTIES CXX_STANDARD ${DTYPE_LINT_TORCH_CXX_STANDARD} EXCLUDE_FROM_ALL ON)
+endforeach()
+
+# A target compiled against LibTorch in one flavor, with the flavor's shared
+# precompiled header (same options as its anchor, or gcc would not use it).
+function(dtype_lint_torch_target target flavor)
+  target_link_libraries(${target} PRIVATE dtype_lint::torch)
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(${target} PRIVATE ${DTYPE_LINT_TORCH_FLAVOR_OPTIONS_${flavor}} -w)
+  target_precompile_headers(${target} REUSE_FROM dtype_lint_torch_pch_${flavor})
+  set_target_properties(${target} PROPERTIES CXX_STANDARD ${DTYPE_LINT_TORCH_CXX_STANDARD})
+endfunction()
