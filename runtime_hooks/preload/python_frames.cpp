@@ -64,8 +64,6 @@ bool isLibraryFile(std::string_view file) {
 
 }  // namespace
 
-bool pythonProcess() { return python() != nullptr; }
-
 std::optional<SourceLocation> userPythonFrame() {
   const PythonApi* py = python();
   if (!py) return std::nullopt;

@@ -6,9 +6,6 @@
 
 namespace dtype_lint::runtime {
 
-// Whether this process runs a Python interpreter (its C API is in the process and initialized).
-bool pythonProcess();
-
 // The innermost Python frame of this thread outside torch, the standard
 // library, site-packages and dtype-lint's own hooks: the user's line.
 std::optional<SourceLocation> userPythonFrame();
