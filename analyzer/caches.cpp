@@ -310,9 +310,9 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
     for (const llvm::json::Value& n : *notes) {
       const auto* note = n.getAsObject();
       if (!note) return std::nullopt;
-      unit.toolNotes.push_back(Note{SourceLocation{note->getString("file").value_or("").str(),
-                                                   unsigned(note->getInteger("line").value_or(0)),
-                                                   unsigned(note->getInteger("column").value_or(0))},
+      unit.toolNotes.push_back(Note{SourceLocation{.file = note->getString("file").value_or("").str(),
+                                                   .line = unsigned(note->getInteger("line").value_or(0)),
+                                                   .column = unsigned(note->getInteger("column").value_or(0))},
                                     note->getString("message").value_or("").str()});
     }
   for (auto [name, usrs] : {std::pair{"defines", &unit.linkage.defines}, std::pair{"calls", &unit.linkage.calls}})

@@ -51,7 +51,7 @@ std::vector<Note> missingLineNotes(const std::vector<Finding>& findings) {
     if (!f.location.line && !f.location.symbol.empty()) binaries.insert(f.location.file);
   std::vector<Note> notes;
   for (const std::string& binary : binaries)
-    notes.push_back(Note{{}, "findings in " + binary + " point at functions, not lines: it has no debug info; "
+    notes.push_back(Note{{}, "findings in " + binary + " point at functions or offsets, not lines: it has no debug info; "
                              "build with -g (CMake: RelWithDebInfo) and do not strip it to get file:line"});
   return notes;
 }

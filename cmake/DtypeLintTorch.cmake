@@ -48,9 +48,11 @@ message(STATUS "dtype-lint: LibTorch ${DTYPE_LINT_TORCH_VERSION} (${DTYPE_LINT_T
 # target of that flavor: a TU then compiles in about a third of the time.
 #   debug           -O0 -g  (what the runtime tests point at by line)
 #   relwithdebinfo  -O2 -g  (CMake's RelWithDebInfo, how training programs are built)
+#   release         -O2     (no debug info: findings point at functions)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_debug -O0 -g)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_relwithdebinfo -O2 -g)
-foreach(flavor debug relwithdebinfo)
+set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_release -O2 -g0)
+foreach(flavor debug relwithdebinfo release)
   set(anchor dtype_lint_torch_pch_${flavor})
   add_library(${anchor} OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch_anchor.cpp)
   target_precompile_headers(${anchor} PRIVATE <torch/torch.h>)

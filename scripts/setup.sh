@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Set-up on a fresh Debian 12 machine: the packages dtype-lint builds with,
-# then configure and build (tests and samples included) into build/.
+# then configure and build (tests and samples included) into build/ (against
+# Debian's LibTorch 1.13) and build-torch2/ (against the torch wheel's LibTorch:
+# the samples, the runtime adapter and the runtime programs; the analyzer and
+# the preload library are build/'s, whose ctest runs build-torch2/'s tests too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,5 +34,8 @@ if [ ! -x .venv/bin/python ] || ! cmp -s scripts/torch-wheel-requirements.txt .v
   cp scripts/torch-wheel-requirements.txt .venv/requirements.txt
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTYPE_LINT_SATELLITE_BUILDS=build-torch2
 cmake --build build -j "$(nproc)"
+cmake -S . -B build-torch2 -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTYPE_LINT_TORCH_WHEEL="$PWD/.venv" \
+  -DDTYPE_LINT_MAIN_BUILD=build
+cmake --build build-torch2 -j "$(nproc)"

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "dtype_lint_runtime/boundary.h"
@@ -40,6 +42,28 @@ std::map<std::string, LineRules> findingsOfRun(const std::string& program, Comma
     out[file.string()].emplace(f.at("location").at("line").get<unsigned>(), f.at("rule").get<std::string>());
   }
   return out;
+}
+
+// Runs `command` under the hooks: its findings must be the markers of
+// `source`, and nothing elsewhere. Returns the run, for its status and output.
+CommandResult runExpectingTheMarkersOf(const std::string& command, const std::string& source) {
+  CommandResult run;
+  auto findings = findingsOfRun(command, &run);
+  const std::string canonical = fs::weakly_canonical(source).string();
+  EXPECT_EQ(findings[canonical], readMarkers(source)) << run.err;
+  findings.erase(canonical);
+  for (const auto& [file, lines] : findings) EXPECT_TRUE(lines.empty()) << "findings outside " << source << ": " << file;
+  return run;
+}
+
+const std::string kPrograms = std::string(DTYPE_LINT_BINARY_DIR) + "/tests/";
+const std::string kProgramSources = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/";
+
+// Runs tests/runtime_programs/<name>.cpp's binary under the hooks, expecting
+// its markers. `variant`: a suffix of the binary's name (the same source built
+// another way).
+CommandResult runProgramExpectingItsMarkers(const std::string& name, const std::string& variant = "") {
+  return runExpectingTheMarkersOf(kPrograms + "runtime_program_" + name + variant, kProgramSources + name + ".cpp");
 }
 
 LineRules runtimeCheckable(const LineRules& markers) {
@@ -80,14 +104,77 @@ TEST_P(RuntimeCorpus, RuntimeFindingsMatchTheRuntimeCheckableMarkers) {
     EXPECT_TRUE(lines.empty()) << "findings outside the sample: " << file;
 }
 
-std::string sampleName(const ::testing::TestParamInfo<std::string>& info) {
-  std::string name = fs::path(info.param).parent_path().filename().string() + "_" + fs::path(info.param).stem().string();
+// "DL101_mixed_dtype_matmul_buggy" for samples/DL101_mixed_dtype_matmul/buggy.cpp, plus `suffix`.
+std::string sampleTestName(const std::string& source, const std::string& suffix = "") {
+  const fs::path p(source);
+  std::string name = p.parent_path().filename().string() + "_" + p.stem().string() + suffix;
   for (char& c : name)
     if (!isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
 }
 
+std::string sampleName(const ::testing::TestParamInfo<std::string>& info) { return sampleTestName(info.param); }
+
 INSTANTIATE_TEST_SUITE_P(Samples, RuntimeCorpus, ::testing::ValuesIn(sampleSources()), sampleName);
+
+// The buggy samples built as training programs are built keep every finding:
+// RelWithDebInfo on the marked lines (through inlined frames); without debug
+// info (Release, -g0) at the function, stripped at the offsets, in the binary,
+// with one note saying how to get lines.
+const char* const kOptimizedFlavors[] = {"relwithdebinfo", "release", "stripped"};
+
+std::vector<std::tuple<std::string, std::string>> optimizedSamples() {
+  std::vector<std::tuple<std::string, std::string>> out;
+  for (const std::string& source : sampleSources())
+    if (fs::path(source).stem().string().ends_with("buggy"))
+      for (const char* flavor : kOptimizedFlavors) out.emplace_back(source, flavor);
+  return out;
+}
+
+class OptimizedBuilds : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(OptimizedBuilds, KeepEveryFinding) {
+  const auto& [source, flavor] = GetParam();
+  const std::string binary = executableOf(source) + "_" + flavor;
+  const LineRules expected = runtimeCheckable(readMarkers(source));
+  if (flavor == "relwithdebinfo") {
+    auto findings = findingsOfRun(binary);
+    EXPECT_EQ(findings[fs::weakly_canonical(source).string()], expected);
+    return;
+  }
+  const fs::path report = fs::temp_directory_path() / ("dtype_lint_opt_" + std::to_string(::getpid()) + ".json");
+  const CommandResult run = runCommand(std::string(DTYPE_LINT_EXE) + " run --format json -o " + report.string() +
+                                       " -- " + binary);
+  const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
+  fs::remove(report);
+  ASSERT_FALSE(json.is_discarded()) << run.err;
+  std::multiset<std::string> expectedRules, rules;
+  for (const auto& [line, rule] : expected) expectedRules.insert(rule);
+  for (const auto& f : json.at("findings")) {
+    const auto& at = f.at("location");
+    rules.insert(f.at("rule").get<std::string>());
+    EXPECT_EQ(fs::weakly_canonical(at.at("file").get<std::string>()), fs::weakly_canonical(binary));
+    EXPECT_EQ(at.value("line", 0u), 0u);
+    const std::string symbol = at.value("symbol", "");
+    EXPECT_TRUE(flavor == "stripped" ? symbol.starts_with("+0x") : (symbol.find("+0x") != std::string::npos &&
+                                                                    !symbol.starts_with("+0x")))
+        << symbol;
+  }
+  // Two ops on one marked line are one finding with lines, two without.
+  EXPECT_EQ(std::set<std::string>(rules.begin(), rules.end()),
+            std::set<std::string>(expectedRules.begin(), expectedRules.end())) << run.err;
+  for (const std::string& rule : expectedRules) EXPECT_GE(rules.count(rule), expectedRules.count(rule)) << rule;
+  if (!expectedRules.empty()) {
+    ASSERT_TRUE(json.contains("notifications")) << json.dump();
+    EXPECT_NE(json["notifications"].dump().find("build with -g"), std::string::npos) << json.dump();
+  }
+}
+
+std::string optimizedSampleName(const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+  return sampleTestName(std::get<0>(info.param), "_" + std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, OptimizedBuilds, ::testing::ValuesIn(optimizedSamples()), optimizedSampleName);
 
 #ifdef DTYPE_LINT_PYTHON
 // Python training scripts under `dtype-lint run -- python`: the hooks bind to
@@ -106,23 +193,13 @@ class PythonSamples : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PythonSamples, FindingsMatchTheScriptsMarkers) {
   const std::string script = GetParam();
-  CommandResult run;
-  auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " " + script, &run);
-  const std::string canonical = fs::weakly_canonical(script).string();
-  EXPECT_EQ(findings[canonical], readMarkers(script)) << run.err;
-  findings.erase(canonical);
-  for (const auto& [file, lines] : findings) EXPECT_TRUE(lines.empty()) << "findings outside the script: " << file;
+  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
   if (readMarkers(script).empty()) EXPECT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.err.find("sitecustomize"), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("Warning"), std::string::npos) << "the hooks must not make torch warn: " << run.err;
 }
 
-std::string scriptName(const ::testing::TestParamInfo<std::string>& info) {
-  const fs::path p(info.param);
-  return p.parent_path().filename().string() + "_" + p.stem().string();
-}
-
-INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamples, ::testing::ValuesIn(pythonSamples()), scriptName);
+INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamples, ::testing::ValuesIn(pythonSamples()), sampleName);
 
 TEST(PythonHooks, TheMissionFailuresAreExplained) {
   const std::string dir = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python/";
@@ -141,21 +218,68 @@ TEST(PythonHooks, TheMissionFailuresAreExplained) {
             std::string::npos) << run.err;
   EXPECT_NE(run.err.find("[DL102-out-dtype-mismatch]"), std::string::npos) << run.err;
 }
+
+TEST(PythonHooks, APythonWithoutTorchRunsUntouched) {
+  CommandResult run;
+  auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " -c 'import sys; print(\"no torch\"); sys.exit(4)'", &run);
+  EXPECT_EQ(run.exitCode, 4);
+  EXPECT_EQ(run.out, "no torch\n");
+  EXPECT_EQ(run.err.find("dtype-lint: error"), std::string::npos) << run.err;
+  EXPECT_TRUE(findings.empty());
+}
+
+TEST(PythonHooks, OsExitKeepsTheFindingsAndTheStatus) {
+  const std::string script = kProgramSources + "python/exits_abruptly.py";
+  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
+  EXPECT_EQ(run.exitCode, 3) << run.err;
+  EXPECT_EQ(run.out, "mismatch raised\n");
+}
+
+// torchrun's workers are Python processes started by a Python process: each
+// is hooked, and one report holds their findings.
+TEST(PythonHooks, TorchrunWorkersAreHooked) {
+  const std::string script = kProgramSources + "python/distributed_workers.py";
+  const std::string torchrun = fs::path(DTYPE_LINT_PYTHON).parent_path() / "torchrun";
+  const CommandResult run =
+      runExpectingTheMarkersOf(torchrun + " --standalone --nproc_per_node=2 " + script, script);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("worker 1 raised"), std::string::npos) << run.out;
+}
+
+// LD_PRELOAD set by hand, with a preload library that has no adapters beside
+// it and an empty cache: the adapter for the script's torch is built on first
+// use (one line while it builds) and then found in the cache; without a
+// compiler the script runs as it would without the hooks, after one error.
+TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
+  const fs::path home = fs::temp_directory_path() / ("dtype_lint_first_use_" + std::to_string(::getpid()));
+  fs::remove_all(home);
+  fs::create_directories(home / "lib");
+  fs::copy_file(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so", home / "lib/libdtype_lint_preload.so");
+  const std::string report = (home / "report.jsonl").string();
+  const std::string preload = "LD_PRELOAD=" + (home / "lib/libdtype_lint_preload.so").string() +
+                              " DTYPE_LINT_CACHE_DIR=" + (home / "cache").string() + " DTYPE_LINT_REPORT=" + report + " ";
+  const std::string script = std::string(DTYPE_LINT_PYTHON) + " " + DTYPE_LINT_SOURCE_DIR +
+                             "/samples/python/DL101_mixed_dtype_matmul/buggy.py";
+  const std::string pytorchError = "mat1 and mat2 must have the same dtype, but got Half and Float";
+
+  const CommandResult noCompiler = runCommand(preload + "CXX=/no/such/c++ " + script);
+  EXPECT_EQ(noCompiler.exitCode, 1);
+  EXPECT_NE(noCompiler.err.find(pytorchError), std::string::npos) << noCompiler.err;
+  EXPECT_NE(noCompiler.err.find("dtype-lint: no C++ compiler ('/no/such/c++') to build the runtime adapter"),
+            std::string::npos) << noCompiler.err;
+
+  const CommandResult first = runCommand(preload + script);
+  EXPECT_NE(first.err.find("dtype-lint: building the runtime adapter for "), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find(pytorchError), std::string::npos) << first.err;
+  EXPECT_NE(readFile(report).find("\"rule\":\"DL101\""), std::string::npos) << readFile(report);
+
+  const CommandResult cached = runCommand(preload + script);
+  EXPECT_EQ(cached.err.find("dtype-lint: building"), std::string::npos) << cached.err;
+  EXPECT_EQ(cached.exitCode, 1);
+  fs::remove_all(home);
+}
 #endif
 
-const std::string kPrograms = std::string(DTYPE_LINT_BINARY_DIR) + "/tests/";
-
-// Runs tests/runtime_programs/<name>.cpp's binary under the hooks: its
-// findings must be its markers. Returns the run, for its status and output.
-// `variant`: a suffix of the binary's name (the same source built another way).
-CommandResult runProgramExpectingItsMarkers(const std::string& name, const std::string& variant = "") {
-  CommandResult run;
-  auto findings = findingsOfRun(kPrograms + "runtime_program_" + name + variant, &run);
-  const std::string source =
-      fs::weakly_canonical(std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/runtime_programs/" + name + ".cpp");
-  EXPECT_EQ(findings[source], readMarkers(source));
-  return run;
-}
 
 TEST(RuntimeHooks, AFindingSurvivesTheProcessDying) {
   const CommandResult run = runProgramExpectingItsMarkers("dies_after_mismatch");

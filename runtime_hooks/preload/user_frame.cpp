@@ -8,9 +8,11 @@
 #include <execinfo.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,20 @@ bool isLibraryHeader(std::string_view file) {
   for (std::string_view marker :
        {"/ATen/", "/c10/", "/torch/csrc/", "/torch/include/", "/include/c++/", "/dtype_lint/annotate.h"})
     if (file.find(marker) != std::string_view::npos) return true;
+  return false;
+}
+
+// A demangled function name in LibTorch's or the standard library's
+// namespaces; a function template's return type may come first.
+bool isLibraryFunction(std::string_view function) {
+  int depth = 0;
+  for (size_t i = 0; i < function.size() && !(depth == 0 && function[i] == '('); ++i) {
+    if (function[i] == '<') ++depth;
+    if (function[i] == '>') --depth;
+    if (depth != 0 || (i > 0 && function[i - 1] != ' ')) continue;
+    for (std::string_view ns : {"at::", "c10::", "torch::", "caffe2::", "std::", "__gnu_cxx::"})
+      if (function.substr(i).starts_with(ns)) return true;
+  }
   return false;
 }
 
@@ -75,8 +91,15 @@ class Symbolizer {
     Dwarf_Die* unit = dwfl_module_addrdie(module, address, &bias);
     Dwarf_Files* files = nullptr;
     if (!unit || dwarf_getsrcfiles(unit, &files, nullptr) != 0) return;
+    // dwarf_getscopes leaves an inlined function for its abstract definition's
+    // scopes; the DIEs physically around the innermost scope are the inlining chain.
     Dwarf_Die* scopes = nullptr;
-    const int count = dwarf_getscopes(unit, address - bias, &scopes);
+    const int found = dwarf_getscopes(unit, address - bias, &scopes);
+    Dwarf_Die innermost = found > 0 ? scopes[0] : Dwarf_Die{};
+    free(scopes);
+    scopes = nullptr;
+    if (found <= 0) return;
+    const int count = dwarf_getscopes_die(&innermost, &scopes);
     // Innermost first: each inlined subroutine's call site lies in the next scope out.
     for (int i = 0; i < count; ++i) {
       if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
@@ -104,8 +127,10 @@ class Symbolizer {
   }
 
   // Where `address` is in a binary without a line table: its function and
-  // the offset into it (from the symbol table), else the offset into the binary.
-  SourceLocation binaryLocationOf(uintptr_t address, const std::string& object, uintptr_t objectBase) {
+  // the offset into it (from the symbol table), else the offset into the
+  // binary. None for an out-of-line copy of LibTorch's or the standard
+  // library's inline code (at::Tensor::backward): not the user's function.
+  std::optional<SourceLocation> binaryLocationOf(uintptr_t address, const std::string& object, uintptr_t objectBase) {
     SourceLocation at;
     at.file = object;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -120,8 +145,10 @@ class Symbolizer {
     }
     int status = 0;
     char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-    at.symbol = fmt::format("{}+{:#x}", status == 0 && demangled ? demangled : name, offset);
+    const std::string function = status == 0 && demangled ? demangled : name;
     free(demangled);
+    if (isLibraryFunction(function)) return std::nullopt;
+    at.symbol = fmt::format("{}+{:#x}", function, offset);
     return at;
   }
 
@@ -162,8 +189,8 @@ std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
   if (auto at = userPythonFrame()) return at;
   void* frames[96];
   const int count = backtrace(frames, 96);
-  std::optional<SourceLocation> withoutLine;  // the user's frame in a binary without debug info
-  int skipWithoutLine = skipUserFrames;
+  // The user's frames in binaries without debug info, innermost first.
+  std::vector<SourceLocation> withoutLines;
   for (int i = 1; i < count; ++i) {
     Dl_info info{};
     if (!dladdr(frames[i], &info) || !info.dli_fname || isLibraryFrame(info.dli_fname)) continue;
@@ -174,13 +201,21 @@ std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
     const std::vector<SourceLocation> lines = symbolizer().userLinesOf(call);
     for (const SourceLocation& at : lines)
       if (skipUserFrames-- <= 0) return at;
-    if (!lines.empty()) continue;
-    if (!withoutLine && skipWithoutLine-- <= 0 && !symbolizer().hasLineTable(call))
-      withoutLine = symbolizer().binaryLocationOf(call, executablePath(info.dli_fname),
-                                                  reinterpret_cast<uintptr_t>(info.dli_fbase));
+    if (!lines.empty() || symbolizer().hasLineTable(call)) continue;
+    if (auto at = symbolizer().binaryLocationOf(call, executablePath(info.dli_fname),
+                                                reinterpret_cast<uintptr_t>(info.dli_fbase)))
+      withoutLines.push_back(std::move(*at));
   }
-  // Never dropped: a finding in a build without -g points at the function.
-  return withoutLine;
+  // Never dropped: a finding in a build without -g points at the function
+  // (the skipped frames may be inlined into it), in a stripped binary at the
+  // offsets of the call and its callers, which tell call sites apart.
+  if (withoutLines.empty()) return std::nullopt;
+  const size_t chosen = std::min(withoutLines.size() - 1, size_t(std::max(skipUserFrames, 0)));
+  SourceLocation at = withoutLines[chosen];
+  for (size_t caller = chosen + 1; caller < withoutLines.size() && caller <= chosen + 3; ++caller)
+    if (at.symbol.starts_with("+0x") && withoutLines[caller].file == at.file)
+      at.symbol += " < " + withoutLines[caller].symbol;
+  return at;
 }
 
 }  // namespace dtype_lint::runtime
