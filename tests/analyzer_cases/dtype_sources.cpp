@@ -88,13 +88,14 @@ void einsum_and_linear() {
 
 void linalg_keeps_the_dtype() {
   auto cov = torch::eye(4, torch::kDouble) * 2.0;
-  auto whitening = torch::linalg::inv(torch::linalg::cholesky(cov)).t();  // Double, as its input
+  // torch::linalg::inv in LibTorch 1.x; the ATen names below exist in 1.x and 2.x.
+  auto whitening = torch::linalg_inv(torch::linalg_cholesky(cov)).t();  // Double, as its input
   auto x = torch::randn({8, 4});
   torch::matmul(x, whitening);  // dtype-lint-expect: DL101
   torch::matmul(x, whitening.to(torch::kFloat));
-  auto solved = torch::linalg::solve(cov, torch::randn({4, 2}, torch::kDouble), /*left=*/true);
+  auto solved = torch::linalg_solve(cov, torch::randn({4, 2}, torch::kDouble), /*left=*/true);
   x.mm(solved);  // dtype-lint-expect: DL101
-  auto n = torch::linalg::vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105
+  auto n = torch::linalg_vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105
 }
 
 // Functional normalization keeps its input's dtype.
