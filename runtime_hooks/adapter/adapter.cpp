@@ -31,15 +31,24 @@ thread_local int backwardDepth = 0;  // inside an autograd node's backward
 thread_local int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
 
 // Tensor::backward() reaches the autograd engine without a dispatcher op; the
-// one op it runs first is ones_like(loss) for the initial gradient.
+// one op it runs first is ones_like(loss) for the initial gradient. dladdr
+// scans a library's symbols (LibTorch has hundreds of thousands), so what each
+// return address is gets remembered: a training loop's backward() comes from
+// the same few call sites every step.
 bool calledFromBackward() {
+  thread_local std::unordered_map<void*, bool> inBackwardFunction;
   void* frames[32];
   const int count = backtrace(frames, 32);
+  if (inBackwardFunction.size() > 4096) inBackwardFunction.clear();
   for (int i = 0; i < count; ++i) {
-    Dl_info info{};
-    if (dladdr(frames[i], &info) && info.dli_sname &&
-        (std::strstr(info.dli_sname, "8autograd8backward") || std::strstr(info.dli_sname, "6Tensor9_backward")))
-      return true;
+    auto [known, added] = inBackwardFunction.try_emplace(frames[i], false);
+    if (added) {
+      Dl_info info{};
+      known->second = dladdr(frames[i], &info) && info.dli_sname &&
+                      (std::strstr(info.dli_sname, "8autograd8backward") ||
+                       std::strstr(info.dli_sname, "6Tensor9_backward"));
+    }
+    if (known->second) return true;
   }
   return false;
 }
