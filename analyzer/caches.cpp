@@ -123,15 +123,6 @@ bool buildPch(const std::string& header, const std::string& pch, const std::vect
 
 }  // namespace
 
-std::string defaultCacheDirectory() {
-  if (const char* dir = std::getenv("DTYPE_LINT_CACHE_DIR"); dir && *dir) return dir;
-  llvm::SmallString<256> path;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) path = xdg;
-  else if (!llvm::sys::path::cache_directory(path)) return "";
-  llvm::sys::path::append(path, "dtype-lint");
-  return std::string(path);
-}
-
 std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text, const UserHeaderReader& readUserHeader) {
   std::vector<std::string> includes;
   bool first = true;

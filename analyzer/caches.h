@@ -23,9 +23,6 @@
 
 namespace dtype_lint::analyzer {
 
-// $DTYPE_LINT_CACHE_DIR, else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint.
-std::string defaultCacheDirectory();
-
 // The text of a user header named by a quoted include, if it can be found.
 using UserHeaderReader = std::function<std::optional<std::string>(llvm::StringRef quoted)>;
 

@@ -11,6 +11,7 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "compilation.h"
+#include "dtype_lint/cache_directory.h"
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/findings_pipeline.h"
 #include "llvm/Support/CommandLine.h"
@@ -140,7 +141,7 @@ int analyzePaths(const RuleSelection& rules) {
   auto configs = analyzer::configsFor(work->files, configFile);
   if (!configs) return cli::toolError(llvm::toString(configs.takeError()));
   options.configs = std::move(*configs);
-  options.cacheDirectory = cacheDir.empty() ? analyzer::defaultCacheDirectory() : std::string(cacheDir);
+  options.cacheDirectory = cacheDir.empty() ? defaultCacheDirectory() : std::string(cacheDir);
   options.usePreamble = !noPreamble;
   options.preambleSizeLimit = cacheSizeLimit * (uint64_t(1) << 20);
   options.useResultCache = !noCache;

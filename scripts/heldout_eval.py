@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Precision and recall of dtype-lint on a directory of marked programs.
 
-Usage: scripts/heldout_eval.py DIR [RULE_PREFIX] [--runtime BIN_DIR] [-- extra dtype-lint args]
+Usage: scripts/heldout_eval.py DIR [RULE_PREFIX] [--runtime BIN_DIR | --python PYTHON] [-- extra dtype-lint args]
 
 Every `// dtype-lint-expect: DLnnn` marker in DIR/*.cpp is an expected finding
 (file, line, rule). Static (default): the files are analyzed with fallback
 flags (or a compile_commands.json found next to them). --runtime BIN_DIR: each
 DIR/X.cpp's program BIN_DIR/X (built with -g) runs under `dtype-lint run`, and
-only the markers of rules the runtime hooks check are expected. Use it on
+only the markers of rules the runtime hooks check are expected. --python
+PYTHON: each DIR/*.py script runs as `PYTHON X.py` under `dtype-lint run`
+(markers `# dtype-lint-expect: DLnnn`). Use it on
 programs written outside this repository, to measure what the tests cannot:
 how dtype-lint does on code it was not tuned on.
 """
@@ -24,14 +26,15 @@ tool = os.path.join(here, "..", "build", "analyzer", "dtype-lint")
 args = sys.argv[1:]
 extra = args[args.index("--") + 1:] if "--" in args else []
 args = args[:args.index("--")] if "--" in args else args
-binaries = None
-if "--runtime" in args:
-    at = args.index("--runtime")
-    binaries = args[at + 1]
-    del args[at:at + 2]
+binaries = python = None
+for option in ("--runtime", "--python"):
+    if option in args:
+        at = args.index(option)
+        binaries, python = (args[at + 1], None) if option == "--runtime" else (None, args[at + 1])
+        del args[at:at + 2]
 directory, prefix = args[0], (args[1] if len(args) > 1 else "DL")
 # Programs may span several files in subdirectories; markers may sit in headers.
-files = sorted(glob.glob(os.path.join(directory, "**", "*.cpp"), recursive=True))
+files = sorted(glob.glob(os.path.join(directory, "**", "*.py" if python else "*.cpp"), recursive=True))
 marked = sorted(set(files) | set(glob.glob(os.path.join(directory, "**", "*.h"), recursive=True)))
 
 
@@ -41,7 +44,7 @@ def key(finding):
 
 
 found = set()
-if binaries is None:
+if binaries is None and python is None:
     run = subprocess.run([tool, "--format", "json", *extra, *files], capture_output=True, text=True)
     if run.returncode == 2:
         sys.exit(run.stderr)
@@ -51,12 +54,12 @@ else:
     listing = subprocess.run([tool, "--list-rules"], capture_output=True, text=True, check=True).stdout
     checked = {line.split()[0] for line in listing.splitlines() if "runtime" in line.split("]")[0]}
     for name in files:
-        program = os.path.join(binaries, os.path.splitext(os.path.basename(name))[0])
+        program = [python, name] if python else [os.path.join(binaries, os.path.splitext(os.path.basename(name))[0])]
         with tempfile.NamedTemporaryFile(suffix=".json") as report:
-            run = subprocess.run([tool, "run", "--format", "json", "-o", report.name, *extra, "--", program],
+            run = subprocess.run([tool, "run", "--format", "json", "-o", report.name, *extra, "--", *program],
                                  capture_output=True, text=True)
             if run.returncode != 0:
-                print(f"note: {program} exited with {run.returncode}")
+                print(f"note: {' '.join(program)} exited with {run.returncode}")
             found |= {key(f) for f in json.load(open(report.name))["findings"]}
 found = {f for f in found if f[2].startswith(prefix)}
 

@@ -228,6 +228,14 @@ TEST(PythonHooks, APythonWithoutTorchRunsUntouched) {
   EXPECT_TRUE(findings.empty());
 }
 
+TEST(PythonHooks, APythonThatIgnoresPythonpathSaysTheHooksNeverStarted) {
+  const CommandResult run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " -I " +
+                                       DTYPE_LINT_SOURCE_DIR + "/samples/python/DL101_mixed_dtype_matmul/buggy.py");
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.err.find("mat1 and mat2 must have the same dtype"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("dtype-lint: note: this Python ignored PYTHONPATH (-E or -I)"), std::string::npos) << run.err;
+}
+
 TEST(PythonHooks, OsExitKeepsTheFindingsAndTheStatus) {
   const std::string script = kProgramSources + "python/exits_abruptly.py";
   const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
@@ -248,8 +256,9 @@ TEST(PythonHooks, TorchrunWorkersAreHooked) {
 
 // LD_PRELOAD set by hand, with a preload library that has no adapters beside
 // it and an empty cache: the adapter for the script's torch is built on first
-// use (one line while it builds) and then found in the cache; without a
-// compiler the script runs as it would without the hooks, after one error.
+// use (one line while it builds) and then found in the cache, until that
+// torch changes; without a compiler the script runs as it would without the
+// hooks, after one error.
 TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
   const fs::path home = fs::temp_directory_path() / ("dtype_lint_first_use_" + std::to_string(::getpid()));
   fs::remove_all(home);
@@ -276,6 +285,15 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
   const CommandResult cached = runCommand(preload + script);
   EXPECT_EQ(cached.err.find("dtype-lint: building"), std::string::npos) << cached.err;
   EXPECT_EQ(cached.exitCode, 1);
+
+  // A torch upgraded in place (same path, another file) gets its own adapter.
+  for (const auto& adapter : fs::directory_iterator(home / "cache/adapters"))
+    if (fs::exists(adapter.path() / "torch.id")) {
+      const std::string path = readFile((adapter.path() / "torch.id").string());
+      std::ofstream(adapter.path() / "torch.id") << path.substr(0, path.find('\n')) << "\n1 1\n";
+    }
+  const CommandResult upgraded = runCommand(preload + script);
+  EXPECT_NE(upgraded.err.find("dtype-lint: building the runtime adapter for "), std::string::npos) << upgraded.err;
   fs::remove_all(home);
 }
 #endif

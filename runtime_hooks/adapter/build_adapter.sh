@@ -34,6 +34,7 @@ if ! "$cxx" -std=$std -O2 -DNDEBUG -fPIC -shared -fvisibility=hidden -w -D_GLIBC
   echo "dtype-lint: $cxx failed ($(grep -m1 'error' "$log")); the whole output is in $log" >&2
   exit 1
 fi
-echo "$libtorch" > "$tmp/torch.id"
+# Which LibTorch it is for: its path, then its size and modification time.
+printf '%s\n%s\n' "$libtorch" "$(stat -L -c '%s %Y' "$libtorch")" > "$tmp/torch.id"
 # Processes started together (torchrun) may build at once: the first rename wins.
 mv -T "$tmp" "$out" 2>/dev/null || true

@@ -18,6 +18,8 @@
 #include <optional>
 #include <string>
 
+#include "dtype_lint/cache_directory.h"
+
 namespace dtype_lint::runtime {
 namespace {
 
@@ -45,20 +47,23 @@ std::string directoryOf(const void* symbol) {
   return file.substr(0, file.rfind('/'));
 }
 
-std::string cacheDirectory() {
-  if (const char* dir = std::getenv("DTYPE_LINT_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/dtype-lint";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/dtype-lint";
-  return "";
+// Which LibTorch an adapter was built against, as its torch.id says it: the
+// real path of libtorch_cpu, then its size and modification time (a torch
+// upgraded in place, same path, needs another adapter).
+std::string identityOf(const std::string& libTorch) {
+  struct stat info {};
+  if (stat(libTorch.c_str(), &info) != 0) return libTorch;
+  return libTorch + "\n" + std::to_string(info.st_size) + " " + std::to_string(info.st_mtime);
 }
 
 // The adapter under `root`/*/ whose torch.id names `libTorch`.
 std::optional<std::string> registeredAdapter(const std::string& root, const std::string& libTorch) {
+  const std::string identity = identityOf(libTorch);
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(root, error)) {
     std::ifstream id(entry.path() / "torch.id");
-    std::string builtAgainst;
-    if (!std::getline(id, builtAgainst) || builtAgainst != libTorch) continue;
+    std::string path, stamp;
+    if (!std::getline(id, path) || !std::getline(id, stamp) || path + "\n" + stamp != identity) continue;
     const fs::path adapter = entry.path() / "libdtype_lint_adapter.so";
     if (fs::exists(adapter, error)) return adapter.string();
   }
@@ -69,14 +74,14 @@ std::optional<std::string> registeredAdapter(const std::string& root, const std:
 // the compiler at hand; one line on stderr while it builds. Empty on failure
 // (the script said why).
 std::string buildAdapter(const std::string& libTorch) {
-  const std::string cache = cacheDirectory();
+  const std::string cache = defaultCacheDirectory();
   const std::string script = std::string(DTYPE_LINT_SOURCE_DIR) + "/runtime_hooks/adapter/build_adapter.sh";
   if (cache.empty() || access(script.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "dtype-lint: error: no runtime adapter for %s, and its sources (%s) are missing: the "
                          "runtime hooks are off for this process\n", libTorch.c_str(), script.c_str());
     return "";
   }
-  const std::string out = cache + "/adapters/" + std::to_string(std::hash<std::string>{}(libTorch));
+  const std::string out = cache + "/adapters/" + std::to_string(std::hash<std::string>{}(identityOf(libTorch)));
   std::fprintf(stderr, "dtype-lint: building the runtime adapter for %s (once; cached in %s)\n", libTorch.c_str(),
                out.c_str());
   const pid_t child = fork();
@@ -105,7 +110,7 @@ std::string adapterFor(const std::string& libTorch) {
   if (const char* path = std::getenv("DTYPE_LINT_ADAPTER"); path && *path) return path;
   const std::string libraryDir = directoryOf(reinterpret_cast<const void*>(&adapterFor));
   if (auto adapter = registeredAdapter(libraryDir + "/adapters", libTorch)) return *adapter;
-  if (const std::string cache = cacheDirectory(); !cache.empty())
+  if (const std::string cache = defaultCacheDirectory(); !cache.empty())
     if (auto adapter = registeredAdapter(cache + "/adapters", libTorch)) return *adapter;
   return buildAdapter(libTorch);
 }
@@ -115,6 +120,8 @@ std::atomic<bool> attached{false};  // the adapter is in
 std::mutex attachMutex;
 
 }  // namespace
+
+bool libTorchLoaded() { return loadedLibTorch().has_value(); }
 
 bool attachAdapterIfLibTorchLoaded() {
   if (tried.load(std::memory_order_acquire)) return attached.load(std::memory_order_acquire);

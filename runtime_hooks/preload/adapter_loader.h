@@ -8,4 +8,7 @@ namespace dtype_lint::runtime {
 // adapter is (already) in.
 bool attachAdapterIfLibTorchLoaded();
 
+// Whether the process has a LibTorch (libtorch_cpu) loaded.
+bool libTorchLoaded();
+
 }  // namespace dtype_lint::runtime

@@ -57,6 +57,7 @@ __attribute__((destructor)) void finish() {
     c.manualScaling.finish(findings);
   }
   for (const Finding& f : findings) c.report.write(f);
+  notePythonRanWithoutHooks();
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+
+#include "adapter_loader.h"
 
 namespace dtype_lint::runtime {
 namespace {
@@ -101,6 +104,13 @@ void pythonStartsWithHooks() {
   if (existing && *existing) path += ":" + std::string(existing);
   setenv("DTYPE_LINT_PYTHONPATH", existing ? existing : "", 1);  // restored by the hooks for the script's view
   setenv("PYTHONPATH", path.c_str(), 1);
+}
+
+void notePythonRanWithoutHooks() {
+  // The hooks' sitecustomize takes DTYPE_LINT_PYTHONPATH out of the environment when it runs.
+  if (!dlsym(RTLD_DEFAULT, "Py_Initialize") || !std::getenv("DTYPE_LINT_PYTHONPATH") || !libTorchLoaded()) return;
+  std::fprintf(stderr, "dtype-lint: note: this Python ignored PYTHONPATH (-E or -I), so the Python hooks never "
+                       "started and nothing was checked; run it without -E/-I under dtype-lint\n");
 }
 
 }  // namespace dtype_lint::runtime

@@ -17,4 +17,8 @@ std::optional<SourceLocation> userPythonFrame();
 // clipping, optimizer steps), then runs the sitecustomize it hides, if any.
 void pythonStartsWithHooks();
 
+// At the end of a Python process that loaded LibTorch: one note on stderr if
+// the hooks never started (the interpreter ignored PYTHONPATH: -E, -I).
+void notePythonRanWithoutHooks();
+
 }  // namespace dtype_lint::runtime
