@@ -213,6 +213,25 @@ TEST_F(Protocol, StepOnUnscaledBackwardIsDL207AndDirectStepOnScaledIsDL208) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL208"});
 }
 
+// unscale_(), then the optimizer's own step(), then update(): the step used
+// gradients whose inf check it ignored. Reported at that step once update()
+// shows the scaler expected its own; without an update() it is left alone.
+TEST_F(Protocol, ADirectStepBetweenUnscaleAndUpdateIsDL208AtTheStep) {
+  p.scaledBackward(kScaler, at(1));
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.optimizerStep(kOpt, at(3), out);
+  EXPECT_TRUE(out.empty());
+  p.update(kScaler, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL208"}) << "and no DL210: unscale_() recorded the inf checks";
+  EXPECT_EQ(out[0].location.line, 3u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].message, "unscale_() here");
+  EXPECT_EQ(out[0].notes[0].location.line, 2u);
+  out.clear();
+  p.update(kScaler, at(5), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"}) << "a second update() has no inf checks left";
+}
+
 TEST_F(Protocol, ClipOnScaledGradientsIsDL205) {
   p.scaledBackward(kScaler, at(1));
   p.clip(nullptr, 0, at(2), out);

@@ -212,9 +212,14 @@ void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const Ob
 }
 
 void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
-  // An unknown scaler may have stepped: nothing to report about it.
+  // An unknown scaler may have stepped: nothing to report about it. An
+  // unscale_() records inf checks as step() does: update() after one, with
+  // the optimizer stepped directly (DL208), raises nothing.
   ScalerFacts& facts = scalerFacts(scaler);
-  if (!facts.mayHaveStepped) {
+  const bool unscaled = std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
+    return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
+  });
+  if (!facts.mayHaveStepped && !unscaled) {
     Finding f = makeFinding(
         "DL210",
         fmt::format("{}.update() with no step() since {}: PyTorch raises 'No inf checks were recorded prior to "
@@ -222,6 +227,20 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
                     scaler.name, facts.lastUpdateAt ? "the last update()" : "the scaler was created"),
         at);
     addNote(f, facts.lastUpdateAt, "last update() here");
+    out.push_back(std::move(f));
+  }
+  // unscale_(), then the optimizer's own step(), then update(): the step
+  // used gradients an inf/NaN may be in, which update() now finds.
+  for (const auto& [key, p] : pairs_) {
+    if (key.first != scaler.id || p.stages != kUnscaled || !p.steppedDirectlyAt) continue;
+    const OptimizerFacts* stepped = optimizer(key.second);
+    const std::string name = stepped ? stepped->name : "the optimizer";
+    Finding f = makeFinding("DL208",
+                            fmt::format("{}.step() called directly after {}.unscale_({}) and before {}.update(): an "
+                                        "inf/NaN in the gradients is stepped with instead of skipped; call {}.step({})",
+                                        name, scaler.name, name, scaler.name, scaler.name, name),
+                            *p.steppedDirectlyAt);
+    addNote(f, p.unscaledAt, "unscale_() here");
     out.push_back(std::move(f));
   }
   facts.mayHaveStepped = false;
@@ -257,7 +276,14 @@ void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLo
 
 void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
-  if (!facts || facts->grads != kScaledGrads) return;
+  if (!facts) return;
+  // Unscaled by a scaler that expects its step(): decided at its update(),
+  // which uses the inf check this step ignored.
+  if (facts->grads == kUnscaledGrads)
+    for (auto& [key, p] : pairs_)
+      if (key.second == optimizer.id && p.stages == kUnscaled && p.unscaledAt && !p.steppedDirectlyAt)
+        p.steppedDirectlyAt = at;
+  if (facts->grads != kScaledGrads) return;
   Finding f = makeFinding("DL208",
                           fmt::format("{}.step() called directly on gradients of a scaled loss: it steps with "
                                       "gradients multiplied by the scale and skips the inf/NaN check; call "
@@ -351,6 +377,10 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
       keepFirst(p.unscaledAt, it->second.unscaledAt);
       keepFirst(p.steppedAt, it->second.steppedAt);
       keepFirst(p.updateSkippedAt, it->second.updateSkippedAt);
+      // Reported only where every path stepped the optimizer directly.
+      if (!it->second.steppedDirectlyAt) p.steppedDirectlyAt.reset();
+    } else {
+      p.steppedDirectlyAt.reset();
     }
     joined[key] = p;
   }
@@ -358,6 +388,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     if (pairs_.count(key)) continue;
     PairFacts p = theirs;
     p.stages |= defaultStages(*this, key.first);
+    p.steppedDirectlyAt.reset();
     joined[key] = p;
   }
   pairs_ = std::move(joined);
@@ -375,7 +406,8 @@ std::string ScalerProtocol::key() const {
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{};", id, int(o.grads), o.parameterDtype.toString());
   for (const auto& [key, p] : pairs_)
-    k += fmt::format("p{:x}.{:x}:{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value());
+    k += fmt::format("p{:x}.{:x}:{}{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value(),
+                     p.steppedDirectlyAt.has_value());
   for (uintptr_t id : forgotten_) k += fmt::format("f{:x};", id);
   return k;
 }

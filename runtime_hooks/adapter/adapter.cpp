@@ -29,6 +29,9 @@ namespace {
 
 thread_local int backwardDepth = 0;  // inside an autograd node's backward
 thread_local int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
+// Inside a backward() Python announced: ops outside any node (the engine's
+// own reductions of broadcast gradients) are autograd's, not the user's.
+thread_local int pythonBackwardDepth = 0;
 
 // Tensor::backward() reaches the autograd engine without a dispatcher op; the
 // one op it runs first is ones_like(loss) for the initial gradient. dladdr
@@ -309,6 +312,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   const auto name = fn.operator_name();
   if (!name) return nullptr;
   if (opDepth++ > 0 || name->name.rfind("aten::", 0) != 0) return nullptr;
+  if (pythonBackwardDepth > 0 && backwardDepth == 0) return nullptr;
   std::string op = name->name.substr(6);
   if (name->overload_name == "out") op += "_out";
   if (op == "ones_like" && backwardDepth == 0 && calledFromBackward()) op = "backward";
@@ -391,10 +395,16 @@ __attribute__((constructor)) void attach() {
 
 // Python's backward() runs no op the callback could tell from others
 // (torch.autograd.backward makes its initial gradient in Python): the Python
-// hooks call this with the loss (its TensorImpl, Tensor._cdata) instead.
+// hooks call this with the loss (its TensorImpl, Tensor._cdata) as it starts,
+// and dtype_lint_adapter_backward_end() when it returns or raises.
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward(void* tensorImpl) {
   if (!tensorImpl) return;
   const at::Tensor loss(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::unsafe_reclaim_from_nonowning(
       static_cast<c10::TensorImpl*>(tensorImpl)));
   dtype_lint::runtime::observeBackward(loss);
+  ++dtype_lint::runtime::pythonBackwardDepth;
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward_end() {
+  if (dtype_lint::runtime::pythonBackwardDepth > 0) --dtype_lint::runtime::pythonBackwardDepth;
 }

@@ -103,8 +103,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaler(int event, const void* scaler,
                                                                                  const void* optimizer) {
   auto& c = runtime::core();
-  const ObjectRef scalerRef{reinterpret_cast<uintptr_t>(scaler), "the scaler"};
-  const ObjectRef optimizerRef{reinterpret_cast<uintptr_t>(optimizer), "the optimizer"};
+  const ObjectRef scalerRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
+  const ObjectRef optimizerRef{reinterpret_cast<uintptr_t>(optimizer), "optimizer"};
   // Reported at the user's call of the scaler method that announced itself.
   // Without one (no debug info) the protocol still moves on: a skipped
   // update would make the next unscale look like a second one.
@@ -126,7 +126,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
 
 namespace {
 // The raw AMP ops carry no scaler object: one scale per process, the usual shape of a C++ port.
-const dtype_lint::ObjectRef kAmpOpsScaler{1, "the scaler"};
+const dtype_lint::ObjectRef kAmpOpsScaler{1, "scaler"};
 
 // A scaler that announces itself is followed by its announcements; the raw
 // ops it is built on would tell the same story again at its own lines.
@@ -140,7 +140,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
                                                                                      int32_t gradientDtype) {
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
-  const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
+  const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "optimizer"};
   // Reported at the user's call of the op.
   const auto at = runtime::firstUserFrame();
   std::vector<Finding> findings;
@@ -171,7 +171,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_up
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_step(const void* firstGradient) {
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
-  const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "the optimizer"};
+  const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "optimizer"};
   // At the user's call of the optimizer's step().
   const SourceLocation at = runtime::firstUserFrame().value_or(SourceLocation{});
   std::vector<Finding> findings;
@@ -247,7 +247,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_param
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   const auto id = reinterpret_cast<uintptr_t>(optimizer);
-  if (!c.protocol.optimizer(id)) c.protocol.declareOptimizer(ObjectRef{id, "the optimizer"}, DtypeSet(*parameterDtype), std::nullopt, 0);
+  if (!c.protocol.optimizer(id)) c.protocol.declareOptimizer(ObjectRef{id, "optimizer"}, DtypeSet(*parameterDtype), std::nullopt, 0);
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaled_loss(const void* scaler,
@@ -257,7 +257,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   c.scalerAnnounced = true;
   // Losses scaled and never backwarded (evaluation) must not pile up.
   if (c.scaledLosses.size() >= 64) c.scaledLosses.clear();
-  c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "the scaler"};
+  c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
 }
 
 // What Python's hooks (runtime_hooks/python/dtype_lint_torch.py) report:
@@ -279,8 +279,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
                                                                               uintptr_t optimizer, const char* file,
                                                                               int line, const char* detail) {
   auto& c = runtime::core();
-  const ObjectRef scalerRef{scaler, "the scaler"};
-  const ObjectRef optimizerRef{optimizer, "the optimizer"};
+  const ObjectRef scalerRef{scaler, "scaler"};
+  const ObjectRef optimizerRef{optimizer, "optimizer"};
   const SourceLocation at = file && line > 0 ? SourceLocation{file, unsigned(line), 0, unsigned(line), 0}
                                              : SourceLocation{};
   std::vector<Finding> findings;

@@ -34,6 +34,7 @@ _scaled_loss = _process.dtype_lint_annotate_scaled_loss
 _scaled_loss.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 _scaled_loss.restype = None
 _backward = None  # dtype_lint_adapter_backward, once the adapter is in
+_backward_end = None  # dtype_lint_adapter_backward_end
 
 _LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/runtime_hooks/python/")
 _local = threading.local()  # inside_scaler_step: the optimizer step GradScaler.step makes is not a bypass
@@ -214,21 +215,28 @@ def _hook_clip_grad(module):
 
 def _bind_adapter(module):
     """torch._C is loaded, and with it LibTorch: the preload binds the adapter for it."""
-    global _attached, _backward
+    global _attached, _backward, _backward_end
     _attached = bool(_process.dtype_lint_python_torch_loaded())
     if _attached:
         _backward = _process.dtype_lint_adapter_backward
         _backward.argtypes = [ctypes.c_void_p]
         _backward.restype = None
+        _backward_end = _process.dtype_lint_adapter_backward_end
+        _backward_end.argtypes = []
+        _backward_end.restype = None
 
 
 def _hook_autograd(module):
 
     def backward(original):
         def wrapper(tensors, *args, **kwargs):
-            if hasattr(tensors, "_cdata"):
-                _backward(tensors._cdata)
-            return original(tensors, *args, **kwargs)
+            if _backward is None or not hasattr(tensors, "_cdata"):
+                return original(tensors, *args, **kwargs)
+            _backward(tensors._cdata)
+            try:
+                return original(tensors, *args, **kwargs)
+            finally:
+                _backward_end()
         return wrapper
 
     _wrap(module, "backward", backward)

@@ -42,6 +42,7 @@ struct PairFacts {
   uint8_t stages = kReady;
   std::optional<SourceLocation> unscaledAt, steppedAt;
   std::optional<SourceLocation> updateSkippedAt;  // a `continue`/`return` that left STEPPED behind
+  std::optional<SourceLocation> steppedDirectlyAt;  // the optimizer's own step() after this unscale
 };
 
 struct OptimizerFacts {
