@@ -17,9 +17,11 @@ major=$(sed -n 's/^#define TORCH_VERSION_MAJOR \([0-9]*\).*/\1/p' "$include/torc
 [ -n "$major" ] || { echo "dtype-lint: no LibTorch headers for $libtorch (looked in $include)" >&2; exit 1; }
 std=c++17
 [ "$major" -ge 2 ] && std=c++20
-# The C++ ABI LibTorch was built with: its std::string symbols say.
+# The C++ ABI LibTorch was built with: the std::string in its own functions'
+# symbols says (not any __cxx11 symbol: a wheel built with the old ABI also
+# exports libstdc++'s, linked in statically).
 abi=0
-if nm -D "$libtorch" 2>/dev/null | grep -q '__cxx11'; then abi=1; fi
+if nm -D --defined-only "$libtorch" 2>/dev/null | grep -E ' T _ZN(2at|3c10|5torch)' | grep -q '__cxx11'; then abi=1; fi
 cxx=${CXX:-c++}
 command -v "$cxx" >/dev/null || { echo "dtype-lint: no C++ compiler ('$cxx') to build the runtime adapter" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
