@@ -359,6 +359,30 @@ TEST(RuntimeHooks, APreloadCoreOfTheOtherCxxAbiDrivesTheAdapter) {
   EXPECT_EQ(findings[fs::weakly_canonical(source).string()], runtimeCheckable(readMarkers(source))) << run.err;
 }
 
+// An adapter built on first use takes LibTorch's C++ ABI from LibTorch's own
+// symbols. A library of the old ABI may still export libstdc++'s __cxx11
+// symbols (PyPI's torch 2.5.1 links libstdc++ statically): not a sign of the
+// new ABI.
+TEST(RuntimeHooks, TheAdapterBuilderReadsLibTorchsCxxAbiFromItsOwnSymbols) {
+  const fs::path dir = fs::temp_directory_path() / ("dtype_lint_abi_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "lib.cpp") << "#include <string>\n"
+                                    "namespace c10 { std::string describe(const std::string& s) { return s; } }\n"
+                                    // One of the libstdc++ symbols torch 2.5.1 exports.
+                                    "extern \"C\" void libstdcxx() __asm__(\"_ZGTtNSt11logic_errorC1ERKNSt7"
+                                    "__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\");\n"
+                                    "extern \"C\" void libstdcxx() {}\n";
+  const std::string script = std::string(DTYPE_LINT_SOURCE_DIR) + "/runtime_hooks/adapter/build_adapter.sh --abi ";
+  for (int abi : {0, 1}) {
+    const std::string library = (dir / ("libtorch_cpu_abi" + std::to_string(abi) + ".so")).string();
+    const CommandResult build = runCommand("c++ -shared -fPIC -D_GLIBCXX_USE_CXX11_ABI=" + std::to_string(abi) + " " +
+                                           (dir / "lib.cpp").string() + " -o " + library);
+    ASSERT_EQ(build.exitCode, 0) << build.err;
+    EXPECT_EQ(runCommand("sh " + script + library).out, std::to_string(abi) + "\n");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(RuntimeHooks, AnAdapterOfAnotherBoundaryVersionIsRefused) {
   void* core = dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(core, nullptr) << dlerror();

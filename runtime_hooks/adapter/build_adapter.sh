@@ -2,7 +2,21 @@
 # Builds the runtime adapter against the LibTorch whose libtorch_cpu.so is $1,
 # into $2 (with torch.id naming that library), with the compiler at hand ($CXX,
 # else c++). The preload library runs it for a LibTorch it has no adapter for.
+# `build_adapter.sh --abi LIBTORCH_CPU` prints the C++ ABI that library was built with.
 set -eu
+
+# The C++ ABI LibTorch was built with: the std::string in its own functions'
+# symbols says (not any __cxx11 symbol: a wheel built with the old ABI also
+# exports libstdc++'s, linked in statically).
+cxx_abi_of() {
+  if nm -D --defined-only "$1" 2>/dev/null | grep -E ' T _ZN(2at|3c10|5torch)' | grep -q '__cxx11'; then
+    echo 1
+  else
+    echo 0
+  fi
+}
+if [ "$1" = "--abi" ]; then cxx_abi_of "$2"; exit 0; fi
+
 libtorch=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,11 +31,7 @@ major=$(sed -n 's/^#define TORCH_VERSION_MAJOR \([0-9]*\).*/\1/p' "$include/torc
 [ -n "$major" ] || { echo "dtype-lint: no LibTorch headers for $libtorch (looked in $include)" >&2; exit 1; }
 std=c++17
 [ "$major" -ge 2 ] && std=c++20
-# The C++ ABI LibTorch was built with: the std::string in its own functions'
-# symbols says (not any __cxx11 symbol: a wheel built with the old ABI also
-# exports libstdc++'s, linked in statically).
-abi=0
-if nm -D --defined-only "$libtorch" 2>/dev/null | grep -E ' T _ZN(2at|3c10|5torch)' | grep -q '__cxx11'; then abi=1; fi
+abi=$(cxx_abi_of "$libtorch")
 cxx=${CXX:-c++}
 command -v "$cxx" >/dev/null || { echo "dtype-lint: no C++ compiler ('$cxx') to build the runtime adapter" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
