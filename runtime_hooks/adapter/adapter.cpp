@@ -337,6 +337,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   dtype_lint_op_record record{};
   setText(record.op, op);
   bool dimGiven = false;
+  bool onCpu = false, onCuda = false;  // where the op's tensors are
   for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
     const c10::Argument& argument = arguments[i];
     const c10::IValue& value = inputs[i];
@@ -349,6 +350,8 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       // A Python number passed to an op (`grad.div_(1024.0)`) arrives as a
       // wrapped Double tensor; like a Scalar it takes no part in the result's dtype.
       if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) continue;
+      onCpu |= t.device().is_cpu();
+      onCuda |= t.device().is_cuda();
       const dtype_lint_operand o = operand(t, argument.name());
       if (isOut || (inPlaceBase(op) && i == 0)) {
         record.has_destination = true;
@@ -373,6 +376,12 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   record.autocast_cuda = deviceAutocast(at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype());
   record.autocast_cpu = deviceAutocast(at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype());
 #endif
+  // Autocast casts the ops of its own device only: CUDA autocast leaves an
+  // op on CPU tensors alone (a program written for a GPU, run on CPU).
+  if (onCpu || onCuda) {
+    if (!onCuda) record.autocast_cuda.enabled = 0;
+    if (!onCpu) record.autocast_cpu.enabled = 0;
+  }
   record.in_custom_backward = backwardDepth > 0;
   dtype_lint_runtime_op(&record);
   return nullptr;
