@@ -115,6 +115,7 @@ std::string sampleName(const ::testing::TestParamInfo<std::string>& info) { retu
 
 INSTANTIATE_TEST_SUITE_P(Samples, RuntimeCorpus, ::testing::ValuesIn(sampleSources()), sampleName);
 
+#ifdef DTYPE_LINT_OPTIMIZED_BUILDS
 // The buggy samples built as training programs are built keep every finding:
 // RelWithDebInfo on the marked lines (through inlined frames); without debug
 // info (Release, -g0) at the function, stripped at the offsets, in the binary,
@@ -172,6 +173,7 @@ std::string optimizedSampleName(const ::testing::TestParamInfo<std::tuple<std::s
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, OptimizedBuilds, ::testing::ValuesIn(optimizedSamples()), optimizedSampleName);
+#endif
 
 #ifdef DTYPE_LINT_PYTHON
 // Python training scripts under `dtype-lint run -- python`: the hooks bind to
@@ -332,10 +334,12 @@ TEST(RuntimeHooks, OpsInACustomBackwardAreCheckedBeforeTheyThrow) {
   EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
 }
 
+#ifdef DTYPE_LINT_OPTIMIZED_BUILDS
 TEST(RuntimeHooks, AnOptimizedBuildKeepsItsFindingsAndLines) {
   const CommandResult run = runProgramExpectingItsMarkers("custom_backward_out", "_optimized");
   EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
 }
+#endif
 
 TEST(RuntimeHooks, NolintCommentsSuppressRuntimeFindings) {
   const CommandResult run = runProgramExpectingItsMarkers("suppressed_findings");
