@@ -13,6 +13,7 @@ packages=(
   clang-tidy-16                          # bench/analyzer_speed.py baseline
   libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
   libfmt-dev nlohmann-json3-dev libgtest-dev libdw-dev
+  libhwy-dev libbenchmark-dev            # kernels/: SIMD tensor statistics, bench_tensor_stats
   python3-venv                           # .venv/: the torch wheel (scripts/torch-wheel-requirements.txt)
 )
 SUDO=""
