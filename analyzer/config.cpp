@@ -2,6 +2,10 @@
 
 #include <optional>
 
+#include <fmt/format.h>
+
+#include "dtype_lint/numeric_health.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -21,10 +25,21 @@ struct MappingTraits<dtype_lint::analyzer::ScalerApi> {
 };
 
 template <>
+struct MappingTraits<dtype_lint::analyzer::RuntimeOptions> {
+  static void mapping(IO& io, dtype_lint::analyzer::RuntimeOptions& options) {
+    io.mapOptional("NonFiniteSkippedSteps", options.nonFiniteSkippedSteps);
+    io.mapOptional("UnderflowShare", options.underflowShare);
+    io.mapOptional("GradientCheckEvery", options.gradientCheckEvery);
+    io.mapOptional("CastCheckEvery", options.castCheckEvery);
+  }
+};
+
+template <>
 struct MappingTraits<dtype_lint::analyzer::Config> {
   static void mapping(IO& io, dtype_lint::analyzer::Config& config) {
     io.mapOptional("Rules", config.rules);
     io.mapOptional("GradScaler", config.scaler);
+    io.mapOptional("RuntimeOptions", config.runtime);
   }
 };
 
@@ -48,6 +63,31 @@ llvm::Expected<Config> readConfig(const std::string& path) {
     return llvm::createStringError(input.error(), "malformed config '%s':%s", path.c_str(), firstError.c_str());
   config.path = path;
   return config;
+}
+
+llvm::Expected<std::vector<std::pair<std::string, std::string>>> runtimeEnvironment(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string error;
+  auto add = [&](const char* key, const char* name, const auto& value) {
+    if (!value || !error.empty()) return;
+    const std::string text = fmt::format("{}", *value);
+    // Checked as the hooks will read it.
+    std::string refused;
+    numericHealthOptionsFrom([&](const char* variable) { return std::string_view(variable) == name ? text.c_str() : nullptr; },
+                             refused);
+    if (!refused.empty()) {
+      const auto is = refused.find(" is not ");
+      error = fmt::format("RuntimeOptions.{}: {}{}", key, text, refused.substr(is, refused.find(';') - is));
+    }
+    env.emplace_back(name, text);
+  };
+  add("NonFiniteSkippedSteps", "DTYPE_LINT_NONFINITE_SKIPPED_STEPS", config.runtime.nonFiniteSkippedSteps);
+  add("UnderflowShare", "DTYPE_LINT_UNDERFLOW_SHARE", config.runtime.underflowShare);
+  add("GradientCheckEvery", "DTYPE_LINT_GRADIENT_CHECK_EVERY", config.runtime.gradientCheckEvery);
+  add("CastCheckEvery", "DTYPE_LINT_CAST_CHECK_EVERY", config.runtime.castCheckEvery);
+  if (!error.empty())
+    return llvm::createStringError(std::errc::invalid_argument, "config '%s': %s", config.path.c_str(), error.c_str());
+  return env;
 }
 
 llvm::Expected<Config> configFor(const std::string& sourceFile) {

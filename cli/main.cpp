@@ -3,6 +3,8 @@
 // findings, 1 findings, 2 usage or tool error (`run`: the program's own code).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <iostream>
 #include <thread>
 
@@ -11,6 +13,7 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "compilation.h"
+#include "config.h"
 #include "dtype_lint/cache_directory.h"
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/findings_pipeline.h"
@@ -49,7 +52,7 @@ cl::opt<std::string> buildDir("p", cl::desc("Directory holding compile_commands.
 cl::opt<unsigned> jobs("j", cl::desc("Translation units analyzed in parallel (default: number of cores)"),
                        cl::init(0), cl::Prefix, cl::cat(category));
 cl::opt<std::string> configFile("config", cl::desc("Read this config instead of the nearest .dtype-lint.yaml"),
-                                cl::value_desc("file"), cl::cat(category));
+                                cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<bool> noCache("no-cache", cl::desc("Analyze every translation unit, even unchanged ones"), cl::cat(category));
 cl::opt<bool> noPreamble("no-pch", cl::desc("Parse LibTorch's headers in every translation unit instead of "
                                             "loading them from a cached precompiled header"),
@@ -79,7 +82,7 @@ cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"
 cl::opt<int> errorExitCode("error-exitcode", cl::desc("Exit with this code when there are findings (0-255)"),
                            cl::init(-1), cl::cat(category), cl::sub(runCommand));
 
-constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif] [-o FILE] [--rules GLOBS] "
+constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif] [-o FILE] [--rules GLOBS] [--config FILE] "
                                   "[--error-exitcode N] -- program args...";
 
 void printRules() {
@@ -177,6 +180,14 @@ int runProgram(char** program, const RuleSelection& rules) {
       return cli::toolError("--error-exitcode: not an exit code: '" + std::to_string(errorExitCode) + "'");
     run.errorExitCode = errorExitCode;
   }
+  // The given config, else the nearest to the working directory.
+  char cwd[4096];
+  auto config = !configFile.empty() ? analyzer::readConfig(configFile)
+                                    : analyzer::configFor(std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/-");
+  if (!config) return cli::toolError(llvm::toString(config.takeError()));
+  auto environment = analyzer::runtimeEnvironment(*config);
+  if (!environment) return cli::toolError(llvm::toString(environment.takeError()));
+  run.environment = std::move(*environment);
   return cli::runUnderHooks(program, run, rules, outputOptions());
 }
 

@@ -75,6 +75,7 @@ int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& ru
   if (child == 0) {
     setenv("LD_PRELOAD", ldPreload.c_str(), 1);
     setenv("DTYPE_LINT_REPORT", reportPath, 1);
+    for (const auto& [name, value] : run.environment) setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
     execvp(program[0], program);
     std::cerr << "dtype-lint: error: cannot run '" << program[0] << "': " << std::strerror(errno) << '\n';
     _exit(127);

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dtype_lint/findings_pipeline.h"
 #include "report_output.h"
@@ -12,6 +15,8 @@ namespace dtype_lint::cli {
 
 struct RunOptions {
   std::optional<int> errorExitCode;  // the exit code when there are findings
+  // The config's RuntimeOptions, for the hooks; a variable the user set wins.
+  std::vector<std::pair<std::string, std::string>> environment;
 };
 
 // program: argv of the program, null-terminated.

@@ -125,6 +125,19 @@ TEST_F(TempDir, DirectoryWithoutTranslationUnitsIsAToolError) {
   expectToolError(dtypeLint("-p " + dir_.string() + " " + (dir_ / "src").string()), "no translation unit under");
 }
 
+// `dtype-lint run` hands a config's RuntimeOptions to the hooks; one they
+// would refuse stops the run before the program starts.
+TEST_F(TempDir, RuntimeOptionsTheHooksWouldRefuseAreAToolError) {
+  const std::string share = write("share.yaml", "RuntimeOptions:\n  UnderflowShare: 1.5\n");
+  expectToolError(dtypeLint("run --config " + share + " -- echo started"),
+                  "RuntimeOptions.UnderflowShare: 1.5 is not a share between 0 and 1");
+  const std::string count = write("count.yaml", "RuntimeOptions:\n  CastCheckEvery: 0\n");
+  expectToolError(dtypeLint("run --config " + count + " -- echo started"),
+                  "RuntimeOptions.CastCheckEvery: 0 is not a positive integer");
+  const std::string typo = write("typo.yaml", "RuntimeOptions:\n  CastCheckEvry: 4\n");
+  expectToolError(dtypeLint("run --config " + typo + " -- echo started"), "unknown key 'CastCheckEvry'");
+}
+
 TEST_F(TempDir, MalformedConfigIsAToolError) {
   const std::string config = write("bad.yaml", "Rules: [DL101\nGradScaler: {Classes: 3\n");
   expectToolError(dtypeLint("--config " + config + " " + kBuild + " " + kFixed), "malformed config");

@@ -24,6 +24,15 @@ LineRules readMarkers(const std::string& file) {
   return out;
 }
 
+LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers) {
+  LineRules out;
+  for (const auto& [line, rule] : markers)
+    if (const RuleInfo* info = findRule(rule);
+        info && (frontEnd == FrontEnd::Static ? info->checkedStatically : info->checkedAtRuntime))
+      out.emplace(line, rule);
+  return out;
+}
+
 LineRules findingsIn(const std::vector<Finding>& findings, const std::string& file) {
   LineRules out;
   for (const Finding& f : findings)

@@ -15,6 +15,9 @@ namespace dtype_lint::testing {
 using LineRules = std::set<std::pair<unsigned, std::string>>;
 
 LineRules readMarkers(const std::string& file);
+// The markers of the rules one front end checks (the catalog says which).
+enum class FrontEnd { Static, Runtime };
+LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers);
 LineRules findingsIn(const std::vector<Finding>& findings, const std::string& file);
 // Empty when equal; otherwise one line per missing or unexpected finding.
 std::string compare(const LineRules& expected, const LineRules& actual, const std::string& file);

@@ -70,13 +70,6 @@ CommandResult runProgramExpectingItsMarkers(const std::string& name, const std::
   return runExpectingTheMarkersOf(kPrograms + "runtime_program_" + name + variant, kProgramSources + name + ".cpp");
 }
 
-LineRules runtimeCheckable(const LineRules& markers) {
-  LineRules out;
-  for (const auto& [line, rule] : markers)
-    if (const RuleInfo* info = findRule(rule); info && info->checkedAtRuntime) out.emplace(line, rule);
-  return out;
-}
-
 // Every sample program; the raw-ATen-ops pair only from LibTorch 2.3: the
 // fused AMP kernels it calls have CPU kernels from then on (the runtime
 // program raw_amp_ops covers those ops on any LibTorch).
@@ -99,7 +92,7 @@ class RuntimeCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RuntimeCorpus, RuntimeFindingsMatchTheRuntimeCheckableMarkers) {
   const std::string source = GetParam();
-  runExpectingTheMarkersOf(executableOf(source), source, runtimeCheckable(readMarkers(source)));
+  runExpectingTheMarkersOf(executableOf(source), source, checkedBy(FrontEnd::Runtime, readMarkers(source)));
 }
 
 // "DL101_mixed_dtype_matmul_buggy" for samples/DL101_mixed_dtype_matmul/buggy.cpp, plus `suffix`.
@@ -135,7 +128,7 @@ class OptimizedBuilds : public ::testing::TestWithParam<std::tuple<std::string, 
 TEST_P(OptimizedBuilds, KeepEveryFinding) {
   const auto& [source, flavor] = GetParam();
   const std::string binary = executableOf(source) + "_" + flavor;
-  const LineRules expected = runtimeCheckable(readMarkers(source));
+  const LineRules expected = checkedBy(FrontEnd::Runtime, readMarkers(source));
   if (flavor == "relwithdebinfo") {
     runExpectingTheMarkersOf(binary, source, expected);
     return;
@@ -199,6 +192,23 @@ TEST_P(PythonSamples, FindingsMatchTheScriptsMarkers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamples, ::testing::ValuesIn(pythonSamples()), sampleName);
+
+// DL301's cadence from the .dtype-lint.yaml nearest to where `dtype-lint run`
+// starts; a variable the user set wins over it.
+TEST(PythonHooks, RuntimeOptionsComeFromTheNearestConfigAndTheEnvironmentWins) {
+  const fs::path dir = fs::temp_directory_path() / ("dtype_lint_options_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / ".dtype-lint.yaml") << "RuntimeOptions:\n  NonFiniteSkippedSteps: 20\n";
+  const std::string script = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python/DL301_nonfinite_gradients/buggy.py";
+  const std::string python = std::string(DTYPE_LINT_PYTHON) + " " + script;
+  const std::string canonical = fs::weakly_canonical(script).string();
+  CommandResult run;
+  auto tolerant = findingsOfRun(python, &run, "cd " + dir.string() + " &&");  // 10 skipped steps < 20
+  EXPECT_TRUE(tolerant[canonical].empty()) << run.err;
+  auto strict = findingsOfRun(python, &run, "cd " + dir.string() + " && DTYPE_LINT_NONFINITE_SKIPPED_STEPS=4");
+  EXPECT_EQ(strict[canonical], readMarkers(script)) << run.err;
+  fs::remove_all(dir);
+}
 
 TEST(PythonHooks, TheMissionFailuresAreExplained) {
   const std::string dir = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python/";
@@ -357,7 +367,7 @@ TEST(RuntimeHooks, APreloadCoreOfTheOtherCxxAbiDrivesTheAdapter) {
   auto findings = findingsOfRun(executableOf(source), &run,
                                 "DTYPE_LINT_PRELOAD=" + preload + " DTYPE_LINT_ADAPTER=" DTYPE_LINT_ADAPTER_DIR
                                     "/libdtype_lint_adapter.so");
-  EXPECT_EQ(findings[fs::weakly_canonical(source).string()], runtimeCheckable(readMarkers(source))) << run.err;
+  EXPECT_EQ(findings[fs::weakly_canonical(source).string()], checkedBy(FrontEnd::Runtime, readMarkers(source))) << run.err;
 }
 
 // An adapter built on first use takes LibTorch's C++ ABI from LibTorch's own

@@ -24,6 +24,12 @@
 #include "dtype_lint/op_contracts.h"
 #include "dtype_lint_runtime/boundary.h"
 
+#ifdef DTYPE_LINT_ADAPTER_CUDA
+#include <c10/cuda/CUDAStream.h>
+
+#include "dtype_lint_kernels/tensor_stats_cuda.h"
+#endif
+
 namespace dtype_lint::runtime {
 namespace {
 
@@ -171,6 +177,15 @@ class AmpScalerTrace {
     return multipliedByLargeNumber ? DTYPE_LINT_LOSS_UNKNOWN : DTYPE_LINT_LOSS_UNSCALED;
   }
 
+  // The parameters backward()s reached that are still alive.
+  std::vector<at::Tensor> liveParameters() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<at::Tensor> out;
+    for (const auto& entry : parameters_)
+      if (auto parameter = entry.second.lock()) out.emplace_back(std::move(parameter));
+    return out;
+  }
+
   // An unscale of `gradients`: their parameters await the optimizer's step.
   void unscaled(const std::vector<at::Tensor>& gradients, const void* optimizer) {
     std::unordered_set<const c10::TensorImpl*> listed;
@@ -230,6 +245,202 @@ AmpScalerTrace& ampScaler() {
   return *trace;
 }
 
+// A tensor whose values the rules may count (DL301-DL303): strided Half,
+// BFloat16, Float or Double, on the CPU (the core counts it) or, where this
+// adapter has its CUDA path, on a GPU.
+std::optional<dtype_lint_tensor_values> countable(const at::Tensor& t) {
+  if (!t.defined() || t.layout() != c10::kStrided || !t.has_storage() || t.dim() > int64_t{DTYPE_LINT_MAX_DIMS})
+    return std::nullopt;
+  const c10::ScalarType type = t.scalar_type();
+  if (type != c10::kHalf && type != c10::kBFloat16 && type != c10::kFloat && type != c10::kDouble) return std::nullopt;
+  dtype_lint_tensor_values v{};
+  v.dtype = dtypeCode(type);
+  v.dims = static_cast<int32_t>(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    v.sizes[d] = t.size(d);
+    v.strides[d] = t.stride(d);
+  }
+  if (t.device().is_cpu()) {
+    v.cpu_data = t.data_ptr();
+    return v;
+  }
+  return t.device().is_cuda() ? std::optional(v) : std::nullopt;
+}
+
+#ifdef DTYPE_LINT_ADAPTER_CUDA
+// CUDA tensors are counted on the stream of the op that uses them, and the
+// host never waits: a check point's counts are read at the next check point
+// of the same kind once they have arrived, and reported there (in a training
+// loop, the same line one iteration later).
+class CudaCounting {
+ public:
+  // Launches the counts of `tensors` (their values already hold the shapes)
+  // and returns those of the previous launch at `point` if they have arrived.
+  std::vector<dtype_lint_tensor_values> exchange(const std::string& point, const std::vector<at::Tensor>& tensors,
+                                                 const std::vector<dtype_lint_tensor_values>& values) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tensors.empty() && pending_.empty()) return {};
+    Pending& pending = pending_[point];
+    std::vector<dtype_lint_tensor_values> arrived;
+    if (pending.launched && kernels::tensorStatsReady(pending.workspace)) {
+      std::vector<kernels::TensorStats> stats(pending.values.size());
+      kernels::readTensorStats(pending.workspace, stats.data(), stats.size());
+      for (size_t i = 0; i < stats.size(); ++i) {
+        dtype_lint_tensor_values v = pending.values[i];
+        v.counts = {stats[i].elements, stats[i].nonFinite, stats[i].beyondHalf, stats[i].halfSubnormal,
+                    stats[i].halfFlushed, stats[i].nonZero, stats[i].absMax};
+        arrived.push_back(v);
+      }
+      pending.launched = false;
+    }
+    if (tensors.empty() || pending.launched) return arrived;  // the last launch is still on its way
+    const size_t count = std::min(tensors.size(), kMaxTensors);
+    // A gradient point counts every gradient; a cast one tensor.
+    const size_t capacity = point == "unscale" || point == "step" ? kMaxTensors : 1;
+    if (!pending.workspace.device && kernels::createCudaStatsWorkspace(pending.workspace, capacity) != cudaSuccess)
+      return arrived;
+    if (count > pending.workspace.capacity) return arrived;
+    std::vector<kernels::TensorView> views(count);
+    for (size_t i = 0; i < count; ++i) {
+      kernels::TensorView& view = views[i];
+      view.data = tensors[i].data_ptr();
+      view.type = values[i].dtype == DTYPE_LINT_DTYPE_HALF       ? kernels::ElementType::Half
+                  : values[i].dtype == DTYPE_LINT_DTYPE_BFLOAT16 ? kernels::ElementType::BFloat16
+                  : values[i].dtype == DTYPE_LINT_DTYPE_DOUBLE   ? kernels::ElementType::Double
+                                                                 : kernels::ElementType::Float;
+      view.dims = values[i].dims;
+      std::copy(values[i].sizes, values[i].sizes + values[i].dims, view.sizes);
+      std::copy(values[i].strides, values[i].strides + values[i].dims, view.strides);
+    }
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(tensors[0].device().index()).stream();
+    if (kernels::launchTensorStats(views.data(), count, stream, pending.workspace) == cudaSuccess) {
+      pending.values.assign(values.begin(), values.begin() + count);
+      pending.launched = true;
+    }
+    return arrived;
+  }
+
+ private:
+  static constexpr size_t kMaxTensors = 4096;
+  struct Pending {
+    kernels::CudaStatsWorkspace workspace;  // never freed: counts may be in flight at exit
+    std::vector<dtype_lint_tensor_values> values;
+    bool launched = false;
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::string, Pending> pending_;  // by check point: "step", "linear 'input'", ...
+};
+
+CudaCounting& cudaCounting() {
+  static auto* counting = new CudaCounting();
+  return *counting;
+}
+#endif
+
+// The values of `tensors` as the core takes them: CPU ones as they are, CUDA
+// ones by their counts (those of the previous launch at `point`; see CudaCounting).
+std::vector<dtype_lint_tensor_values> valuesToCount(const std::string& point, const std::vector<at::Tensor>& tensors) {
+  std::vector<dtype_lint_tensor_values> out;
+  std::vector<at::Tensor> onGpu;
+  std::vector<dtype_lint_tensor_values> gpuValues;
+  for (const at::Tensor& t : tensors) {
+    const auto v = countable(t);
+    if (!v) continue;
+    if (v->cpu_data) {
+      out.push_back(*v);
+    } else {
+      onGpu.push_back(t);
+      gpuValues.push_back(*v);
+    }
+  }
+#ifdef DTYPE_LINT_ADAPTER_CUDA
+  for (const dtype_lint_tensor_values& v : cudaCounting().exchange(point, onGpu, gpuValues)) out.push_back(v);
+#else
+  (void)point;
+#endif
+  return out;
+}
+
+// Where gradients are counted: a scaler's unscale, or, after a backward with
+// no unscale, the optimizer's first update of a parameter it reached.
+struct GradientCheckPoints {
+  std::unordered_set<const c10::StorageImpl*> parameterStorages;
+  bool stepPending = false;  // a backward ran and neither point has counted its gradients
+};
+thread_local GradientCheckPoints gradientPoints;
+
+void countGradients(int32_t point, const std::vector<at::Tensor>& gradients, double lossScale) {
+  gradientPoints.stepPending = false;
+  if (!dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_GRADIENTS)) return;
+  const auto values = valuesToCount(point == DTYPE_LINT_POINT_UNSCALE ? "unscale" : "step", gradients);
+  if (!values.empty()) dtype_lint_runtime_gradients(point, values.data(), static_cast<uint32_t>(values.size()), lossScale);
+}
+
+// The scale a GradScaler divides by: 1 / inv_scale, when it is on the CPU
+// (reading a GPU one would wait for the device).
+double lossScaleOf(const c10::IValue& invScale) {
+  if (!invScale.isTensor()) return 0;
+  const at::Tensor& t = invScale.toTensor();
+  if (!t.defined() || !t.device().is_cpu() || t.numel() != 1 || t.scalar_type() != c10::kFloat) return 0;
+  const float inverse = *t.data_ptr<float>();
+  return inverse > 0 ? 1.0 / inverse : 0;
+}
+
+// An in-place update under no-grad of a parameter the last backward reached:
+// the optimizer's step applies the gradients now.
+void observeOptimizerStep(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
+  if (!gradientPoints.stepPending || c10::GradMode::is_enabled() || inputs.empty()) return;
+  if (!inPlaceBase(op) && !(op.rfind("_foreach_", 0) == 0 && op.back() == '_')) return;
+  auto isParameter = [](const at::Tensor& t) {
+    return t.defined() && t.has_storage() && gradientPoints.parameterStorages.count(t.storage().unsafeGetStorageImpl());
+  };
+  bool updatesParameter = false;
+  if (inputs[0].isTensor()) updatesParameter = isParameter(inputs[0].toTensor());
+  else if (inputs[0].isTensorList())
+    for (const at::Tensor& t : inputs[0].toTensorList().vec()) updatesParameter = updatesParameter || isParameter(t);
+  if (!updatesParameter) return;
+  std::vector<at::Tensor> gradients;
+  for (const at::Tensor& parameter : ampScaler().liveParameters())
+    if (parameter.grad().defined()) gradients.push_back(parameter.grad());
+  countGradients(DTYPE_LINT_POINT_STEP, gradients, 0);
+}
+
+// A cast of a floating tensor to Half (DL302): the user's own `.to(kHalf)`.
+void observeHalfCast(const std::string& op, const c10::OperatorName& name, c10::ArrayRef<const c10::IValue> inputs) {
+  if ((op != "to" && op != "_to_copy") || inputs.empty() || !inputs[0].isTensor()) return;
+  const at::Tensor& source = inputs[0].toTensor();
+  if (!source.defined() || source.scalar_type() == c10::kHalf || !at::isFloatingType(source.scalar_type())) return;
+  const auto handle = c10::Dispatcher::singleton().findSchema(name);
+  if (!handle) return;
+  const auto& arguments = handle->schema().arguments();
+  bool toHalf = false;
+  for (size_t i = 1; i < inputs.size() && i < arguments.size(); ++i) {
+    if (arguments[i].name() == "dtype" && inputs[i].isInt())
+      toHalf = static_cast<c10::ScalarType>(inputs[i].toInt()) == c10::kHalf;
+    else if (arguments[i].name() == "other" && inputs[i].isTensor())
+      toHalf = inputs[i].toTensor().scalar_type() == c10::kHalf;
+  }
+  if (!toHalf || !dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) return;
+  dtype_lint_text opText{}, sourceText{};
+  setText(opText, op);
+  setText(sourceText, "'self'");
+  for (const dtype_lint_tensor_values& v : valuesToCount(op, {source}))
+    dtype_lint_runtime_half_cast(&opText, &sourceText, 0, &v);
+}
+
+// Autocast casts an op's Float operands to Half before a matmul (DL302).
+void observeAutocastHalfCasts(const std::string& op, const std::vector<std::pair<at::Tensor, std::string>>& floatInputs) {
+  if (floatInputs.empty() || !dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) return;
+  dtype_lint_text opText{};
+  setText(opText, op);
+  for (const auto& [tensor, argument] : floatInputs) {
+    dtype_lint_text sourceText{};
+    setText(sourceText, "'" + argument + "'");
+    for (const dtype_lint_tensor_values& v : valuesToCount(op + " '" + argument + "'", {tensor}))
+      dtype_lint_runtime_half_cast(&opText, &sourceText, 1, &v);
+  }
+}
+
 bool isNonFiniteCheck(const std::string& op) {
   return op == "isfinite" || op == "isinf" || op == "isnan" || op == "isposinf" || op == "isneginf" ||
          op == "_amp_foreach_non_finite_check_and_unscale_" || op == "_amp_update_scale_";
@@ -253,6 +464,8 @@ void observeAmpOps(const std::string& op, c10::ArrayRef<const c10::IValue> input
   const auto gradients = inputs[0].toTensorList().vec();
   if (gradients.empty() || !gradients[0].defined()) return;
   const at::Tensor& first = gradients[0];
+  // Counted before the op unscales them: the values the backward made.
+  countGradients(DTYPE_LINT_POINT_UNSCALE, gradients, inputs.size() > 2 ? lossScaleOf(inputs[2]) : 0);
   amp.unscaled(gradients, first.unsafeGetTensorImpl());
   dtype_lint_runtime_amp_unscale(first.unsafeGetTensorImpl(), dtypeCode(first.scalar_type()));
 }
@@ -299,6 +512,10 @@ void observeBackward(const at::Tensor& loss) {
   dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
   const int32_t lossKind = ampScaler().backward(loss);
   if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(lossKind);
+  gradientPoints.parameterStorages.clear();
+  for (const at::Tensor& parameter : ampScaler().liveParameters())
+    gradientPoints.parameterStorages.insert(parameter.storage().unsafeGetStorageImpl());
+  gradientPoints.stepPending = true;
 }
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
@@ -323,6 +540,8 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     observeScalingOps(op, fn.inputs());
     observeAmpOps(op, fn.inputs());
     observeParameterUpdates(op, fn.inputs());
+    observeOptimizerStep(op, fn.inputs());
+    observeHalfCast(op, *name, fn.inputs());
   }
   if (!watched(op)) return nullptr;
   const auto handle = c10::Dispatcher::singleton().findSchema(*name);
@@ -338,6 +557,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   setText(record.op, op);
   bool dimGiven = false;
   bool onCpu = false, onCuda = false;  // where the op's tensors are
+  std::vector<std::pair<at::Tensor, std::string>> floatInputs;  // what Half autocast would cast
   for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
     const c10::Argument& argument = arguments[i];
     const c10::IValue& value = inputs[i];
@@ -353,6 +573,8 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       onCpu |= t.device().is_cpu();
       onCuda |= t.device().is_cuda();
       const dtype_lint_operand o = operand(t, argument.name());
+      if (!isOut && (t.scalar_type() == c10::kFloat || t.scalar_type() == c10::kDouble))
+        floatInputs.emplace_back(t, argument.name());
       if (isOut || (inPlaceBase(op) && i == 0)) {
         record.has_destination = true;
         record.destination = o;
@@ -384,6 +606,9 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   }
   record.in_custom_backward = backwardDepth > 0;
   dtype_lint_runtime_op(&record);
+  const dtype_lint_autocast& autocast = onCuda ? record.autocast_cuda : record.autocast_cpu;
+  if (backwardDepth == 0 && isMatmulFamily(op) && autocast.enabled && autocast.dtype == DTYPE_LINT_DTYPE_HALF)
+    observeAutocastHalfCasts(op, floatInputs);
   return nullptr;
 }
 

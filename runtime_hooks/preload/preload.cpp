@@ -4,6 +4,7 @@
 // process's own LibTorch when there is one.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,12 +16,14 @@
 #include "dtype_lint/annotate.h"
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dtype_flow_rules.h"
+#include "dtype_lint/numeric_health.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"
 #include "adapter_loader.h"
 #include "op_record.h"
 #include "python_frames.h"
 #include "report_stream.h"
+#include "tensor_values.h"
 #include "user_frame.h"
 
 namespace dtype_lint::runtime {
@@ -35,6 +38,8 @@ struct Core {
   std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
   ManualScalingTrace manualScaling;
   AmpBackwardTrace ampBackwards;  // DL207 for scalers on the raw AMP ops
+  NumericHealthRules numericHealth;  // DL301-DL303 on counted values
+  bool halfAutocastSeen = false;     // an op ran under Half autocast: backwards run partly in Half
 };
 
 Core& core() {
@@ -44,6 +49,9 @@ Core& core() {
 
 __attribute__((constructor)) void start() {
   core().report.open();
+  std::string optionError;
+  core().numericHealth = NumericHealthRules(numericHealthOptionsFrom(std::getenv, optionError));
+  if (!optionError.empty()) std::fprintf(stderr, "dtype-lint: warning: %s\n", optionError.c_str());
   // A Python interpreter loads LibTorch later, with `import torch`.
   if (!attachAdapterIfLibTorchLoaded()) pythonStartsWithHooks();
 }
@@ -87,6 +95,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (!c.rules) return;
+    for (const dtype_lint_autocast& a : {record->autocast_cpu, record->autocast_cuda})
+      if (a.enabled && a.dtype == DTYPE_LINT_DTYPE_HALF) c.halfAutocastSeen = true;
     c.rules->onOp(event, findings);
   }
   if (findings.empty()) return;
@@ -258,6 +268,69 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   // Losses scaled and never backwarded (evaluation) must not pile up.
   if (c.scaledLosses.size() >= 64) c.scaledLosses.clear();
   c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
+}
+
+namespace dtype_lint::runtime {
+namespace {
+
+// Findings of a check point, at the user's line (walked only when there are some).
+void writeAtUserFrame(std::vector<Finding>& findings) {
+  if (findings.empty()) return;
+  const auto at = firstUserFrame();
+  if (!at) return;
+  for (Finding& f : findings) {
+    f.location = *at;
+    core().report.write(f);
+  }
+}
+
+}  // namespace
+}  // namespace dtype_lint::runtime
+
+extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_values(int32_t check) {
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return check == DTYPE_LINT_CHECK_HALF_CAST ? c.numericHealth.sampleCast() : c.numericHealth.sampleGradients();
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradients(int32_t point,
+                                                                                  const dtype_lint_tensor_values* gradients,
+                                                                                  uint32_t count, double lossScale) {
+  GradientCheck check;
+  check.point = point == DTYPE_LINT_POINT_UNSCALE ? GradientPoint::Unscale : GradientPoint::Step;
+  if (lossScale > 0) check.lossScale = lossScale;
+  for (uint32_t i = 0; i < count; ++i) {
+    check.gradients.push_back({"a " + runtime::dtypeAndShape(gradients[i]) + " parameter", runtime::countValues(gradients[i])});
+    check.computedInHalf = check.computedInHalf || gradients[i].dtype == DTYPE_LINT_DTYPE_HALF;
+  }
+  auto& c = runtime::core();
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    // Scaled gradients of a backward that ran partly in Half.
+    if (check.point == GradientPoint::Unscale && c.halfAutocastSeen) check.computedInHalf = true;
+    c.numericHealth.onGradients(check, SourceLocation{}, findings);
+  }
+  runtime::writeAtUserFrame(findings);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_cast(const dtype_lint_text* op,
+                                                                                  const dtype_lint_text* source,
+                                                                                  uint8_t byAutocast,
+                                                                                  const dtype_lint_tensor_values* values) {
+  const auto sourceDtype = runtime::scalarTypeOf(values->dtype);
+  if (!sourceDtype) return;
+  const ValueCounts counts = runtime::countValues(*values);
+  auto text = [](const dtype_lint_text* t) {
+    return std::string(t->bytes, std::min<uint32_t>(t->length, DTYPE_LINT_TEXT_CAPACITY));
+  };
+  auto& c = runtime::core();
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.numericHealth.onHalfCast(text(op), text(source), *sourceDtype, byAutocast != 0, counts, SourceLocation{}, findings);
+  }
+  runtime::writeAtUserFrame(findings);
 }
 
 // What Python's hooks (runtime_hooks/python/dtype_lint_torch.py) report:

@@ -14,10 +14,11 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 1u
+#define DTYPE_LINT_BOUNDARY_VERSION 2u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
+#define DTYPE_LINT_MAX_DIMS 8u
 
 /* Text, not NUL-terminated; longer text is cut at the capacity. */
 typedef struct {
@@ -62,7 +63,31 @@ typedef struct {
   uint8_t in_custom_backward; /* run by the autograd engine inside a custom backward */
   dtype_lint_autocast autocast_cpu;
   dtype_lint_autocast autocast_cuda;
+  double flops; /* a matmul-family op: 2 * multiply-adds, from its operands' shapes; else 0 */
 } dtype_lint_op_record;
+
+/* A tensor's values by what Half would make of them (kernels/' TensorStats). */
+typedef struct {
+  uint64_t elements, non_finite, beyond_half, half_subnormal, half_flushed, nonzero;
+  float absmax;
+} dtype_lint_value_counts;
+
+/* A tensor to count: its values on the CPU (the core counts them), or the
+ * counts the adapter made on the device (cpu_data NULL). */
+typedef struct {
+  int32_t dtype; /* DTYPE_LINT_DTYPE_HALF, _BFLOAT16, _FLOAT or _DOUBLE */
+  int32_t dims;  /* at most DTYPE_LINT_MAX_DIMS */
+  int64_t sizes[DTYPE_LINT_MAX_DIMS];
+  int64_t strides[DTYPE_LINT_MAX_DIMS]; /* in elements */
+  const void* cpu_data;
+  dtype_lint_value_counts counts;
+} dtype_lint_tensor_values;
+
+/* Where gradients are counted: a scaler's unscale (scaled gradients), or an
+ * optimizer's first parameter update after a backward with no unscale. */
+enum { DTYPE_LINT_POINT_UNSCALE = 0, DTYPE_LINT_POINT_STEP = 1 };
+/* What the adapter asks the cadence about before it collects anything. */
+enum { DTYPE_LINT_CHECK_GRADIENTS = 0, DTYPE_LINT_CHECK_HALF_CAST = 1 };
 
 /* What a backward()'s loss graph says, for scalers on the raw AMP ops. */
 enum { DTYPE_LINT_LOSS_SCALED = 0, DTYPE_LINT_LOSS_UNSCALED = 1, DTYPE_LINT_LOSS_UNKNOWN = 2 };
@@ -91,6 +116,15 @@ void dtype_lint_runtime_amp_update(void);
 void dtype_lint_runtime_amp_step(const void* firstGradient);
 /* A backward() once the scale tensor is known: DTYPE_LINT_LOSS_*. */
 void dtype_lint_runtime_amp_backward(int32_t loss);
+/* 1 when the rules want this check point counted (DTYPE_LINT_CHECK_*). */
+int dtype_lint_runtime_wants_values(int32_t check);
+/* The gradients at a DTYPE_LINT_POINT_*; lossScale: the scaler's scale, 0 if unknown. */
+void dtype_lint_runtime_gradients(int32_t point, const dtype_lint_tensor_values* gradients, uint32_t count,
+                                  double lossScale);
+/* A cast to Half of `source`: by the op itself (op "to", "_to_copy"), or by
+ * autocast for the op (byAutocast 1: "linear", "mm"). */
+void dtype_lint_runtime_half_cast(const dtype_lint_text* op, const dtype_lint_text* source, uint8_t byAutocast,
+                                  const dtype_lint_tensor_values* values);
 
 #ifdef __cplusplus
 }
