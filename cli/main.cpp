@@ -79,10 +79,14 @@ cl::list<std::string> extraArgsBefore("extra-arg-before",
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 
 // Runtime hooks.
+cl::opt<bool> profile("profile",
+                      cl::desc("Report the precision profile of the run's GEMMs (DL305) even when nothing in it is "
+                               "worth a finding"),
+                      cl::cat(category), cl::sub(runCommand));
 cl::opt<int> errorExitCode("error-exitcode", cl::desc("Exit with this code when there are findings (0-255)"),
                            cl::init(-1), cl::cat(category), cl::sub(runCommand));
 
-constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif] [-o FILE] [--rules GLOBS] [--config FILE] "
+constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif] [-o FILE] [--rules GLOBS] [--config FILE] [--profile] "
                                   "[--error-exitcode N] -- program args...";
 
 void printRules() {
@@ -188,6 +192,7 @@ int runProgram(char** program, const RuleSelection& rules) {
   auto environment = analyzer::runtimeEnvironment(*config);
   if (!environment) return cli::toolError(llvm::toString(environment.takeError()));
   run.environment = std::move(*environment);
+  if (profile) run.environment.emplace_back("DTYPE_LINT_PROFILE", "1");
   return cli::runUnderHooks(program, run, rules, outputOptions());
 }
 

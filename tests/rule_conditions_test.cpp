@@ -163,3 +163,56 @@ TEST(RuntimeConditions, AMismatchInACustomBackwardSeenAtRuntimeIsDL103) {
 
 }  // namespace
 }  // namespace dtype_lint
+
+namespace dtype_lint {
+namespace {
+
+OpEvent underCpuAutocast(std::string op, Operand input) {
+  OpEvent e;
+  e.op = std::move(op);
+  e.location = SourceLocation{"train.cpp", 20, 5, 20, 30};
+  e.autocast.cpu.enabled = Tristate::On;  // BFloat16
+  e.inputs = {std::move(input)};
+  return e;
+}
+
+Operand castOperand(DtypeSet from, ScalarType to) {
+  return Operand{"'x'", DtypeSet(to), std::nullopt, ExplicitCast{from, to, SourceLocation{"train.cpp", 19, 9, 19, 30}}};
+}
+
+TEST(CastInsideAutocast, ACastAutocastRepeatsUndoesOrRoundTripsIsReportedAtTheCast) {
+  const DtypeFlowRules rules(TorchVersion{2, 15});
+  std::vector<Finding> out;
+  rules.onOp(underCpuAutocast("linear", castOperand(DtypeSet(ScalarType::Float), ScalarType::BFloat16)), out);
+  rules.onOp(underCpuAutocast("mm", castOperand(DtypeSet(ScalarType::BFloat16), ScalarType::Float)), out);
+  rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet(ScalarType::Float), ScalarType::BFloat16)), out);
+  ASSERT_EQ(out.size(), 3u);
+  for (const Finding& f : out) {
+    EXPECT_EQ(f.rule->id, "DL104");
+    EXPECT_EQ(f.location.line, 19u);
+    ASSERT_EQ(f.notes.size(), 1u);
+    EXPECT_EQ(f.notes[0].location.line, 20u);
+  }
+  EXPECT_EQ(out[0].message,
+            "'x' is cast to BFloat16 by hand inside an autocast region, right before linear, which autocast casts to "
+            "BFloat16 anyway: remove the cast and let autocast choose");
+  EXPECT_NE(out[1].message.find("the cast is undone"), std::string::npos);
+  EXPECT_EQ(out[2].message,
+            "'x' is cast from Float to BFloat16 by hand inside an autocast region before mse_loss, which autocast runs "
+            "in Float: the values lose their precision in the round-trip; remove the cast");
+}
+
+TEST(CastInsideAutocast, UpcastsBeforeFloatOpsCastsOfLowPrecisionValuesAndOpsAutocastLeavesAreFine) {
+  const DtypeFlowRules rules(TorchVersion{2, 15});
+  std::vector<Finding> out;
+  rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet(ScalarType::BFloat16), ScalarType::Float)), out);
+  rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet(ScalarType::BFloat16), ScalarType::BFloat16)), out);
+  rules.onOp(underCpuAutocast("relu", castOperand(DtypeSet(ScalarType::Float), ScalarType::BFloat16)), out);
+  OpEvent off = underCpuAutocast("linear", castOperand(DtypeSet(ScalarType::Float), ScalarType::BFloat16));
+  off.autocast.cpu.enabled = Tristate::Off;
+  rules.onOp(off, out);
+  EXPECT_TRUE(out.empty());
+}
+
+}  // namespace
+}  // namespace dtype_lint

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <nlohmann/json.hpp>
 
@@ -348,6 +349,43 @@ TEST(RuntimeHooks, OpsInACustomBackwardAreCheckedBeforeTheyThrow) {
 TEST(RuntimeHooks, AnOptimizedBuildKeepsItsFindingsAndLines) {
   const CommandResult run = runProgramExpectingItsMarkers("custom_backward_out", "_optimized");
   EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
+}
+#endif
+
+#ifdef DTYPE_LINT_CUBLAS_STANDIN
+// DL305 counts GEMMs that never pass the dispatcher at cuBLAS's entry points:
+// the calls reach the stand-in cuBLAS with the same arguments and return its
+// status, the stand-in's calls to itself are not counted again, and the
+// profile splits the FLOPs by dtype at the call site with the most.
+TEST(RuntimeHooks, CublasGemmsOutsideTheDispatcherAreProfiledAndReachCublasUnchanged) {
+  const std::string program = kPrograms + "runtime_program_cublas_gemms";
+  const std::string source = kProgramSources + "cublas_gemms.cpp";
+  const CommandResult plain = runCommand(program);
+  const fs::path report = fs::temp_directory_path() / ("dtype_lint_cublas_" + std::to_string(::getpid()) + ".json");
+  const CommandResult hooked = runCommand(std::string(DTYPE_LINT_EXE) + " run --profile --format json -o " +
+                                          report.string() + " -- " + program);
+  EXPECT_EQ(hooked.out, plain.out);
+  EXPECT_EQ(hooked.exitCode, plain.exitCode);
+  EXPECT_NE(plain.out.find("lt status 7"), std::string::npos) << plain.out;
+  const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
+  fs::remove(report);
+  ASSERT_FALSE(json.is_discarded()) << hooked.err;
+  ASSERT_EQ(json.at("findings").size(), 1u) << json.dump();
+  const auto& f = json["findings"][0];
+  EXPECT_EQ(f.at("rule"), "DL305");
+  EXPECT_EQ(f.at("message"),
+            "precision profile of 1.12 MFLOP of GEMMs: 94% BFloat16 x BFloat16 ran in BFloat16 (cuBLAS, outside the "
+            "dispatcher); 6% Half x Half ran in Half (cuBLAS, outside the dispatcher); 0% Float x Float ran in Float "
+            "(cuBLAS, outside the dispatcher)");
+  unsigned ltLine = 0, n = 0;
+  std::istringstream lines(readFile(source));
+  for (std::string line; std::getline(lines, line);)
+    if (++n && line.find("status = cublasLtMatmul(") != std::string::npos) ltLine = n;
+  EXPECT_EQ(f.at("location").at("line").get<unsigned>(), ltLine);
+  EXPECT_EQ(f.at("notes").size(), 3u) << f.dump();
+
+  // Without --profile: nothing ran under autocast, nothing to report.
+  EXPECT_TRUE(findingsOfRun(program).empty());
 }
 #endif
 

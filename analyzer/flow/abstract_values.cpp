@@ -34,6 +34,9 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
     out.scalingFactor = nullptr;
   }
   out.isGradient = a.isGradient && b.isGradient;
+  if (!a.castInAutocast || !b.castInAutocast || a.castInAutocast->at.line != b.castInAutocast->at.line ||
+      a.castInAutocast->at.column != b.castInAutocast->at.column)
+    out.castInAutocast.reset();
   return out;
 }
 

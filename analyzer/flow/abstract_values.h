@@ -28,10 +28,12 @@ struct TensorFact {
   std::optional<ManualScaling> manualScaling;   // loss * K
   const clang::ValueDecl* scalingFactor = nullptr;  // K's variable, when K is one
   bool isGradient = false;                      // p.grad(), p.mutable_grad()
+  std::optional<ExplicitCast> castInAutocast;   // x.to(kHalf) while autocast is on (DL104)
 
   friend bool operator==(const TensorFact& a, const TensorFact& b) {
     return a.dtype == b.dtype && a.scaledBy.has_value() == b.scaledBy.has_value() &&
-           a.manualScaling.has_value() == b.manualScaling.has_value() && a.isGradient == b.isGradient;
+           a.manualScaling.has_value() == b.manualScaling.has_value() && a.isGradient == b.isGradient &&
+           a.castInAutocast.has_value() == b.castInAutocast.has_value();
   }
 };
 

@@ -256,6 +256,12 @@ std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, 
 }
 
 TensorFact FunctionAnalysis::opResult(std::string_view op, const std::vector<TensorFact>& inputs, const Expr* at) {
+  TensorFact result = opResultOf(op, inputs, at);
+  result.castInAutocast.reset();  // an op's result is no longer the cast's
+  return result;
+}
+
+TensorFact FunctionAnalysis::opResultOf(std::string_view op, const std::vector<TensorFact>& inputs, const Expr* at) {
   if (auto cast = autocastResult(op, inputs, at)) return *cast;
   if (returnsBool(op)) return TensorFact{DtypeSet(ScalarType::Bool), std::nullopt};
   if (returnsLong(op)) return TensorFact{DtypeSet(ScalarType::Int64), std::nullopt};
@@ -383,7 +389,12 @@ TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, con
     for (const Expr* arg : call->arguments()) {
       if (isa<CXXDefaultArgExpr>(ignoreWrappers(arg))) continue;
       if (isTensorType(arg->getType())) return evalTensor(arg);  // x.to(other), x.type_as(other)
-      if (auto d = evalDtypeArgument(arg)) return d->dtype.isUnknown() ? TensorFact{} : *d;
+      if (auto d = evalDtypeArgument(arg)) {
+        if (d->dtype.isUnknown()) return TensorFact{};
+        if (const auto to = d->dtype.single(); to && state_.process.autocast.anyOn())
+          d->castInAutocast = ExplicitCast{self.dtype, *to, loc(call)};
+        return *d;
+      }
     }
     return self;  // x.to(device)
   }

@@ -133,6 +133,7 @@ class FunctionAnalysis final : public FlowQueries {
   std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);
   Value evalValue(const clang::Expr* e, clang::QualType paramType);
   TensorFact opResult(std::string_view op, const std::vector<TensorFact>& inputs, const clang::Expr* at);
+  TensorFact opResultOf(std::string_view op, const std::vector<TensorFact>& inputs, const clang::Expr* at);
   // loss * K: the dtype is the tensor's; DL203 remembers K.
   TensorFact scaledByScalar(TensorFact tensor, const clang::Expr* factor, const clang::Expr* at);
   std::optional<TensorFact> autocastResult(std::string_view op, const std::vector<TensorFact>& inputs,

@@ -27,7 +27,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Explicit cast of an operand inside an autocast region",
      "An explicit .to(kHalf)/.to(kBFloat16)/.to(kFloat) on an operand inside an autocast region, right "
      "before an op autocast would cast anyway, or that fights autocast's fp32 list.",
-     false, false},
+     true, false},
     {"DL105", "low-precision-reduction", Severity::Warning,
      "Precision-sensitive op computed in Half/BFloat16 outside autocast",
      "softmax, log_softmax, layer_norm, full sum/mean, exp, pow, norm or a loss computed on a Half or "
@@ -103,7 +103,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Adam/AdamW eps (default 1e-8) on Half parameters rounds to 0.", true, false},
     {"DL305", "precision-profile", Severity::Note,
      "GEMM work by dtype and compute type",
-     "A report, not a defect: the share of matmul FLOPs per dtype.", false, false},
+     "A report, not a defect: the share of matmul FLOPs per dtype.", false, true},
 }};
 
 }  // namespace

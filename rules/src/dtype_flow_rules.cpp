@@ -51,6 +51,44 @@ void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const
   if (outVariantBase(event.op) || inPlaceBase(event.op)) return checkOutDtype(event, out);
   if (isMatmulFamily(event.op)) checkMixedMatmul(event, out);
   if (isPrecisionSensitive(event.op)) checkLowPrecisionReduction(event, out);
+  checkCastInsideAutocast(event, out);
+}
+
+// DL104: an operand cast explicitly inside an autocast region, right before
+// an op autocast casts anyway: to its own dtype (redundant), to Float before
+// a lower-precision op (undone), or to a lower precision before an op it runs
+// in Float (a lossy round-trip).
+void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const {
+  if (event.inCustomBackward) return;
+  for (auto [device, autocast] : {std::pair{Device::CPU, &event.autocast.cpu}, std::pair{Device::CUDA, &event.autocast.cuda}}) {
+    const auto lower = autocast->dtype.single();
+    if (autocast->enabled != Tristate::On || !lower) continue;
+    const AutocastPolicy policy = autocastPolicy(event.op, device, torch_);
+    for (const Operand& input : event.inputs) {
+      if (!input.castInAutocast) continue;
+      const ScalarType to = input.castInAutocast->to;
+      std::string message;
+      if (policy == AutocastPolicy::LowerPrecision && to == *lower)
+        message = fmt::format("{} is cast to {} by hand inside an autocast region, right before {}, which autocast "
+                              "casts to {} anyway: remove the cast and let autocast choose",
+                              input.description, name(to), event.op, name(*lower));
+      else if (policy == AutocastPolicy::LowerPrecision && to == ScalarType::Float)
+        message = fmt::format("{} is cast to Float by hand inside an autocast region, but autocast casts the operands "
+                              "of {} to {} anyway: the cast is undone; to run {} in Float, disable autocast around it",
+                              input.description, event.op, name(*lower), event.op);
+      else if (policy == AutocastPolicy::Fp32 && (to == ScalarType::Half || to == ScalarType::BFloat16) &&
+               (input.castInAutocast->from.single() == ScalarType::Float ||
+                input.castInAutocast->from.single() == ScalarType::Double))
+        message = fmt::format("{} is cast from {} to {} by hand inside an autocast region before {}, which autocast "
+                              "runs in Float: the values lose their precision in the round-trip; remove the cast",
+                              input.description, name(*input.castInAutocast->from.single()), name(to), event.op);
+      if (message.empty()) continue;
+      Finding f = makeFinding("DL104", std::move(message), input.castInAutocast->at, event.callChain);
+      f.notes.push_back({event.location, fmt::format("autocast casts the operands of {} here", event.op)});
+      out.push_back(std::move(f));
+    }
+    return;  // one device's autocast decides
+  }
 }
 
 std::optional<std::pair<const Operand*, const Operand*>> DtypeFlowRules::mismatchedOperands(

@@ -38,6 +38,7 @@ thread_local int opDepth = 0;        // ops nested in ops: only the user's own c
 // Inside a backward() Python announced: ops outside any node (the engine's
 // own reductions of broadcast gradients) are autograd's, not the user's.
 thread_local int pythonBackwardDepth = 0;
+thread_local bool gemmAnnounced = false;  // the running top-level op's record carried its FLOPs
 
 // Tensor::backward() reaches the autograd engine without a dispatcher op; the
 // one op it runs first is ones_like(loss) for the initial gradient. dladdr
@@ -494,6 +495,25 @@ void observeScalingOps(const std::string& op, c10::ArrayRef<const c10::IValue> i
   }
 }
 
+// 2 * multiply-adds of a matmul-family op, from its tensor operands' shapes
+// (DL305); 0 for the ones it does not count (convolutions, einsum).
+double matmulFlops(const std::string& op, const std::vector<at::Tensor>& t) {
+  auto numel = [](const at::Tensor& x) { return static_cast<double>(x.numel()); };
+  auto lastDim = [](const at::Tensor& x) { return x.dim() > 0 ? static_cast<double>(x.size(-1)) : 1.0; };
+  if ((op == "mm" || op == "bmm") && t.size() >= 2) return 2 * numel(t[0]) * lastDim(t[1]);
+  if ((op == "addmm" || op == "baddbmm" || op == "addbmm") && t.size() >= 3) return 2 * numel(t[1]) * lastDim(t[2]);
+  if ((op == "mv" || op == "addmv" || op == "dot" || op == "vdot") && !t.empty()) return 2 * numel(t[op == "addmv" ? 1 : 0]);
+  if (op == "linear" && t.size() >= 2 && t[1].dim() == 2) return 2 * numel(t[0]) * static_cast<double>(t[1].size(0));
+  if (op == "matmul" && t.size() >= 2 && t[0].dim() > 0 && t[1].dim() > 0) {
+    const double k = lastDim(t[0]);
+    const double columns = t[1].dim() >= 2 ? lastDim(t[1]) : 1;
+    const double rows = std::max(numel(t[0]) / std::max(k, 1.0), 1.0);
+    const double batchOfB = t[1].dim() > 2 && t[0].dim() <= 2 ? numel(t[1]) / std::max(k * columns, 1.0) : 1;
+    return 2 * rows * k * columns * batchOfB;
+  }
+  return 0;
+}
+
 // The ops some runtime rule looks at.
 bool watched(const std::string& op) {
   if (op == "backward") return true;
@@ -558,6 +578,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   bool dimGiven = false;
   bool onCpu = false, onCuda = false;  // where the op's tensors are
   std::vector<std::pair<at::Tensor, std::string>> floatInputs;  // what Half autocast would cast
+  std::vector<at::Tensor> tensorInputs;                          // in order, for the op's FLOPs
   for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
     const c10::Argument& argument = arguments[i];
     const c10::IValue& value = inputs[i];
@@ -572,6 +593,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) continue;
       onCpu |= t.device().is_cpu();
       onCuda |= t.device().is_cuda();
+      if (!isOut) tensorInputs.push_back(t);
       const dtype_lint_operand o = operand(t, argument.name());
       if (!isOut && (t.scalar_type() == c10::kFloat || t.scalar_type() == c10::kDouble))
         floatInputs.emplace_back(t, argument.name());
@@ -601,8 +623,13 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   // Autocast casts the ops of its own device only: CUDA autocast leaves an
   // op on CPU tensors alone (a program written for a GPU, run on CPU).
   if (onCpu || onCuda) {
+    record.autocast_elsewhere = (record.autocast_cuda.enabled && !onCuda) || (record.autocast_cpu.enabled && !onCpu);
     if (!onCuda) record.autocast_cuda.enabled = 0;
     if (!onCpu) record.autocast_cpu.enabled = 0;
+  }
+  if (backwardDepth == 0 && isMatmulFamily(op)) {
+    record.flops = matmulFlops(op, tensorInputs);
+    gemmAnnounced = record.flops > 0;
   }
   record.in_custom_backward = backwardDepth > 0;
   dtype_lint_runtime_op(&record);
@@ -614,7 +641,10 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
 
 void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) --backwardDepth;
-  else if (fn.operator_name()) --opDepth;
+  else if (fn.operator_name() && --opDepth == 0 && gemmAnnounced) {
+    gemmAnnounced = false;
+    dtype_lint_runtime_gemm_done();
+  }
 }
 
 __attribute__((constructor)) void attach() {

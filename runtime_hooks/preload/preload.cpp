@@ -3,6 +3,7 @@
 // findings as they are made, and loads the adapter that binds to the
 // process's own LibTorch when there is one.
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,11 +16,13 @@
 
 #include "dtype_lint/annotate.h"
 #include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dl305_precision_profile.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/numeric_health.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"
 #include "adapter_loader.h"
+#include "gemm_accounting.h"
 #include "op_record.h"
 #include "python_frames.h"
 #include "report_stream.h"
@@ -39,6 +42,7 @@ struct Core {
   ManualScalingTrace manualScaling;
   AmpBackwardTrace ampBackwards;  // DL207 for scalers on the raw AMP ops
   NumericHealthRules numericHealth;  // DL301-DL303 on counted values
+  PrecisionProfile profile;          // DL305: the dispatcher's GEMMs and cuBLAS calls outside it
   bool halfAutocastSeen = false;     // an op ran under Half autocast: backwards run partly in Half
 };
 
@@ -51,6 +55,8 @@ __attribute__((constructor)) void start() {
   core().report.open();
   std::string optionError;
   core().numericHealth = NumericHealthRules(numericHealthOptionsFrom(std::getenv, optionError));
+  const char* profile = std::getenv("DTYPE_LINT_PROFILE");
+  core().profile = PrecisionProfile(profile && std::string_view(profile) == "1");
   if (!optionError.empty()) std::fprintf(stderr, "dtype-lint: warning: %s\n", optionError.c_str());
   // A Python interpreter loads LibTorch later, with `import torch`.
   if (!attachAdapterIfLibTorchLoaded()) pythonStartsWithHooks();
@@ -63,9 +69,65 @@ __attribute__((destructor)) void finish() {
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.manualScaling.finish(findings);
+    if (auto profile = c.profile.finish()) findings.push_back(std::move(*profile));
   }
   for (const Finding& f : findings) c.report.write(f);
   notePythonRanWithoutHooks();
+}
+
+// A GEMM a dispatcher op is running on this thread: cuBLAS calls under it are its own.
+thread_local bool gemmOpRunning = false;
+
+}  // namespace
+
+bool dispatcherGemmRunning() { return gemmOpRunning; }
+
+void addGemm(const GemmKind& kind, double flops) {
+  auto& c = core();
+  bool wantsSite;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    wantsSite = c.profile.wantsSite(kind);
+  }
+  const auto site = wantsSite ? firstUserFrame() : std::nullopt;  // sampled: the stack walk is the cost
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.profile.add(kind, flops, site);
+}
+
+namespace {
+
+// The dtype a dispatcher GEMM ran in: autocast's (the matmul family is on its
+// lower-precision list) unless an operand is Double, which autocast leaves.
+void countDispatcherGemm(const dtype_lint_op_record& record, const OpEvent& event) {
+  gemmOpRunning = true;
+  std::vector<std::string> operands;
+  std::optional<ScalarType> first;
+  bool anyDouble = false;
+  for (const Operand& o : event.inputs) {
+    const auto dtype = o.dtype.single();
+    if (!dtype) continue;
+    if (!first) first = *dtype;
+    anyDouble = anyDouble || *dtype == ScalarType::Double;
+    if (operands.size() < 2) operands.emplace_back(name(*dtype));
+  }
+  if (!first) return;
+  const dtype_lint_autocast& autocast = record.autocast_cuda.enabled ? record.autocast_cuda : record.autocast_cpu;
+  const auto autocastDtype = scalarTypeOf(autocast.dtype);
+  const bool cast = autocast.enabled && autocastDtype && !anyDouble;
+  GemmKind kind{fmt::format("{}", fmt::join(operands, " x ")), cast ? *autocastDtype : anyDouble ? ScalarType::Double : *first,
+                autocast.enabled || record.autocast_elsewhere ? AutocastAtGemm::On : AutocastAtGemm::Off};
+  addGemm(kind, record.flops);
+}
+
+// Findings of a check point, at the user's line (walked only when there are some).
+void writeAtUserFrame(std::vector<Finding>& findings) {
+  if (findings.empty()) return;
+  const auto at = firstUserFrame();
+  if (!at) return;
+  for (Finding& f : findings) {
+    f.location = *at;
+    core().report.write(f);
+  }
 }
 
 }  // namespace
@@ -91,6 +153,7 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(const dtype_lint_op_record* record) {
   auto& c = runtime::core();
   const OpEvent event = runtime::opEventOf(*record);
+  if (record->flops > 0) runtime::countDispatcherGemm(*record, event);
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -270,22 +333,6 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
 }
 
-namespace dtype_lint::runtime {
-namespace {
-
-// Findings of a check point, at the user's line (walked only when there are some).
-void writeAtUserFrame(std::vector<Finding>& findings) {
-  if (findings.empty()) return;
-  const auto at = firstUserFrame();
-  if (!at) return;
-  for (Finding& f : findings) {
-    f.location = *at;
-    core().report.write(f);
-  }
-}
-
-}  // namespace
-}  // namespace dtype_lint::runtime
 
 extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_values(int32_t check) {
   auto& c = runtime::core();
@@ -331,6 +378,10 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_c
     c.numericHealth.onHalfCast(text(op), text(source), *sourceDtype, byAutocast != 0, counts, SourceLocation{}, findings);
   }
   runtime::writeAtUserFrame(findings);
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gemm_done() {
+  runtime::gemmOpRunning = false;
 }
 
 // What Python's hooks (runtime_hooks/python/dtype_lint_torch.py) report:

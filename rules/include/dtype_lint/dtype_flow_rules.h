@@ -35,6 +35,7 @@ class DtypeFlowRules {
   void checkOutDtype(const OpEvent& event, std::vector<Finding>& out) const;
   void checkLowPrecisionReduction(const OpEvent& event, std::vector<Finding>& out) const;
   void checkHalfLossBackward(const OpEvent& event, std::vector<Finding>& out) const;
+  void checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const;
 
   TorchVersion torch_;
 };

@@ -35,11 +35,19 @@ struct AutocastState {
   }
 };
 
+// An explicit cast made while autocast was on (DL104): from what, to what, and where.
+struct ExplicitCast {
+  DtypeSet from;
+  ScalarType to;
+  SourceLocation at;
+};
+
 // One tensor operand as the front end saw it.
 struct Operand {
   std::string description;  // "'x'", "the parameters of 'fc'"
   DtypeSet dtype;
   std::optional<Note> origin;  // where it got that dtype
+  std::optional<ExplicitCast> castInAutocast;  // it is the result of such a cast
 };
 
 // A tensor op: a call the front end mapped to an ATen op name.

@@ -64,6 +64,7 @@ typedef struct {
   dtype_lint_autocast autocast_cpu;
   dtype_lint_autocast autocast_cuda;
   double flops; /* a matmul-family op: 2 * multiply-adds, from its operands' shapes; else 0 */
+  uint8_t autocast_elsewhere; /* autocast is on for a device none of the op's tensors is on */
 } dtype_lint_op_record;
 
 /* A tensor's values by what Half would make of them (kernels/' TensorStats). */
@@ -116,6 +117,8 @@ void dtype_lint_runtime_amp_update(void);
 void dtype_lint_runtime_amp_step(const void* firstGradient);
 /* A backward() once the scale tensor is known: DTYPE_LINT_LOSS_*. */
 void dtype_lint_runtime_amp_backward(int32_t loss);
+/* The op whose record had flops > 0 returned: the GEMMs it ran are counted. */
+void dtype_lint_runtime_gemm_done(void);
 /* 1 when the rules want this check point counted (DTYPE_LINT_CHECK_*). */
 int dtype_lint_runtime_wants_values(int32_t check);
 /* The gradients at a DTYPE_LINT_POINT_*; lossScale: the scaler's scale, 0 if unknown. */

@@ -1,0 +1,47 @@
+// DL104: casts by hand inside autocast regions that autocast makes redundant,
+// undoes, or turns into a lossy round-trip; and the casts it leaves alone.
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+void redundant_cast_before_a_matmul() {
+  auto x = torch::randn({8, 16});
+  auto w = torch::randn({16, 4});
+  at::autocast::set_enabled(true);  // CUDA autocast: Half
+  auto xh = x.to(torch::kHalf);  // dtype-lint-expect: DL104
+  auto y = torch::mm(xh, w);
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+}
+
+void float_cast_undone_by_autocast(torch::nn::Linear& fc) {
+  auto x = torch::randn({8, 16}, torch::kBFloat16);
+  at::autocast::set_cpu_enabled(true);  // CPU autocast: BFloat16
+  auto y = fc(x.to(torch::kFloat));  // dtype-lint-expect: DL104
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
+
+void lossy_round_trip_before_an_fp32_op() {
+  auto logits = torch::randn({8, 10});
+  auto targets = torch::randn({8, 10});
+  at::autocast::set_enabled(true);
+  auto loss = torch::mse_loss(logits.to(torch::kHalf), targets);  // dtype-lint-expect: DL104
+  at::autocast::set_enabled(false);
+}
+
+void look_alikes_that_are_fine(torch::nn::Linear& fc) {
+  auto x = torch::randn({8, 16});
+  auto w = torch::randn({16, 4});
+  auto xh = x.to(torch::kHalf);  // cast before the region: a deliberate Half input
+  at::autocast::set_enabled(true);
+  torch::mm(xh, w);
+  // Upcasting before an op autocast runs in Float anyway is harmless.
+  auto loss = torch::mse_loss(torch::randn({8, 10}).to(torch::kFloat), torch::randn({8, 10}));
+  // An op between the cast and the matmul: the cast served it.
+  auto h = torch::relu(x.to(torch::kHalf));
+  torch::mm(h, w);
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+  // Outside any region: a cast is how dtypes are chosen.
+  torch::mm(x.to(torch::kHalf), w.to(torch::kHalf));
+}
