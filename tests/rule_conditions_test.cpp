@@ -200,6 +200,12 @@ TEST(CastInsideAutocast, ACastAutocastRepeatsUndoesOrRoundTripsIsReportedAtTheCa
   EXPECT_EQ(out[2].message,
             "'x' is cast from Float to BFloat16 by hand inside an autocast region before mse_loss, which autocast runs "
             "in Float: the values lose their precision in the round-trip; remove the cast");
+
+  // A source of unknown dtype (a struct's field): the cast is pointless either way.
+  out.clear();
+  rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet::unknown(), ScalarType::BFloat16)), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].message.find("the cast is at best a no-op"), std::string::npos) << out[0].message;
 }
 
 TEST(CastInsideAutocast, UpcastsBeforeFloatOpsCastsOfLowPrecisionValuesAndOpsAutocastLeavesAreFine) {
@@ -208,6 +214,7 @@ TEST(CastInsideAutocast, UpcastsBeforeFloatOpsCastsOfLowPrecisionValuesAndOpsAut
   rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet(ScalarType::BFloat16), ScalarType::Float)), out);
   rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet(ScalarType::BFloat16), ScalarType::BFloat16)), out);
   rules.onOp(underCpuAutocast("relu", castOperand(DtypeSet(ScalarType::Float), ScalarType::BFloat16)), out);
+  rules.onOp(underCpuAutocast("mse_loss", castOperand(DtypeSet(ScalarType::Half), ScalarType::BFloat16)), out);
   OpEvent off = underCpuAutocast("linear", castOperand(DtypeSet(ScalarType::Float), ScalarType::BFloat16));
   off.autocast.cpu.enabled = Tristate::Off;
   rules.onOp(off, out);

@@ -389,6 +389,11 @@ TEST(RuntimeHooks, CublasGemmsOutsideTheDispatcherAreProfiledAndReachCublasUncha
 }
 #endif
 
+TEST(RuntimeHooks, InPlaceOpsOfLibTorchsFrontendAreNotTheUsers) {
+  const CommandResult run = runProgramExpectingItsMarkers("frontend_inplace_ops");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
 TEST(RuntimeHooks, NolintCommentsSuppressRuntimeFindings) {
   const CommandResult run = runProgramExpectingItsMarkers("suppressed_findings");
   EXPECT_EQ(run.exitCode, 0) << run.err;

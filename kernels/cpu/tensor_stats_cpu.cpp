@@ -289,7 +289,8 @@ TensorStats statsOf(const TensorView& view) {
   s.elements = elementCount(view);
   if (s.elements == 0 || !view.data) return s;
   const TensorView v = collapsed(view);
-  const unsigned threads = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  // Asked once: glibc reads /sys for it, which would cost more than a small tensor's scan.
+  static const unsigned threads = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
   if (v.dims > 1 || s.elements < kParallelElements || threads == 1) {
     scanRuns(v, s);
     return s;

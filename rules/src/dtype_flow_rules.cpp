@@ -76,12 +76,19 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
         message = fmt::format("{} is cast to Float by hand inside an autocast region, but autocast casts the operands "
                               "of {} to {} anyway: the cast is undone; to run {} in Float, disable autocast around it",
                               input.description, event.op, name(*lower), event.op);
-      else if (policy == AutocastPolicy::Fp32 && (to == ScalarType::Half || to == ScalarType::BFloat16) &&
-               (input.castInAutocast->from.single() == ScalarType::Float ||
-                input.castInAutocast->from.single() == ScalarType::Double))
-        message = fmt::format("{} is cast from {} to {} by hand inside an autocast region before {}, which autocast "
-                              "runs in Float: the values lose their precision in the round-trip; remove the cast",
-                              input.description, name(*input.castInAutocast->from.single()), name(to), event.op);
+      else if (policy == AutocastPolicy::Fp32 && (to == ScalarType::Half || to == ScalarType::BFloat16)) {
+        // Values already in low precision lose nothing; of unknown ones, the cast is at best a no-op.
+        const auto from = input.castInAutocast->from.single();
+        if (from && from != ScalarType::Float && from != ScalarType::Double) continue;
+        message = from ? fmt::format("{} is cast from {} to {} by hand inside an autocast region before {}, which "
+                                     "autocast runs in Float: the values lose their precision in the round-trip; "
+                                     "remove the cast",
+                                     input.description, name(*from), name(to), event.op)
+                       : fmt::format("{} is cast to {} by hand inside an autocast region before {}, which autocast "
+                                     "runs in Float: the cast is at best a no-op, and Float values lose their "
+                                     "precision in the round-trip; remove the cast",
+                                     input.description, name(to), event.op);
+      }
       if (message.empty()) continue;
       Finding f = makeFinding("DL104", std::move(message), input.castInAutocast->at, event.callChain);
       f.notes.push_back({event.location, fmt::format("autocast casts the operands of {} here", event.op)});

@@ -162,6 +162,11 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
       if (a.enabled && a.dtype == DTYPE_LINT_DTYPE_HALF) c.halfAutocastSeen = true;
     c.rules->onOp(event, findings);
   }
+  // The in-place and out= buffers DL102 is about are the user's, not those
+  // LibTorch's C++ modules fill inside their forward.
+  if (!findings.empty() && event.op.back() == '_' && runtime::issuedByLibTorchFrontend())
+    findings.erase(std::remove_if(findings.begin(), findings.end(), [](const Finding& f) { return f.rule->id == "DL102"; }),
+                   findings.end());
   if (findings.empty()) return;
   // Only now pay for the stack: the op has not run yet, so the user's frame is live.
   const auto at = runtime::firstUserFrame();

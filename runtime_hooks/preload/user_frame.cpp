@@ -184,6 +184,23 @@ Symbolizer& symbolizer() {
 
 }  // namespace
 
+bool issuedByLibTorchFrontend() {
+  void* frames[64];
+  const int count = backtrace(frames, 64);
+  for (int i = 1; i < count; ++i) {
+    Dl_info info{};
+    if (!dladdr(frames[i], &info) || !info.dli_fname) continue;
+    if (!isLibraryFrame(info.dli_fname)) return false;  // the user's frame came first
+    if (!info.dli_sname || std::string_view(info.dli_fname).find("libtorch") == std::string_view::npos) continue;
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+    const bool frontend = status == 0 && std::string_view(demangled).starts_with("torch::nn::");
+    std::free(demangled);
+    if (frontend) return true;
+  }
+  return false;
+}
+
 std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
   // A Python program's line is in its interpreter's frames, not the native ones.
   if (auto at = userPythonFrame()) return at;

@@ -10,5 +10,9 @@ namespace dtype_lint::runtime {
 
 // skipUserFrames: user frames to pass over first (the annotating method itself).
 std::optional<SourceLocation> firstUserFrame(int skipUserFrames = 0);
+// Whether LibTorch's C++ frontend (torch::nn modules and functionals) issued
+// the running op, not the user's code calling an op itself: `fc->forward(x)`
+// adds its bias in place under LibTorch's own name.
+bool issuedByLibTorchFrontend();
 
 }  // namespace dtype_lint::runtime
