@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dtype_lint_kernels/tensor_stats.h"
+#include "tensor_stats_expectations.h"
 #include "dtype_lint_kernels/tensor_stats_cuda.h"
 
 namespace dtype_lint::kernels {
@@ -101,16 +102,6 @@ class CudaTensorStats : public ::testing::Test {
   cudaStream_t stream = nullptr;
   std::vector<void*> deviceBuffers;
 };
-
-void expectSame(const TensorStats& a, const TensorStats& b) {
-  EXPECT_EQ(a.elements, b.elements);
-  EXPECT_EQ(a.nonFinite, b.nonFinite);
-  EXPECT_EQ(a.beyondHalf, b.beyondHalf);
-  EXPECT_EQ(a.halfSubnormal, b.halfSubnormal);
-  EXPECT_EQ(a.halfFlushed, b.halfFlushed);
-  EXPECT_EQ(a.nonZero, b.nonZero);
-  EXPECT_EQ(a.absMax, b.absMax);
-}
 
 TEST_F(CudaTensorStats, MatchesTheCpuReferenceForManyTensorsPerLaunch) {
   std::mt19937 rng(11);

@@ -12,6 +12,7 @@
 
 #include "dtype_lint_kernels/element_class.h"
 #include "dtype_lint_kernels/tensor_stats.h"
+#include "tensor_stats_expectations.h"
 
 namespace dtype_lint::kernels {
 namespace {
@@ -48,16 +49,6 @@ TensorStats scan(const TensorView& v) {
   TensorStats s;
   computeTensorStats(&v, 1, &s);
   return s;
-}
-
-void expectSame(const TensorStats& a, const TensorStats& b) {
-  EXPECT_EQ(a.elements, b.elements);
-  EXPECT_EQ(a.nonFinite, b.nonFinite);
-  EXPECT_EQ(a.beyondHalf, b.beyondHalf);
-  EXPECT_EQ(a.halfSubnormal, b.halfSubnormal);
-  EXPECT_EQ(a.halfFlushed, b.halfFlushed);
-  EXPECT_EQ(a.nonZero, b.nonZero);
-  EXPECT_EQ(a.absMax, b.absMax);
 }
 
 // Values on both sides of every threshold, the specials, and zeros.

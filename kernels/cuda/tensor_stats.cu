@@ -31,23 +31,17 @@ struct Counts {
   unsigned long long nonFinite = 0, beyondHalf = 0, halfSubnormal = 0, halfFlushed = 0, nonZero = 0;
   float absMax = 0;
 
-  __device__ void add(float x) {
+  template <class Real>
+  __device__ void add(Real x) {
     const uint32_t bits = classifyElement(x);
     nonFinite += (bits & kNonFinite) != 0;
     beyondHalf += (bits & kBeyondHalf) != 0;
     halfSubnormal += (bits & kHalfSubnormal) != 0;
     halfFlushed += (bits & kHalfFlushed) != 0;
     nonZero += (bits & kNonZero) != 0;
-    if (!(bits & kNonFinite)) absMax = fmaxf(absMax, fabsf(x));
-  }
-  __device__ void add(double x) {
-    const uint32_t bits = classifyElement(x);
-    nonFinite += (bits & kNonFinite) != 0;
-    beyondHalf += (bits & kBeyondHalf) != 0;
-    halfSubnormal += (bits & kHalfSubnormal) != 0;
-    halfFlushed += (bits & kHalfFlushed) != 0;
-    nonZero += (bits & kNonZero) != 0;
-    if (!(bits & kNonFinite)) absMax = fmaxf(absMax, static_cast<float>(fmin(fabs(x), 3.402823466e+38)));
+    if (bits & kNonFinite) return;
+    if constexpr (sizeof(Real) == 4) absMax = fmaxf(absMax, fabsf(x));
+    else absMax = fmaxf(absMax, static_cast<float>(fmin(fabs(x), 3.402823466e+38)));
   }
 };
 

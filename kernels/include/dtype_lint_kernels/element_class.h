@@ -25,20 +25,12 @@ enum ElementClassBit : uint32_t {
   kNonZero = 1u << 4,        // finite and not zero
 };
 
-DTYPE_LINT_HOST_DEVICE inline uint32_t classifyElement(float x) {
-  const float a = x < 0 ? -x : x;
-  if (!(a <= 3.402823466e+38f)) return kNonFinite;  // NaN fails every comparison
-  if (a == 0) return 0;
-  uint32_t bits = kNonZero;
-  if (a > kHalfMax) bits |= kBeyondHalf;
-  if (a < kHalfMinNormal) bits |= kHalfSubnormal;
-  if (a < kHalfMinSubnormal) bits |= kHalfFlushed;
-  return bits;
-}
-
-DTYPE_LINT_HOST_DEVICE inline uint32_t classifyElement(double x) {
-  const double a = x < 0 ? -x : x;
-  if (!(a <= 1.7976931348623157e+308)) return kNonFinite;
+// Float or Double: a Double is classified by what Half would make of it too.
+template <class Real>
+DTYPE_LINT_HOST_DEVICE inline uint32_t classifyElement(Real x) {
+  constexpr Real kLargest = sizeof(Real) == 4 ? Real(3.402823466e+38f) : Real(1.7976931348623157e+308);
+  const Real a = x < 0 ? -x : x;
+  if (!(a <= kLargest)) return kNonFinite;  // NaN fails every comparison
   if (a == 0) return 0;
   uint32_t bits = kNonZero;
   if (a > kHalfMax) bits |= kBeyondHalf;
