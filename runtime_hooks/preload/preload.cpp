@@ -16,6 +16,7 @@
 
 #include "dtype_lint/annotate.h"
 #include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "dtype_lint/dl305_precision_profile.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/numeric_health.h"
@@ -402,6 +403,7 @@ enum PythonEvent : int {
   kPythonZeroGrad = 13,
   kPythonParametersHalf = 14,  // detail: which parameters, and the note's text
   kPythonScalerCreated = 15,
+  kPythonOptimizerEpsilon = 16,  // detail: "<eps> <dtype of its parameters> <optimizer class>"
 };
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(int event, uintptr_t scaler,
@@ -429,6 +431,15 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
       case kPythonOptimizerStep: c.protocol.optimizerStep(optimizerRef, at, findings); break;
       case kPythonClip: c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings); break;
       case kPythonZeroGrad: c.protocol.zeroGrad(optimizerRef); break;
+      case kPythonOptimizerEpsilon: {
+        char dtype[32] = {}, optimizerClass[64] = {};
+        double eps = 0;
+        if (detail && std::sscanf(detail, "%lf %31s %63s", &eps, dtype, optimizerClass) == 3)
+          if (const auto parameters = scalarTypeFromName(dtype))
+            checkOptimizerEpsilon(fmt::format("'{}'", optimizerClass), eps, DtypeSet(*parameters), std::nullopt, at,
+                                  findings);
+        break;
+      }
       case kPythonParametersHalf:
         c.protocol.parametersBecame(optimizerRef, DtypeSet(ScalarType::Half),
                                     Note{at, detail ? detail : "the parameters became Half here"});

@@ -24,6 +24,7 @@ import weakref
 # Codes of dtype_lint_python_event (runtime_hooks/preload/preload.cpp).
 _UNSCALE, _STEP, _UPDATE = 1, 2, 3
 _OPTIMIZER_CREATED, _OPTIMIZER_STEP, _CLIP, _ZERO_GRAD, _PARAMETERS_HALF, _SCALER_CREATED = 10, 11, 12, 13, 14, 15
+_OPTIMIZER_EPSILON = 16
 
 _process = ctypes.CDLL(None)
 _attached = False  # the adapter is in: torch's modules get their hooks
@@ -178,10 +179,27 @@ def _hook_optimizer(module):
 
     # Subclasses define their own step(): a global pre-hook sees every one.
     def before_step(optimizer, args, kwargs):
+        _report_epsilon(optimizer)
         if not getattr(_local, "inside_scaler_step", False):
             _report(_OPTIMIZER_STEP, optimizer=optimizer)
 
     module.register_optimizer_step_pre_hook(before_step)
+
+
+def _report_epsilon(optimizer):
+    """At an optimizer's first step: each parameter group's eps and its parameters' one dtype (DL304)."""
+    if getattr(optimizer, "_dtype_lint_eps_checked", False):
+        return
+    optimizer._dtype_lint_eps_checked = True
+    names = {"torch.float16": "Half", "torch.bfloat16": "BFloat16", "torch.float32": "Float", "torch.float64": "Double"}
+    for group in optimizer.param_groups:
+        eps = group.get("eps")
+        dtypes = {str(p.dtype) for p in group["params"]}
+        if not isinstance(eps, float) or len(dtypes) != 1 or next(iter(dtypes)) not in names:
+            continue
+        detail = "%r %s %s" % (eps, names[next(iter(dtypes))], type(optimizer).__name__)
+        _report(_OPTIMIZER_EPSILON, optimizer=optimizer, detail=detail,
+                where=getattr(optimizer, "_dtype_lint_created_at", None))
 
 
 def _optimizer_of(parameters):
