@@ -194,6 +194,22 @@ TEST_P(PythonSamples, FindingsMatchTheScriptsMarkers) {
 
 INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamples, ::testing::ValuesIn(pythonSamples()), sampleName);
 
+// Tensors the numeric-health checks cannot read (the meta device) or need
+// not count (integer, bool, empty) are skipped: the program's output is
+// unchanged, nothing is reported, and one note names the device.
+TEST(PythonHooks, TensorsTheChecksCannotReadAreSkippedWithOneNote) {
+  const std::string script = kProgramSources + "python/uncountable_tensors.py";
+  const CommandResult plain = runCommand(std::string(DTYPE_LINT_PYTHON) + " " + script);
+  CommandResult run;
+  const auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " " + script, &run);
+  EXPECT_TRUE(findings.empty()) << run.err;
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  const std::string note = "dtype-lint: note: tensors on meta were not counted";
+  ASSERT_NE(run.err.find(note), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(note), run.err.rfind(note)) << run.err;
+}
+
 // DL301's cadence from the .dtype-lint.yaml nearest to where `dtype-lint run`
 // starts; a variable the user set wins over it.
 TEST(PythonHooks, RuntimeOptionsComeFromTheNearestConfigAndTheEnvironmentWins) {

@@ -265,7 +265,19 @@ std::optional<dtype_lint_tensor_values> countable(const at::Tensor& t) {
     v.cpu_data = t.data_ptr();
     return v;
   }
-  return t.device().is_cuda() ? std::optional(v) : std::nullopt;
+#ifdef DTYPE_LINT_ADAPTER_CUDA
+  if (t.device().is_cuda()) return v;
+#endif
+  // Said once per device type, at exit.
+  static std::mutex mutex;
+  static std::unordered_set<int> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(static_cast<int>(t.device().type())).second) {
+    dtype_lint_text device{};
+    setText(device, c10::DeviceTypeName(t.device().type(), /*lower_case=*/true));
+    dtype_lint_runtime_uncounted(&device);
+  }
+  return std::nullopt;
 }
 
 #ifdef DTYPE_LINT_ADAPTER_CUDA

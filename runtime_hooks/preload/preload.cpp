@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "dtype_lint/annotate.h"
@@ -45,6 +46,7 @@ struct Core {
   NumericHealthRules numericHealth;  // DL301-DL303 on counted values
   PrecisionProfile profile;          // DL305: the dispatcher's GEMMs and cuBLAS calls outside it
   bool halfAutocastSeen = false;     // an op ran under Half autocast: backwards run partly in Half
+  std::set<std::string> uncountedDevices;  // tensors the numeric-health checks could not read
 };
 
 Core& core() {
@@ -74,6 +76,9 @@ __attribute__((destructor)) void finish() {
   }
   for (const Finding& f : findings) c.report.write(f);
   notePythonRanWithoutHooks();
+  for (const std::string& device : c.uncountedDevices)
+    std::fprintf(stderr, "dtype-lint: note: tensors on %s were not counted: DL301-DL303 read CPU tensors, and CUDA "
+                         "tensors where the adapter was built with its CUDA path\n", device.c_str());
 }
 
 // A GEMM a dispatcher op is running on this thread: cuBLAS calls under it are its own.
@@ -339,6 +344,12 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
 }
 
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_uncounted(const dtype_lint_text* device) {
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.uncountedDevices.emplace(device->bytes, std::min<uint32_t>(device->length, DTYPE_LINT_TEXT_CAPACITY));
+}
 
 extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_values(int32_t check) {
   auto& c = runtime::core();

@@ -119,6 +119,9 @@ void dtype_lint_runtime_amp_step(const void* firstGradient);
 void dtype_lint_runtime_amp_backward(int32_t loss);
 /* The op whose record had flops > 0 returned: the GEMMs it ran are counted. */
 void dtype_lint_runtime_gemm_done(void);
+/* A tensor the rules wanted counted lives where this adapter cannot read it
+ * ("meta", "mps", "cuda" without the adapter's CUDA path): said once at exit. */
+void dtype_lint_runtime_uncounted(const dtype_lint_text* device);
 /* 1 when the rules want this check point counted (DTYPE_LINT_CHECK_*). */
 int dtype_lint_runtime_wants_values(int32_t check);
 /* The gradients at a DTYPE_LINT_POINT_*; lossScale: the scaler's scale, 0 if unknown. */
