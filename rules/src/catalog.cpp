@@ -27,7 +27,7 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "Explicit cast of an operand inside an autocast region",
      "An explicit .to(kHalf)/.to(kBFloat16)/.to(kFloat) on an operand inside an autocast region, right "
      "before an op autocast would cast anyway, or that fights autocast's fp32 list.",
-     true, false},
+     true, true},
     {"DL105", "low-precision-reduction", Severity::Warning,
      "Precision-sensitive op computed in Half/BFloat16 outside autocast",
      "softmax, log_softmax, layer_norm, full sum/mean, exp, pow, norm or a loss computed on a Half or "

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -454,6 +455,98 @@ void observeAutocastHalfCasts(const std::string& op, const std::vector<std::pair
   }
 }
 
+// Whether autocast is on for a device type (the per-device API of 2.4+; the
+// older calls still exist there, but warn on every call).
+bool autocastOn(c10::DeviceType device) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return (device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA) && at::autocast::is_autocast_enabled(device);
+#else
+  return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled()
+                                        : device == c10::DeviceType::CUDA && at::autocast::is_enabled();
+#endif
+}
+
+// DL104 at runtime: the casts the program makes while autocast is on, and the
+// tensors they return. The returned tensor is known only once the cast has
+// run, from its RecordFunction's outputs: a second callback that needs them,
+// registered the first time autocast is seen on (outputs cost every op, so
+// programs without autocast never pay; that first cast itself is missed, a
+// training loop's next one is not).
+struct ExplicitCastInAutocast {
+  const at::RecordFunction* running = nullptr;  // the cast whose result is awaited
+  int32_t from = DTYPE_LINT_DTYPE_UNKNOWN, to = DTYPE_LINT_DTYPE_UNKNOWN;
+  uint64_t site = 0;
+};
+thread_local ExplicitCastInAutocast pendingCast;
+
+struct CastResult {
+  c10::weak_intrusive_ptr<c10::TensorImpl> tensor{c10::intrusive_ptr<c10::TensorImpl>()};
+  const c10::TensorImpl* impl = nullptr;
+  int32_t from = DTYPE_LINT_DTYPE_UNKNOWN, to = DTYPE_LINT_DTYPE_UNKNOWN;
+  uint64_t site = 0;
+};
+thread_local std::array<CastResult, 8> recentCasts;  // the latest cast results, oldest overwritten
+thread_local size_t nextCast = 0;
+thread_local bool anyCast = false;
+
+void onCastExit(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (pendingCast.running != &fn) return;
+  pendingCast.running = nullptr;
+  const auto& outputs = fn.outputs();
+  if (outputs.empty() || !outputs[0].isTensor() || !outputs[0].toTensor().defined()) return;
+  const at::Tensor& result = outputs[0].toTensor();
+  CastResult& cast = recentCasts[nextCast++ % recentCasts.size()];
+  cast.tensor = c10::weak_intrusive_ptr<c10::TensorImpl>(result.getIntrusivePtr());
+  cast.impl = result.unsafeGetTensorImpl();
+  cast.from = pendingCast.from;
+  cast.to = pendingCast.to;
+  cast.site = pendingCast.site;
+  anyCast = true;
+}
+
+void watchCastResults() {
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    at::addGlobalCallback(at::RecordFunctionCallback([](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
+                                                       return nullptr;
+                                                     }, onCastExit)
+                              .needsOutputs(true)
+                              .scopes({at::RecordScope::FUNCTION}));
+  });
+}
+
+// The program's own `x.to(dtype)` while autocast is on for x's device.
+void observeExplicitCast(const std::string& op, const c10::OperatorName& name, c10::ArrayRef<const c10::IValue> inputs,
+                         const at::RecordFunction& fn) {
+  if ((op != "to" && op != "_to_copy") || inputs.empty() || !inputs[0].isTensor()) return;
+  const at::Tensor& source = inputs[0].toTensor();
+  if (!source.defined() || !at::isFloatingType(source.scalar_type()) || !autocastOn(source.device().type())) return;
+  watchCastResults();
+  const auto handle = c10::Dispatcher::singleton().findSchema(name);
+  if (!handle) return;
+  const auto& arguments = handle->schema().arguments();
+  std::optional<c10::ScalarType> to;
+  for (size_t i = 1; i < inputs.size() && i < arguments.size(); ++i) {
+    if (arguments[i].name() == "dtype" && inputs[i].isInt()) to = static_cast<c10::ScalarType>(inputs[i].toInt());
+    else if (arguments[i].name() == "other" && inputs[i].isTensor()) to = inputs[i].toTensor().scalar_type();
+  }
+  if (!to || !at::isFloatingType(*to)) return;
+  pendingCast = {&fn, dtypeCode(source.scalar_type()), dtypeCode(*to), dtype_lint_runtime_capture_site()};
+}
+
+// An op under autocast whose operand is such a cast's result (each result is
+// reported once).
+void observeCastConsumers(const dtype_lint_op_record& record,
+                          const std::vector<std::pair<const c10::TensorImpl*, uint32_t>>& inputIndex) {
+  if (!anyCast || !(record.autocast_cpu.enabled || record.autocast_cuda.enabled)) return;
+  for (const auto& [impl, index] : inputIndex)
+    for (CastResult& cast : recentCasts) {
+      if (cast.impl != impl || cast.tensor.lock().get() != impl) continue;
+      dtype_lint_runtime_cast_consumed(&record, index, cast.from, cast.to, cast.site);
+      cast = CastResult{};
+    }
+}
+
 bool isNonFiniteCheck(const std::string& op) {
   return op == "isfinite" || op == "isinf" || op == "isnan" || op == "isposinf" || op == "isneginf" ||
          op == "_amp_foreach_non_finite_check_and_unscale_" || op == "_amp_update_scale_";
@@ -574,6 +667,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     observeParameterUpdates(op, fn.inputs());
     observeOptimizerStep(op, fn.inputs());
     observeHalfCast(op, *name, fn.inputs());
+    observeExplicitCast(op, *name, fn.inputs(), fn);
   }
   if (!watched(op)) return nullptr;
   const auto handle = c10::Dispatcher::singleton().findSchema(*name);
@@ -591,6 +685,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   bool onCpu = false, onCuda = false;  // where the op's tensors are
   std::vector<std::pair<at::Tensor, std::string>> floatInputs;  // what Half autocast would cast
   std::vector<at::Tensor> tensorInputs;                          // in order, for the op's FLOPs
+  std::vector<std::pair<const c10::TensorImpl*, uint32_t>> inputIndex;  // a tensor's place in record.inputs
   for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
     const c10::Argument& argument = arguments[i];
     const c10::IValue& value = inputs[i];
@@ -615,6 +710,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
         if (isOut) continue;
         if (isMatmulFamily(*inPlaceBase(op)) || *inPlaceBase(op) == "copy") continue;
       }
+      inputIndex.emplace_back(t.unsafeGetTensorImpl(), record.input_count);
       addInput(record, o);
     } else if (value.isTensorList()) {
       for (const at::Tensor& t : value.toTensorList().vec())
@@ -645,6 +741,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   }
   record.in_custom_backward = backwardDepth > 0;
   dtype_lint_runtime_op(&record);
+  if (backwardDepth == 0) observeCastConsumers(record, inputIndex);
   const dtype_lint_autocast& autocast = onCuda ? record.autocast_cuda : record.autocast_cpu;
   if (backwardDepth == 0 && isMatmulFamily(op) && autocast.enabled && autocast.dtype == DTYPE_LINT_DTYPE_HALF)
     observeAutocastHalfCasts(op, floatInputs);

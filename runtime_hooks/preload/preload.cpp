@@ -47,6 +47,8 @@ struct Core {
   PrecisionProfile profile;          // DL305: the dispatcher's GEMMs and cuBLAS calls outside it
   bool halfAutocastSeen = false;     // an op ran under Half autocast: backwards run partly in Half
   std::set<std::string> uncountedDevices;  // tensors the numeric-health checks could not read
+  std::map<uint64_t, CapturedSite> sites;  // the latest captured sites (DL104's casts), by id
+  uint64_t nextSite = 1;
 };
 
 Core& core() {
@@ -344,6 +346,47 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
 }
 
+
+extern "C" __attribute__((visibility("default"))) uint64_t dtype_lint_runtime_capture_site() {
+  runtime::CapturedSite site = runtime::captureSite();
+  auto& c = runtime::core();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  constexpr size_t kKeptSites = 256;  // a cast is consumed soon after it is made
+  if (c.sites.size() >= kKeptSites) c.sites.erase(c.sites.begin());
+  const uint64_t id = c.nextSite++;
+  c.sites.emplace(id, std::move(site));
+  return id;
+}
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_cast_consumed(
+    const dtype_lint_op_record* record, uint32_t input, int32_t castFrom, int32_t castTo, uint64_t castSite) {
+  const auto from = runtime::scalarTypeOf(castFrom), to = runtime::scalarTypeOf(castTo);
+  OpEvent event = runtime::opEventOf(*record);
+  if (!to || input >= event.inputs.size()) return;
+  auto& c = runtime::core();
+  runtime::CapturedSite site;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.sites.find(castSite);
+    if (!c.rules || it == c.sites.end()) return;
+    site = it->second;
+  }
+  const auto castAt = runtime::firstUserFrameOf(site);
+  if (!castAt) return;
+  event.inputs[input].castInAutocast = ExplicitCast{from ? DtypeSet(*from) : DtypeSet::unknown(), *to, *castAt};
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.rules->checkCastInsideAutocast(event, findings);
+  }
+  if (findings.empty()) return;
+  const auto opAt = runtime::firstUserFrame();
+  for (Finding& f : findings) {
+    f.notes.clear();
+    if (opAt) f.notes.push_back({*opAt, fmt::format("autocast casts the operands of {} here", event.op)});
+    c.report.write(f);
+  }
+}
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_uncounted(const dtype_lint_text* device) {
   auto& c = runtime::core();

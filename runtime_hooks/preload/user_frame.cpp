@@ -201,11 +201,10 @@ bool issuedByLibTorchFrontend() {
   return false;
 }
 
-std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
-  // A Python program's line is in its interpreter's frames, not the native ones.
-  if (auto at = userPythonFrame()) return at;
-  void* frames[96];
-  const int count = backtrace(frames, 96);
+namespace {
+
+// The first user frame among return addresses, innermost first.
+std::optional<SourceLocation> firstUserFrameAmong(void* const* frames, int count, int skipUserFrames) {
   // The user's frames in binaries without debug info, innermost first.
   std::vector<SourceLocation> withoutLines;
   for (int i = 1; i < count; ++i) {
@@ -233,6 +232,31 @@ std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
     if (at.symbol.starts_with("+0x") && withoutLines[caller].file == at.file)
       at.symbol += " < " + withoutLines[caller].symbol;
   return at;
+}
+
+}  // namespace
+
+std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
+  // A Python program's line is in its interpreter's frames, not the native ones.
+  if (auto at = userPythonFrame()) return at;
+  void* frames[96];
+  const int count = backtrace(frames, 96);
+  return firstUserFrameAmong(frames, count, skipUserFrames);
+}
+
+CapturedSite captureSite() {
+  CapturedSite site;
+  site.python = userPythonFrame();
+  if (site.python) return site;
+  void* frames[64];
+  const int count = backtrace(frames, 64);
+  site.frames.assign(frames, frames + count);
+  return site;
+}
+
+std::optional<SourceLocation> firstUserFrameOf(const CapturedSite& site) {
+  if (site.python) return site.python;
+  return firstUserFrameAmong(site.frames.data(), static_cast<int>(site.frames.size()), 0);
 }
 
 }  // namespace dtype_lint::runtime

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "dtype_lint/finding.h"
 
@@ -10,6 +11,15 @@ namespace dtype_lint::runtime {
 
 // skipUserFrames: user frames to pass over first (the annotating method itself).
 std::optional<SourceLocation> firstUserFrame(int skipUserFrames = 0);
+
+// The user's place now, kept to be resolved later: Python's line at once,
+// native return addresses as they are (symbolized only when used).
+struct CapturedSite {
+  std::optional<SourceLocation> python;
+  std::vector<void*> frames;
+};
+CapturedSite captureSite();
+std::optional<SourceLocation> firstUserFrameOf(const CapturedSite& site);
 // Whether LibTorch's C++ frontend (torch::nn modules and functionals) issued
 // the running op, not the user's code calling an op itself: `fc->forward(x)`
 // adds its bias in place under LibTorch's own name.

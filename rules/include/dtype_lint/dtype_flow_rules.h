@@ -19,6 +19,9 @@ class DtypeFlowRules {
 
   void onOp(const OpEvent& event, std::vector<Finding>& out) const;
   void onOptimizerStep(const OptimizerStepEvent& event, std::vector<Finding>& out) const;
+  // DL104 alone (onOp checks it too): for a front end that learns of the
+  // cast only once the op consumes it.
+  void checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const;
 
   // Tristate::On when autocast casts this op's inputs on some enabled device,
   // Unknown when an enabled flag is unknown.
@@ -35,7 +38,6 @@ class DtypeFlowRules {
   void checkOutDtype(const OpEvent& event, std::vector<Finding>& out) const;
   void checkLowPrecisionReduction(const OpEvent& event, std::vector<Finding>& out) const;
   void checkHalfLossBackward(const OpEvent& event, std::vector<Finding>& out) const;
-  void checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const;
 
   TorchVersion torch_;
 };

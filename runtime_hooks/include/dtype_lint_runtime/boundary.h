@@ -119,6 +119,14 @@ void dtype_lint_runtime_amp_step(const void* firstGradient);
 void dtype_lint_runtime_amp_backward(int32_t loss);
 /* The op whose record had flops > 0 returned: the GEMMs it ran are counted. */
 void dtype_lint_runtime_gemm_done(void);
+/* The calling thread's place in the user's code now, for an event reported
+ * later (DL104's cast); 0 when there is none. */
+uint64_t dtype_lint_runtime_capture_site(void);
+/* An op under autocast got, as its input `input` (an index into op->inputs),
+ * the result of a cast the program made while autocast was on (DL104): from
+ * and to DTYPE_LINT_DTYPE_*, at the site captured then. */
+void dtype_lint_runtime_cast_consumed(const dtype_lint_op_record* op, uint32_t input, int32_t castFrom,
+                                      int32_t castTo, uint64_t castSite);
 /* A tensor the rules wanted counted lives where this adapter cannot read it
  * ("meta", "mps", "cuda" without the adapter's CUDA path): said once at exit. */
 void dtype_lint_runtime_uncounted(const dtype_lint_text* device);
