@@ -27,10 +27,11 @@ struct MappingTraits<dtype_lint::analyzer::ScalerApi> {
 template <>
 struct MappingTraits<dtype_lint::analyzer::RuntimeOptions> {
   static void mapping(IO& io, dtype_lint::analyzer::RuntimeOptions& options) {
-    io.mapOptional("NonFiniteSkippedSteps", options.nonFiniteSkippedSteps);
-    io.mapOptional("UnderflowShare", options.underflowShare);
-    io.mapOptional("GradientCheckEvery", options.gradientCheckEvery);
-    io.mapOptional("CastCheckEvery", options.castCheckEvery);
+    using dtype_lint::NumericHealthOption;
+    io.mapOptional(configKey(NumericHealthOption::NonFiniteSkippedSteps), options.nonFiniteSkippedSteps);
+    io.mapOptional(configKey(NumericHealthOption::UnderflowShare), options.underflowShare);
+    io.mapOptional(configKey(NumericHealthOption::GradientCheckEvery), options.gradientCheckEvery);
+    io.mapOptional(configKey(NumericHealthOption::CastCheckEvery), options.castCheckEvery);
   }
 };
 
@@ -68,23 +69,19 @@ llvm::Expected<Config> readConfig(const std::string& path) {
 llvm::Expected<std::vector<std::pair<std::string, std::string>>> runtimeEnvironment(const Config& config) {
   std::vector<std::pair<std::string, std::string>> env;
   std::string error;
-  auto add = [&](const char* key, const char* name, const auto& value) {
+  // Checked as the hooks will read them.
+  auto add = [&](NumericHealthOption option, const auto& value) {
     if (!value || !error.empty()) return;
     const std::string text = fmt::format("{}", *value);
-    // Checked as the hooks will read it.
-    std::string refused;
-    numericHealthOptionsFrom([&](const char* variable) { return std::string_view(variable) == name ? text.c_str() : nullptr; },
-                             refused);
-    if (!refused.empty()) {
-      const auto is = refused.find(" is not ");
-      error = fmt::format("RuntimeOptions.{}: {}{}", key, text, refused.substr(is, refused.find(';') - is));
-    }
-    env.emplace_back(name, text);
+    NumericHealthOptions checked;
+    if (!setOption(checked, option, text.c_str()))
+      error = fmt::format("RuntimeOptions.{}: {} is not {}", configKey(option), text, expectedValue(option));
+    env.emplace_back(environmentVariable(option), text);
   };
-  add("NonFiniteSkippedSteps", "DTYPE_LINT_NONFINITE_SKIPPED_STEPS", config.runtime.nonFiniteSkippedSteps);
-  add("UnderflowShare", "DTYPE_LINT_UNDERFLOW_SHARE", config.runtime.underflowShare);
-  add("GradientCheckEvery", "DTYPE_LINT_GRADIENT_CHECK_EVERY", config.runtime.gradientCheckEvery);
-  add("CastCheckEvery", "DTYPE_LINT_CAST_CHECK_EVERY", config.runtime.castCheckEvery);
+  add(NumericHealthOption::NonFiniteSkippedSteps, config.runtime.nonFiniteSkippedSteps);
+  add(NumericHealthOption::UnderflowShare, config.runtime.underflowShare);
+  add(NumericHealthOption::GradientCheckEvery, config.runtime.gradientCheckEvery);
+  add(NumericHealthOption::CastCheckEvery, config.runtime.castCheckEvery);
   if (!error.empty())
     return llvm::createStringError(std::errc::invalid_argument, "config '%s': %s", config.path.c_str(), error.c_str());
   return env;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dtype_lint_kernels/tensor_stats.h"
-#include "tensor_stats_expectations.h"
+#include "tensor_stats_test_support.h"
 #include "dtype_lint_kernels/tensor_stats_cuda.h"
 
 namespace dtype_lint::kernels {
@@ -56,15 +56,7 @@ HostTensor randomTensor(std::mt19937& rng, ElementType type, std::vector<int64_t
       std::memcpy(at, &b, 2);
     }
   }
-  t.view.data = t.bytes.data() + offset * size;
-  t.view.type = type;
-  t.view.dims = static_cast<int32_t>(sizes.size());
-  int64_t stride = 1;
-  for (int d = t.view.dims - 1; d >= 0; --d) {
-    t.view.sizes[d] = sizes[d];
-    t.view.strides[d] = stride;
-    stride *= sizes[d];
-  }
+  t.view = contiguous(t.bytes.data() + offset * size, type, sizes);
   return t;
 }
 

@@ -12,7 +12,7 @@
 
 #include "dtype_lint_kernels/element_class.h"
 #include "dtype_lint_kernels/tensor_stats.h"
-#include "tensor_stats_expectations.h"
+#include "tensor_stats_test_support.h"
 
 namespace dtype_lint::kernels {
 namespace {
@@ -29,20 +29,6 @@ uint16_t toHalfBits(float f) {  // through _Float16, gcc's IEEE half (x86-64, SS
   uint16_t bits;
   std::memcpy(&bits, &h, sizeof bits);
   return bits;
-}
-
-TensorView contiguous(const void* data, ElementType type, std::vector<int64_t> sizes) {
-  TensorView v;
-  v.data = data;
-  v.type = type;
-  v.dims = static_cast<int32_t>(sizes.size());
-  int64_t stride = 1;
-  for (int d = v.dims - 1; d >= 0; --d) {
-    v.sizes[d] = sizes[d];
-    v.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return v;
 }
 
 TensorStats scan(const TensorView& v) {

@@ -200,23 +200,9 @@ float valueAt(const void* data, ElementType t, int64_t index) {
   return 0;
 }
 
-void countElement(uint32_t bits, double magnitude, TensorStats& s) {
-  s.nonFinite += (bits & kNonFinite) != 0;
-  s.beyondHalf += (bits & kBeyondHalf) != 0;
-  s.halfSubnormal += (bits & kHalfSubnormal) != 0;
-  s.halfFlushed += (bits & kHalfFlushed) != 0;
-  s.nonZero += (bits & kNonZero) != 0;
-  if (!(bits & kNonFinite)) s.absMax = std::max(s.absMax, static_cast<float>(std::min(magnitude, 3.402823466e+38)));
-}
-
 void countAt(const void* data, ElementType t, int64_t index, TensorStats& s) {
-  if (t == ElementType::Double) {
-    const double x = static_cast<const double*>(data)[index];
-    countElement(classifyElement(x), x < 0 ? -x : x, s);
-  } else {
-    const float x = valueAt(data, t, index);
-    countElement(classifyElement(x), x < 0 ? -x : x, s);
-  }
+  if (t == ElementType::Double) countElement(static_cast<const double*>(data)[index], s);
+  else countElement(valueAt(data, t, index), s);
 }
 
 // One contiguous run of n elements.

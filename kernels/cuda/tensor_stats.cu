@@ -33,15 +33,7 @@ struct Counts {
 
   template <class Real>
   __device__ void add(Real x) {
-    const uint32_t bits = classifyElement(x);
-    nonFinite += (bits & kNonFinite) != 0;
-    beyondHalf += (bits & kBeyondHalf) != 0;
-    halfSubnormal += (bits & kHalfSubnormal) != 0;
-    halfFlushed += (bits & kHalfFlushed) != 0;
-    nonZero += (bits & kNonZero) != 0;
-    if (bits & kNonFinite) return;
-    if constexpr (sizeof(Real) == 4) absMax = fmaxf(absMax, fabsf(x));
-    else absMax = fmaxf(absMax, static_cast<float>(fmin(fabs(x), 3.402823466e+38)));
+    countElement(x, *this);
   }
 };
 

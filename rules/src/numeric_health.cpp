@@ -28,18 +28,49 @@ bool parseOption(const char* text, unsigned& value) {  // a positive integer
 
 }  // namespace
 
+const char* environmentVariable(NumericHealthOption option) {
+  switch (option) {
+    case NumericHealthOption::NonFiniteSkippedSteps: return "DTYPE_LINT_NONFINITE_SKIPPED_STEPS";
+    case NumericHealthOption::UnderflowShare: return "DTYPE_LINT_UNDERFLOW_SHARE";
+    case NumericHealthOption::GradientCheckEvery: return "DTYPE_LINT_GRADIENT_CHECK_EVERY";
+    case NumericHealthOption::CastCheckEvery: return "DTYPE_LINT_CAST_CHECK_EVERY";
+  }
+  return "";
+}
+
+const char* configKey(NumericHealthOption option) {
+  switch (option) {
+    case NumericHealthOption::NonFiniteSkippedSteps: return "NonFiniteSkippedSteps";
+    case NumericHealthOption::UnderflowShare: return "UnderflowShare";
+    case NumericHealthOption::GradientCheckEvery: return "GradientCheckEvery";
+    case NumericHealthOption::CastCheckEvery: return "CastCheckEvery";
+  }
+  return "";
+}
+
+const char* expectedValue(NumericHealthOption option) {
+  return option == NumericHealthOption::UnderflowShare ? "a share between 0 and 1" : "a positive integer";
+}
+
+bool setOption(NumericHealthOptions& options, NumericHealthOption option, const char* text) {
+  switch (option) {
+    case NumericHealthOption::NonFiniteSkippedSteps: return parseOption(text, options.nonFiniteSkippedSteps);
+    case NumericHealthOption::UnderflowShare: return parseOption(text, options.underflowShare);
+    case NumericHealthOption::GradientCheckEvery: return parseOption(text, options.gradientCheckEvery);
+    case NumericHealthOption::CastCheckEvery: return parseOption(text, options.castCheckEvery);
+  }
+  return false;
+}
+
 NumericHealthOptions numericHealthOptionsFrom(const std::function<const char*(const char*)>& getenv,
                                               std::string& error) {
   NumericHealthOptions o;
-  auto read = [&](const char* name, auto& value, const char* expected) {
-    const char* text = getenv(name);
-    if (text && *text && !parseOption(text, value) && error.empty())
-      error = fmt::format("{}='{}' is not {}; the default is used", name, text, expected);
-  };
-  read("DTYPE_LINT_NONFINITE_SKIPPED_STEPS", o.nonFiniteSkippedSteps, "a positive integer");
-  read("DTYPE_LINT_UNDERFLOW_SHARE", o.underflowShare, "a share between 0 and 1");
-  read("DTYPE_LINT_GRADIENT_CHECK_EVERY", o.gradientCheckEvery, "a positive integer");
-  read("DTYPE_LINT_CAST_CHECK_EVERY", o.castCheckEvery, "a positive integer");
+  for (NumericHealthOption option : kNumericHealthOptions) {
+    const char* text = getenv(environmentVariable(option));
+    if (text && *text && !setOption(o, option, text) && error.empty())
+      error = fmt::format("{}='{}' is not {}; the default is used", environmentVariable(option), text,
+                          expectedValue(option));
+  }
   return o;
 }
 

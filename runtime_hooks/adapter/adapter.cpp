@@ -29,6 +29,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "dtype_lint_kernels/tensor_stats_cuda.h"
+#include "dtype_lint_runtime/tensor_view.h"
 #endif
 
 namespace dtype_lint::runtime {
@@ -314,18 +315,10 @@ class CudaCounting {
     if (!pending.workspace.device && kernels::createCudaStatsWorkspace(pending.workspace, capacity) != cudaSuccess)
       return arrived;
     if (count > pending.workspace.capacity) return arrived;
-    std::vector<kernels::TensorView> views(count);
-    for (size_t i = 0; i < count; ++i) {
-      kernels::TensorView& view = views[i];
-      view.data = tensors[i].data_ptr();
-      view.type = values[i].dtype == DTYPE_LINT_DTYPE_HALF       ? kernels::ElementType::Half
-                  : values[i].dtype == DTYPE_LINT_DTYPE_BFLOAT16 ? kernels::ElementType::BFloat16
-                  : values[i].dtype == DTYPE_LINT_DTYPE_DOUBLE   ? kernels::ElementType::Double
-                                                                 : kernels::ElementType::Float;
-      view.dims = values[i].dims;
-      std::copy(values[i].sizes, values[i].sizes + values[i].dims, view.sizes);
-      std::copy(values[i].strides, values[i].strides + values[i].dims, view.strides);
-    }
+    std::vector<kernels::TensorView> views;
+    for (size_t i = 0; i < count; ++i)
+      if (auto view = kernelViewOf(values[i], tensors[i].data_ptr())) views.push_back(*view);
+    if (views.size() != count) return arrived;  // countable() gives only counted dtypes
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(tensors[0].device().index()).stream();
     if (kernels::launchTensorStats(views.data(), count, stream, pending.workspace) == cudaSuccess) {
       pending.values.assign(values.begin(), values.begin() + count);
@@ -419,40 +412,44 @@ void observeOptimizerStep(const std::string& op, c10::ArrayRef<const c10::IValue
   countGradients(DTYPE_LINT_POINT_STEP, gradients, 0);
 }
 
-// A cast of a floating tensor to Half (DL302): the user's own `.to(kHalf)`.
-void observeHalfCast(const std::string& op, const c10::OperatorName& name, c10::ArrayRef<const c10::IValue> inputs) {
-  if ((op != "to" && op != "_to_copy") || inputs.empty() || !inputs[0].isTensor()) return;
-  const at::Tensor& source = inputs[0].toTensor();
-  if (!source.defined() || source.scalar_type() == c10::kHalf || !at::isFloatingType(source.scalar_type())) return;
+bool isCast(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
+  return (op == "to" || op == "_to_copy") && !inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().defined();
+}
+
+// The dtype a cast (isCast) converts its tensor to: a dtype= argument, or
+// to(other)'s dtype; none for a device-only to().
+std::optional<c10::ScalarType> castTarget(const c10::OperatorName& name, c10::ArrayRef<const c10::IValue> inputs) {
   const auto handle = c10::Dispatcher::singleton().findSchema(name);
-  if (!handle) return;
+  if (!handle) return std::nullopt;
   const auto& arguments = handle->schema().arguments();
-  bool toHalf = false;
+  std::optional<c10::ScalarType> to;
   for (size_t i = 1; i < inputs.size() && i < arguments.size(); ++i) {
-    if (arguments[i].name() == "dtype" && inputs[i].isInt())
-      toHalf = static_cast<c10::ScalarType>(inputs[i].toInt()) == c10::kHalf;
-    else if (arguments[i].name() == "other" && inputs[i].isTensor())
-      toHalf = inputs[i].toTensor().scalar_type() == c10::kHalf;
+    if (arguments[i].name() == "dtype" && inputs[i].isInt()) to = static_cast<c10::ScalarType>(inputs[i].toInt());
+    else if (arguments[i].name() == "other" && inputs[i].isTensor()) to = inputs[i].toTensor().scalar_type();
   }
-  if (!toHalf || !dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) return;
+  return to;
+}
+
+// The values of an op's `argument` cast to Half (DL302): by the op itself
+// (`to`), or by autocast for the op.
+void countHalfCast(const std::string& op, const std::string& argument, bool byAutocast, const at::Tensor& source) {
   dtype_lint_text opText{}, sourceText{};
   setText(opText, op);
-  setText(sourceText, "'self'");
-  for (const dtype_lint_tensor_values& v : valuesToCount(op, {source}))
-    dtype_lint_runtime_half_cast(&opText, &sourceText, 0, &v);
+  setText(sourceText, "'" + argument + "'");
+  for (const dtype_lint_tensor_values& v : valuesToCount(byAutocast ? op + " '" + argument + "'" : op, {source}))
+    dtype_lint_runtime_half_cast(&opText, &sourceText, byAutocast, &v);
+}
+
+// A cast of a floating tensor to Half (DL302): the user's own `.to(kHalf)`.
+void observeHalfCast(const std::string& op, const at::Tensor& source, c10::ScalarType to) {
+  if (to != c10::kHalf || source.scalar_type() == c10::kHalf || !at::isFloatingType(source.scalar_type())) return;
+  if (dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) countHalfCast(op, "self", false, source);
 }
 
 // Autocast casts an op's Float operands to Half before a matmul (DL302).
 void observeAutocastHalfCasts(const std::string& op, const std::vector<std::pair<at::Tensor, std::string>>& floatInputs) {
   if (floatInputs.empty() || !dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) return;
-  dtype_lint_text opText{};
-  setText(opText, op);
-  for (const auto& [tensor, argument] : floatInputs) {
-    dtype_lint_text sourceText{};
-    setText(sourceText, "'" + argument + "'");
-    for (const dtype_lint_tensor_values& v : valuesToCount(op + " '" + argument + "'", {tensor}))
-      dtype_lint_runtime_half_cast(&opText, &sourceText, 1, &v);
-  }
+  for (const auto& [tensor, argument] : floatInputs) countHalfCast(op, argument, true, tensor);
 }
 
 // Whether autocast is on for a device type (the per-device API of 2.4+; the
@@ -516,20 +513,9 @@ void watchCastResults() {
 }
 
 // The program's own `x.to(dtype)` while autocast is on for x's device.
-void observeExplicitCast(const std::string& op, const c10::OperatorName& name, c10::ArrayRef<const c10::IValue> inputs,
-                         const at::RecordFunction& fn) {
-  if ((op != "to" && op != "_to_copy") || inputs.empty() || !inputs[0].isTensor()) return;
-  const at::Tensor& source = inputs[0].toTensor();
-  if (!source.defined() || !at::isFloatingType(source.scalar_type()) || !autocastOn(source.device().type())) return;
+void observeExplicitCast(const at::Tensor& source, std::optional<c10::ScalarType> to, const at::RecordFunction& fn) {
+  if (!at::isFloatingType(source.scalar_type()) || !autocastOn(source.device().type())) return;
   watchCastResults();
-  const auto handle = c10::Dispatcher::singleton().findSchema(name);
-  if (!handle) return;
-  const auto& arguments = handle->schema().arguments();
-  std::optional<c10::ScalarType> to;
-  for (size_t i = 1; i < inputs.size() && i < arguments.size(); ++i) {
-    if (arguments[i].name() == "dtype" && inputs[i].isInt()) to = static_cast<c10::ScalarType>(inputs[i].toInt());
-    else if (arguments[i].name() == "other" && inputs[i].isTensor()) to = inputs[i].toTensor().scalar_type();
-  }
   if (!to || !at::isFloatingType(*to)) return;
   pendingCast = {&fn, dtypeCode(source.scalar_type()), dtypeCode(*to), dtype_lint_runtime_capture_site()};
 }
@@ -666,8 +652,12 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     observeAmpOps(op, fn.inputs());
     observeParameterUpdates(op, fn.inputs());
     observeOptimizerStep(op, fn.inputs());
-    observeHalfCast(op, *name, fn.inputs());
-    observeExplicitCast(op, *name, fn.inputs(), fn);
+    if (isCast(op, fn.inputs())) {
+      const at::Tensor& source = fn.inputs()[0].toTensor();
+      const auto to = castTarget(*name, fn.inputs());
+      if (to) observeHalfCast(op, source, *to);
+      observeExplicitCast(source, to, fn);
+    }
   }
   if (!watched(op)) return nullptr;
   const auto handle = c10::Dispatcher::singleton().findSchema(*name);

@@ -12,10 +12,6 @@ static_assert(DTYPE_LINT_DTYPE_BOOL == int(ScalarType::Bool) && DTYPE_LINT_DTYPE
               DTYPE_LINT_DTYPE_BFLOAT16 == int(ScalarType::BFloat16) &&
               DTYPE_LINT_DTYPE_DOUBLE == int(ScalarType::Double) && DTYPE_LINT_DTYPE_DOUBLE + 1 == int(ScalarType::Count));
 
-std::string textOf(const dtype_lint_text& text) {
-  return std::string(text.bytes, std::min<uint32_t>(text.length, DTYPE_LINT_TEXT_CAPACITY));
-}
-
 Operand operandOf(const dtype_lint_operand& o) {
   const auto type = scalarTypeOf(o.dtype);
   return Operand{textOf(o.description), type ? DtypeSet(*type) : DtypeSet::unknown(), std::nullopt};
@@ -29,6 +25,10 @@ DeviceAutocast autocastOf(const dtype_lint_autocast& a) {
 }
 
 }  // namespace
+
+std::string textOf(const dtype_lint_text& text) {
+  return std::string(text.bytes, std::min<uint32_t>(text.length, DTYPE_LINT_TEXT_CAPACITY));
+}
 
 std::optional<ScalarType> scalarTypeOf(int32_t dtypeCode) {
   if (dtypeCode < 0 || dtypeCode >= int32_t(ScalarType::Count)) return std::nullopt;

@@ -11,6 +11,7 @@
 namespace dtype_lint::runtime {
 
 std::optional<ScalarType> scalarTypeOf(int32_t dtypeCode);
+std::string textOf(const dtype_lint_text& text);
 OpEvent opEventOf(const dtype_lint_op_record& record);
 AmpBackwardTrace::Loss ampLossOf(int32_t loss);
 

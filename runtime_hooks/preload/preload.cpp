@@ -71,14 +71,16 @@ __attribute__((constructor)) void start() {
 __attribute__((destructor)) void finish() {
   auto& c = core();
   std::vector<Finding> findings;
+  std::set<std::string> uncountedDevices;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.manualScaling.finish(findings);
     if (auto profile = c.profile.finish()) findings.push_back(std::move(*profile));
+    uncountedDevices = c.uncountedDevices;
   }
   for (const Finding& f : findings) c.report.write(f);
   notePythonRanWithoutHooks();
-  for (const std::string& device : c.uncountedDevices)
+  for (const std::string& device : uncountedDevices)
     std::fprintf(stderr, "dtype-lint: note: tensors on %s were not counted: DL301-DL303 read CPU tensors, and CUDA "
                          "tensors where the adapter was built with its CUDA path\n", device.c_str());
 }
@@ -391,7 +393,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_cast_c
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_uncounted(const dtype_lint_text* device) {
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
-  c.uncountedDevices.emplace(device->bytes, std::min<uint32_t>(device->length, DTYPE_LINT_TEXT_CAPACITY));
+  c.uncountedDevices.insert(runtime::textOf(*device));
 }
 
 extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_values(int32_t check) {
@@ -428,14 +430,12 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_c
   const auto sourceDtype = runtime::scalarTypeOf(values->dtype);
   if (!sourceDtype) return;
   const ValueCounts counts = runtime::countValues(*values);
-  auto text = [](const dtype_lint_text* t) {
-    return std::string(t->bytes, std::min<uint32_t>(t->length, DTYPE_LINT_TEXT_CAPACITY));
-  };
   auto& c = runtime::core();
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    c.numericHealth.onHalfCast(text(op), text(source), *sourceDtype, byAutocast != 0, counts, SourceLocation{}, findings);
+    c.numericHealth.onHalfCast(runtime::textOf(*op), runtime::textOf(*source), *sourceDtype, byAutocast != 0, counts,
+                               SourceLocation{}, findings);
   }
   runtime::writeAtUserFrame(findings);
 }

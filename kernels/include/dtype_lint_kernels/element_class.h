@@ -39,6 +39,22 @@ DTYPE_LINT_HOST_DEVICE inline uint32_t classifyElement(Real x) {
   return bits;
 }
 
+// Adds one value to a set of counts (TensorStats on the host, the CUDA
+// kernel's per-thread counts): the same accumulation on both sides.
+template <class Counts, class Real>
+DTYPE_LINT_HOST_DEVICE inline void countElement(Real x, Counts& c) {
+  const uint32_t bits = classifyElement(x);
+  c.nonFinite += (bits & kNonFinite) != 0;
+  c.beyondHalf += (bits & kBeyondHalf) != 0;
+  c.halfSubnormal += (bits & kHalfSubnormal) != 0;
+  c.halfFlushed += (bits & kHalfFlushed) != 0;
+  c.nonZero += (bits & kNonZero) != 0;
+  if (bits & kNonFinite) return;
+  const Real a = x < 0 ? -x : x;
+  const float magnitude = a > Real(3.402823466e+38f) ? 3.402823466e+38f : static_cast<float>(a);  // a Double beyond Float
+  if (magnitude > c.absMax) c.absMax = magnitude;
+}
+
 // The widening conversions of the two 16-bit types, bit-exact on host and device.
 DTYPE_LINT_HOST_DEVICE inline float floatFromBits(uint32_t bits) {
 #if defined(__CUDA_ARCH__)

@@ -35,9 +35,20 @@ struct NumericHealthOptions {
   unsigned castCheckEvery = 16;        // DL302: count every cast to Half up to the 64th, then one in N
 };
 
-// DTYPE_LINT_NONFINITE_SKIPPED_STEPS, DTYPE_LINT_UNDERFLOW_SHARE,
-// DTYPE_LINT_GRADIENT_CHECK_EVERY, DTYPE_LINT_CAST_CHECK_EVERY over the
-// defaults; a malformed value is named in `error` and its default kept.
+// Each option of NumericHealthOptions, by the names it goes by.
+enum class NumericHealthOption { NonFiniteSkippedSteps, UnderflowShare, GradientCheckEvery, CastCheckEvery };
+inline constexpr NumericHealthOption kNumericHealthOptions[] = {
+    NumericHealthOption::NonFiniteSkippedSteps, NumericHealthOption::UnderflowShare,
+    NumericHealthOption::GradientCheckEvery, NumericHealthOption::CastCheckEvery};
+const char* environmentVariable(NumericHealthOption option);  // "DTYPE_LINT_UNDERFLOW_SHARE"
+const char* configKey(NumericHealthOption option);            // "UnderflowShare", under RuntimeOptions
+const char* expectedValue(NumericHealthOption option);        // "a share between 0 and 1"
+// Sets the option from its text; false, and `options` unchanged, when the
+// text is not a valid value.
+bool setOption(NumericHealthOptions& options, NumericHealthOption option, const char* text);
+
+// The options' environment variables over the defaults; a malformed value is
+// named in `error` and its default kept.
 NumericHealthOptions numericHealthOptionsFrom(const std::function<const char*(const char*)>& getenv,
                                               std::string& error);
 
