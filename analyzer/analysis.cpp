@@ -378,11 +378,11 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   std::vector<FindingBatch> batches(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     batches[i].findings = std::move(perFile[i]);
-    if (auto config = options.configs.find(files[i]); config != options.configs.end())
-      batches[i].selection.globs = config->second.rules;
+    batches[i].policy = configOf(i).policy;
+    batches[i].mainFile = files[i];
   }
   SourceText source;
-  result.findings = finalizeFindings(std::move(batches), options.rules, source);
+  result.findings = finalizeFindings(std::move(batches), options.commandLine, source);
   for (auto& notes : toolNotes)
     for (Note& n : notes)
       if (std::find_if(result.toolNotes.begin(), result.toolNotes.end(), [&](const Note& seen) {

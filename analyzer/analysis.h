@@ -31,7 +31,7 @@ struct AnalysisResult {
 
 struct AnalysisOptions {
   unsigned jobs = 1;
-  RuleSelection rules;                      // from the command line
+  FindingPolicy commandLine;                // --checks, --warnings-as-errors, --header-filter
   std::map<std::string, Config> configs;    // per file; the defaults where absent
   std::string cacheDirectory;               // empty: no caches
   bool usePreamble = true;                  // LibTorch's headers from a shared PCH

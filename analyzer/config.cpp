@@ -4,14 +4,89 @@
 
 #include <fmt/format.h>
 
-#include "dtype_lint/numeric_health.h"
-
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
 
+namespace dtype_lint::analyzer {
+namespace {
+
+// The YAML spellings of a config's parts, each checked where it is read so
+// that an error points at its own line and column.
+struct ChecksText {
+  RuleSelection selection;
+};
+struct RuleGlob {
+  std::string text;
+};
+struct HeaderFilter {
+  std::string regex;
+};
+// CheckOptions (keys "DL303.UnderflowShare") or the older RuntimeOptions ("UnderflowShare").
+struct OptionsSection {
+  RuleOptions* options;
+  bool ruleQualifiedKeys;
+
+  std::string keyOf(NumericHealthOption option) const {
+    return ruleQualifiedKeys ? checkOptionKey(option) : configKey(option);
+  }
+};
+
+// An error message for YAMLIO's scalar hooks, which return a StringRef.
+llvm::StringRef scalarError(std::string message) {
+  static thread_local std::string error;
+  error = std::move(message);
+  return error;
+}
+
+llvm::StringRef checkGlobs(const RuleSelection& selection) {
+  if (auto glob = selection.unmatchedGlob()) return scalarError("'" + *glob + "' matches no rule (see --list-rules)");
+  return {};
+}
+
+}  // namespace
+}  // namespace dtype_lint::analyzer
+
+LLVM_YAML_IS_SEQUENCE_VECTOR(dtype_lint::analyzer::RuleGlob)
+
 namespace llvm::yaml {
+
+using dtype_lint::analyzer::ChecksText;
+using dtype_lint::analyzer::HeaderFilter;
+using dtype_lint::analyzer::OptionsSection;
+using dtype_lint::analyzer::RuleGlob;
+
+template <>
+struct ScalarTraits<ChecksText> {
+  static void output(const ChecksText& checks, void*, raw_ostream& out) { out << checks.selection.text(); }
+  static StringRef input(StringRef scalar, void*, ChecksText& checks) {
+    checks.selection = dtype_lint::RuleSelection::parse(scalar);
+    return dtype_lint::analyzer::checkGlobs(checks.selection);
+  }
+  static QuotingType mustQuote(StringRef) { return QuotingType::Double; }
+};
+
+template <>
+struct ScalarTraits<RuleGlob> {
+  static void output(const RuleGlob& glob, void*, raw_ostream& out) { out << glob.text; }
+  static StringRef input(StringRef scalar, void*, RuleGlob& glob) {
+    glob.text = scalar.str();
+    return dtype_lint::analyzer::checkGlobs(dtype_lint::RuleSelection{{glob.text}});
+  }
+  static QuotingType mustQuote(StringRef) { return QuotingType::Double; }
+};
+
+template <>
+struct ScalarTraits<HeaderFilter> {
+  static void output(const HeaderFilter& filter, void*, raw_ostream& out) { out << filter.regex; }
+  static StringRef input(StringRef scalar, void*, HeaderFilter& filter) {
+    filter.regex = scalar.str();
+    const std::string error = dtype_lint::regexError(filter.regex);
+    return error.empty() ? StringRef() : dtype_lint::analyzer::scalarError("not a regular expression: " + error);
+  }
+  static QuotingType mustQuote(StringRef) { return QuotingType::Double; }
+};
 
 template <>
 struct MappingTraits<dtype_lint::analyzer::ScalerApi> {
@@ -25,22 +100,53 @@ struct MappingTraits<dtype_lint::analyzer::ScalerApi> {
 };
 
 template <>
-struct MappingTraits<dtype_lint::analyzer::RuntimeOptions> {
-  static void mapping(IO& io, dtype_lint::analyzer::RuntimeOptions& options) {
-    using dtype_lint::NumericHealthOption;
-    io.mapOptional(configKey(NumericHealthOption::NonFiniteSkippedSteps), options.nonFiniteSkippedSteps);
-    io.mapOptional(configKey(NumericHealthOption::UnderflowShare), options.underflowShare);
-    io.mapOptional(configKey(NumericHealthOption::GradientCheckEvery), options.gradientCheckEvery);
-    io.mapOptional(configKey(NumericHealthOption::CastCheckEvery), options.castCheckEvery);
+struct MappingTraits<OptionsSection> {
+  static void mapping(IO& io, OptionsSection& section) {
+    for (dtype_lint::NumericHealthOption option : dtype_lint::kNumericHealthOptions) {
+      std::optional<std::string> value;
+      if (auto set = section.options->find(option); set != section.options->end()) value = set->second;
+      io.mapOptional(section.keyOf(option).c_str(), value);
+      if (!io.outputting() && value) (*section.options)[option] = *value;
+    }
+  }
+  // Checked as the runtime hooks will parse them.
+  static std::string validate(IO&, OptionsSection& section) {
+    for (const auto& [option, text] : *section.options) {
+      dtype_lint::NumericHealthOptions checked;
+      if (!setOption(checked, option, text.c_str()))
+        return fmt::format("{}: {} is not {}", section.keyOf(option), text, expectedValue(option));
+    }
+    return "";
   }
 };
 
 template <>
 struct MappingTraits<dtype_lint::analyzer::Config> {
   static void mapping(IO& io, dtype_lint::analyzer::Config& config) {
-    io.mapOptional("Rules", config.rules);
+    dtype_lint::FindingPolicy& policy = config.policy;
+    std::optional<ChecksText> checks, warningsAsErrors;
+    std::optional<HeaderFilter> headerFilter;
+    if (io.outputting()) {
+      checks = ChecksText{policy.checks};
+      warningsAsErrors = ChecksText{policy.warningsAsErrors};
+      if (policy.headerFilterRegex) headerFilter = HeaderFilter{*policy.headerFilterRegex};
+    }
+    io.mapOptional("Checks", checks);
+    std::vector<RuleGlob> rules;
+    if (!io.outputting()) io.mapOptional("Rules", rules);
+    io.mapOptional("WarningsAsErrors", warningsAsErrors);
+    io.mapOptional("HeaderFilterRegex", headerFilter);
+    io.mapOptional("ExcludePaths", policy.excludePaths);
     io.mapOptional("GradScaler", config.scaler);
-    io.mapOptional("RuntimeOptions", config.runtime);
+    OptionsSection olderOptions{&config.options, false}, checkOptions{&config.options, true};
+    if (!io.outputting()) io.mapOptional("RuntimeOptions", olderOptions);
+    io.mapOptional("CheckOptions", checkOptions);
+    if (io.outputting()) return;
+    if (checks && !rules.empty()) io.setError("'Checks' and 'Rules' both given: 'Rules' is the older spelling of 'Checks'");
+    if (checks) policy.checks = checks->selection;
+    for (const RuleGlob& glob : rules) policy.checks.globs.push_back(glob.text);
+    if (warningsAsErrors) policy.warningsAsErrors = warningsAsErrors->selection;
+    if (headerFilter && !headerFilter->regex.empty()) policy.headerFilterRegex = headerFilter->regex;
   }
 };
 
@@ -48,43 +154,41 @@ struct MappingTraits<dtype_lint::analyzer::Config> {
 
 namespace dtype_lint::analyzer {
 
-llvm::Expected<Config> readConfig(const std::string& path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read config '%s': %s", path.c_str(),
-                                   buffer.getError().message().c_str());
+llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name, const std::string& baseDir) {
   Config config;
   std::string firstError;
-  llvm::yaml::Input input((*buffer)->getBuffer(), nullptr, [](const llvm::SMDiagnostic& d, void* context) {
+  llvm::yaml::Input input(llvm::MemoryBufferRef(text, name), nullptr, [](const llvm::SMDiagnostic& d, void* context) {
     auto* error = static_cast<std::string*>(context);
-    if (error->empty()) *error = std::to_string(d.getLineNo()) + ": " + d.getMessage().str();
+    if (error->empty())
+      *error = fmt::format("{}:{}:{}: error: {}", d.getFilename().str(), d.getLineNo(), d.getColumnNo() + 1,
+                           d.getMessage().str());
   }, &firstError);
   input >> config;
   if (input.error())
-    return llvm::createStringError(input.error(), "malformed config '%s':%s", path.c_str(), firstError.c_str());
-  config.path = path;
+    return llvm::createStringError(input.error(), firstError.empty() ? name + ": error: not a config" : firstError);
+  config.path = name;
+  config.policy.baseDir = baseDir;
   return config;
 }
 
-llvm::Expected<std::vector<std::pair<std::string, std::string>>> runtimeEnvironment(const Config& config) {
-  std::vector<std::pair<std::string, std::string>> env;
-  std::string error;
-  // Checked as the hooks will read them.
-  auto add = [&](NumericHealthOption option, const auto& value) {
-    if (!value || !error.empty()) return;
-    const std::string text = fmt::format("{}", *value);
-    NumericHealthOptions checked;
-    if (!setOption(checked, option, text.c_str()))
-      error = fmt::format("RuntimeOptions.{}: {} is not {}", configKey(option), text, expectedValue(option));
-    env.emplace_back(environmentVariable(option), text);
-  };
-  add(NumericHealthOption::NonFiniteSkippedSteps, config.runtime.nonFiniteSkippedSteps);
-  add(NumericHealthOption::UnderflowShare, config.runtime.underflowShare);
-  add(NumericHealthOption::GradientCheckEvery, config.runtime.gradientCheckEvery);
-  add(NumericHealthOption::CastCheckEvery, config.runtime.castCheckEvery);
-  if (!error.empty())
-    return llvm::createStringError(std::errc::invalid_argument, "config '%s': %s", config.path.c_str(), error.c_str());
-  return env;
+llvm::Expected<Config> readConfig(const std::string& path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: error: cannot read the config: %s", path.c_str(),
+                                   buffer.getError().message().c_str());
+  llvm::SmallString<256> dir(path);
+  llvm::sys::fs::make_absolute(dir);
+  llvm::sys::path::remove_filename(dir);
+  return parseConfig((*buffer)->getBuffer(), path, std::string(dir));
+}
+
+llvm::Expected<Config> givenConfig(const std::string& value) {
+  if (llvm::StringRef(value).ltrim().startswith("{")) {
+    llvm::SmallString<256> cwd;
+    llvm::sys::fs::current_path(cwd);
+    return parseConfig(value, "<command line>", std::string(cwd));
+  }
+  return readConfig(value);
 }
 
 llvm::Expected<Config> configFor(const std::string& sourceFile) {
@@ -100,11 +204,11 @@ llvm::Expected<Config> configFor(const std::string& sourceFile) {
 }
 
 llvm::Expected<std::map<std::string, Config>> configsFor(const std::vector<std::string>& files,
-                                                         const std::string& givenConfig) {
+                                                         const std::string& given) {
   std::map<std::string, Config> configs;
   std::optional<Config> shared;
-  if (!givenConfig.empty()) {
-    auto config = readConfig(givenConfig);
+  if (!given.empty()) {
+    auto config = givenConfig(given);
     if (!config) return config.takeError();
     shared = std::move(*config);
   }
@@ -114,6 +218,26 @@ llvm::Expected<std::map<std::string, Config>> configsFor(const std::vector<std::
     configs[file] = std::move(*config);
   }
   return configs;
+}
+
+std::vector<std::pair<std::string, std::string>> runtimeEnvironment(const Config& config) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& [option, text] : config.options) env.emplace_back(environmentVariable(option), text);
+  return env;
+}
+
+std::string dumpConfig(const Config& config) {
+  Config effective = config;
+  // No glob, or a first one that excludes, starts from every rule: say so.
+  auto& checks = effective.policy.checks.globs;
+  if (checks.empty() || (checks.front().front() == '-' && checks.front() != "-*")) checks.insert(checks.begin(), "DL*");
+  for (NumericHealthOption option : kNumericHealthOptions)
+    effective.options.emplace(option, optionText(NumericHealthOptions{}, option));
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  llvm::yaml::Output yaml(out);
+  yaml << effective;
+  return out.str();
 }
 
 }  // namespace dtype_lint::analyzer

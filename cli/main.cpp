@@ -19,8 +19,12 @@
 #include "dtype_lint/findings_pipeline.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Config/llvm-config.h"
 #include "report_output.h"
+#include "rule_pages.h"
 #include "run_command.h"
 
 namespace cl = llvm::cl;
@@ -39,8 +43,16 @@ cl::opt<ReportFormat> format("format", cl::desc("Output format"), cl::init(Repor
                              cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<std::string> outputFile("o", cl::desc("Write the report to this file"), cl::value_desc("file"),
                                 cl::cat(category), cl::sub(*cl::AllSubCommands));
-cl::list<std::string> ruleGlobs("rules", cl::desc("Rules to run: comma-separated globs, '-' excludes (DL1*,-DL107)"),
+cl::list<std::string> ruleGlobs("rules",
+                                cl::desc("Rules to run: comma-separated globs, '-' excludes (DL1*,-DL107); "
+                                         "appended to the config's Checks"),
                                 cl::CommaSeparated, cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::alias checksAlias("checks", cl::desc("Alias for --rules, as in clang-tidy"), cl::aliasopt(ruleGlobs),
+                      cl::cat(category));
+cl::list<std::string> warningsAsErrors("warnings-as-errors",
+                                       cl::desc("Rules whose findings are errors (globs); appended to the config's "
+                                                "WarningsAsErrors"),
+                                       cl::CommaSeparated, cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<cl::boolOrDefault> useColor("use-color",
                                    cl::desc("Color in text output (default: only on a terminal), as in clang-tidy"),
                                    cl::cat(category), cl::sub(*cl::AllSubCommands));
@@ -51,8 +63,18 @@ cl::opt<std::string> buildDir("p", cl::desc("Directory holding compile_commands.
                               cl::cat(category));
 cl::opt<unsigned> jobs("j", cl::desc("Translation units analyzed in parallel (default: number of cores)"),
                        cl::init(0), cl::Prefix, cl::cat(category));
-cl::opt<std::string> configFile("config", cl::desc("Read this config instead of the nearest .dtype-lint.yaml"),
-                                cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<std::string> configFile("config",
+                                cl::desc("Use this config for every file instead of the nearest .dtype-lint.yaml: "
+                                         "a file, or inline YAML ('{Checks: \"DL1*\"}')"),
+                                cl::value_desc("file or YAML"), cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<std::string> headerFilter("header-filter",
+                                  cl::desc("Report findings in headers only where their path matches this regular "
+                                           "expression (overrides the config's HeaderFilterRegex)"),
+                                  cl::value_desc("regex"), cl::cat(category));
+cl::opt<bool> dumpConfig("dump-config",
+                         cl::desc("Print the configuration that applies to the first input (or the working "
+                                  "directory), with the command line's options on top, and exit"),
+                         cl::cat(category));
 cl::opt<bool> noCache("no-cache", cl::desc("Analyze every translation unit, even unchanged ones"), cl::cat(category));
 cl::opt<bool> noPreamble("no-pch", cl::desc("Parse LibTorch's headers in every translation unit instead of "
                                             "loading them from a cached precompiled header"),
@@ -77,6 +99,9 @@ cl::list<std::string> extraArgsBefore("extra-arg-before",
                                                "(repeatable)"),
                                       cl::value_desc("arg"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
+cl::opt<std::string> explain("explain", cl::desc("Print a rule's page (what it flags, the error it prevents, bad and "
+                                                 "good code, the fix) and exit"),
+                             cl::value_desc("rule"), cl::cat(category));
 
 // Runtime hooks.
 cl::opt<bool> profile("profile",
@@ -100,9 +125,23 @@ void printRules() {
   }
 }
 
+void printVersion(llvm::raw_ostream& out) {
+  out << "dtype-lint " << kToolVersion << "\n  built with LLVM/Clang " << LLVM_VERSION_STRING
+      << "\n  runtime adapter built against LibTorch " << DTYPE_LINT_TORCH_VERSION
+      << " (other LibTorch versions get theirs built on first use)\n";
+}
+
+int explainRule(const std::string& id) {
+  const RuleInfo* rule = findRule(id.substr(0, id.find('-')));
+  if (!rule) return cli::toolError("--explain: no rule '" + id + "' (see --list-rules)");
+  std::cout << cli::rulePage(rule->id);
+  return 0;
+}
+
 // Parses the options; an error message (cl's first line, without its prefix) on failure.
 std::optional<std::string> parseOptions(int argc, const char* const* argv) {
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printVersion);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (cl::ParseCommandLineOptions(argc, argv,
@@ -124,10 +163,31 @@ cli::OutputOptions outputOptions() {
   return out;
 }
 
-int analyzePaths(const RuleSelection& rules) {
+// A config error is already a "file:line:col: error: ..." line.
+int configError(llvm::Error error) {
+  std::cerr << llvm::toString(std::move(error)) << '\n';
+  return 2;
+}
+
+// The config that applies where the user stands: the one given, else the
+// nearest to the first input, else to the working directory.
+llvm::Expected<analyzer::Config> configHere() {
+  if (!configFile.empty()) return analyzer::givenConfig(configFile);
+  llvm::SmallString<256> here(paths.empty() ? "." : paths.front().c_str());
+  llvm::sys::fs::make_absolute(here);
+  if (llvm::sys::fs::is_directory(here)) llvm::sys::path::append(here, "-");
+  return analyzer::configFor(std::string(here));
+}
+
+int analyzePaths(const FindingPolicy& commandLine) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
+  auto configs = analyzer::configsFor(work->files, configFile);
+  if (!configs) return configError(configs.takeError());
+  // A config's ExcludePaths leave its files out of the analysis, not only out of the report.
+  for (auto* files : {&work->files, &work->outsideDatabase})
+    llvm::erase_if(*files, [&](const std::string& file) { return (*configs)[file].policy.excludes(file); });
   if (!extraArgs.empty() || !extraArgsBefore.empty()) {
     // As clang-tidy does: after the driver name, and at the end of every command.
     auto adjusted = std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(std::move(work->database));
@@ -144,9 +204,7 @@ int analyzePaths(const RuleSelection& rules) {
 
   analyzer::AnalysisOptions options;
   options.jobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
-  options.rules = rules;
-  auto configs = analyzer::configsFor(work->files, configFile);
-  if (!configs) return cli::toolError(llvm::toString(configs.takeError()));
+  options.commandLine = commandLine;
   options.configs = std::move(*configs);
   options.cacheDirectory = cacheDir.empty() ? defaultCacheDirectory() : std::string(cacheDir);
   options.usePreamble = !noPreamble;
@@ -176,7 +234,7 @@ int analyzePaths(const RuleSelection& rules) {
   return result.findings.empty() ? 0 : 1;
 }
 
-int runProgram(char** program, const RuleSelection& rules) {
+int runProgram(char** program, const FindingPolicy& commandLine) {
   if (!program || !*program) return cli::toolError(std::string("no program to run (") + kRunUsage + ")");
   cli::RunOptions run;
   if (errorExitCode.getNumOccurrences()) {
@@ -184,16 +242,12 @@ int runProgram(char** program, const RuleSelection& rules) {
       return cli::toolError("--error-exitcode: not an exit code: '" + std::to_string(errorExitCode) + "'");
     run.errorExitCode = errorExitCode;
   }
-  // The given config, else the nearest to the working directory.
-  char cwd[4096];
-  auto config = !configFile.empty() ? analyzer::readConfig(configFile)
-                                    : analyzer::configFor(std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/-");
-  if (!config) return cli::toolError(llvm::toString(config.takeError()));
-  auto environment = analyzer::runtimeEnvironment(*config);
-  if (!environment) return cli::toolError(llvm::toString(environment.takeError()));
-  run.environment = std::move(*environment);
+  auto config = configHere();
+  if (!config) return configError(config.takeError());
+  run.environment = analyzer::runtimeEnvironment(*config);
+  run.policy = config->policy;
   if (profile) run.environment.emplace_back("DTYPE_LINT_PROFILE", "1");
-  return cli::runUnderHooks(program, run, rules, outputOptions());
+  return cli::runUnderHooks(program, run, commandLine, outputOptions());
 }
 
 }  // namespace
@@ -217,7 +271,25 @@ int main(int argc, char** argv) {
     printRules();
     return 0;
   }
-  RuleSelection rules{std::vector<std::string>(ruleGlobs.begin(), ruleGlobs.end())};
-  if (auto glob = rules.unmatchedGlob()) return cli::toolError("--rules: '" + *glob + "' matches no rule (see --list-rules)");
-  return run ? runProgram(program, rules) : analyzePaths(rules);
+  if (!explain.empty()) return explainRule(explain);
+  FindingPolicy commandLine;
+  commandLine.checks.globs.assign(ruleGlobs.begin(), ruleGlobs.end());
+  commandLine.warningsAsErrors.globs.assign(warningsAsErrors.begin(), warningsAsErrors.end());
+  for (const RuleSelection* globs : {&commandLine.checks, &commandLine.warningsAsErrors})
+    if (auto glob = globs->unmatchedGlob())
+      return cli::toolError(std::string(globs == &commandLine.checks ? "--rules" : "--warnings-as-errors") + ": '" +
+                            *glob + "' matches no rule (see --list-rules)");
+  if (headerFilter.getNumOccurrences()) {
+    if (std::string error = regexError(headerFilter); !error.empty())
+      return cli::toolError("--header-filter: not a regular expression: " + error);
+    commandLine.headerFilterRegex = headerFilter;
+  }
+  if (dumpConfig) {
+    auto config = configHere();
+    if (!config) return configError(config.takeError());
+    config->policy = config->policy.with(commandLine);
+    std::cout << analyzer::dumpConfig(*config);
+    return 0;
+  }
+  return run ? runProgram(program, commandLine) : analyzePaths(commandLine);
 }

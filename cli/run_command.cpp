@@ -58,7 +58,8 @@ std::vector<Note> missingLineNotes(const std::vector<Finding>& findings) {
 
 }  // namespace
 
-int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& rules, const OutputOptions& output) {
+int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& commandLine,
+                  const OutputOptions& output) {
   const std::string preload = preloadPath();
   if (preload.empty()) return toolError("cannot find libdtype_lint_preload.so (set DTYPE_LINT_PRELOAD)");
   char reportPath[] = "/tmp/dtype-lint-run-XXXXXX";
@@ -89,9 +90,10 @@ int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& ru
 
   std::vector<FindingBatch> batches(1);
   batches.front().findings = readReport(reportPath);
+  batches.front().policy = run.policy;
   unlink(reportPath);
   SourceText source;
-  const std::vector<Finding> findings = finalizeFindings(std::move(batches), rules, source);
+  const std::vector<Finding> findings = finalizeFindings(std::move(batches), commandLine, source);
   const std::vector<Note> notes = missingLineNotes(findings);
   // Said on stderr too when the report goes to a file: the user reads it there.
   if (!output.file.empty())

@@ -15,11 +15,13 @@ namespace dtype_lint::cli {
 
 struct RunOptions {
   std::optional<int> errorExitCode;  // the exit code when there are findings
-  // The config's RuntimeOptions, for the hooks; a variable the user set wins.
+  // The config's rule options, for the hooks; a variable the user set wins.
   std::vector<std::pair<std::string, std::string>> environment;
+  FindingPolicy policy;  // the config's
 };
 
 // program: argv of the program, null-terminated.
-int runUnderHooks(char** program, const RunOptions& run, const RuleSelection& rules, const OutputOptions& output);
+int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& commandLine,
+                  const OutputOptions& output);
 
 }  // namespace dtype_lint::cli

@@ -6,41 +6,25 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_test_support.h"
 #include "expectations.h"
-#include "run_command.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 using dtype_lint::testing::CommandResult;
+using dtype_lint::testing::dtypeLint;
+using dtype_lint::testing::expectToolError;
+using dtype_lint::testing::lineCount;
 using dtype_lint::testing::readFile;
-
-CommandResult dtypeLint(const std::string& args) {
-  return dtype_lint::testing::runCommand(std::string(DTYPE_LINT_EXE) + " " + args);
-}
+using dtype_lint::testing::TempDir;
 
 const std::string kSource = DTYPE_LINT_SOURCE_DIR;
 const std::string kBuild = std::string("-p ") + DTYPE_LINT_BINARY_DIR;
 const std::string kBuggy = kSource + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
 const std::string kFixed = kSource + "/samples/DL101_mixed_dtype_matmul/fixed.cpp";
 
-size_t lineCount(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
-
-class TempDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dtype_lint_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
-};
 
 TEST(Cli, FindingsExitWithOneAndPrintClangStyleLines) {
   CommandResult run = dtypeLint(kBuild + " " + kBuggy);
@@ -97,14 +81,24 @@ TEST(Cli, ListRulesPrintsTheWholeCatalog) {
   EXPECT_NE(run.out.find("DL101  DL101-mixed-dtype-matmul"), std::string::npos);
 }
 
-// Bad input: one line on stderr, exit code 2.
-void expectToolError(const CommandResult& run, const std::string& needle) {
-  EXPECT_EQ(run.exitCode, 2);
-  EXPECT_EQ(lineCount(run.err), 1u) << run.err;
-  EXPECT_EQ(run.err.rfind("dtype-lint: error: ", 0), 0u) << run.err;
-  EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
+
+TEST(Cli, ExplainPrintsTheRulesPageAsShipped) {
+  CommandResult run = dtypeLint("--explain DL205");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, readFile(kSource + "/docs/rules/DL205.md"));
+  EXPECT_EQ(dtypeLint("--explain DL205-clip-before-unscale").out, run.out);
+  expectToolError(dtypeLint("--explain DL999"), "no rule 'DL999'");
 }
 
+TEST(Cli, VersionNamesTheLlvmAndLibTorchItWasBuiltWith) {
+  CommandResult run = dtypeLint("--version");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out.rfind("dtype-lint 0.", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("LLVM/Clang 16."), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("LibTorch 1.13"), std::string::npos) << run.out;
+}
+
+// Bad input: one line on stderr, exit code 2.
 TEST(Cli, MissingPathIsAToolError) { expectToolError(dtypeLint("/no/such/dir"), "no such file or directory"); }
 TEST(Cli, NoPathIsAToolError) { expectToolError(dtypeLint(""), "no input paths"); }
 TEST(Cli, UnknownOptionIsAToolError) { expectToolError(dtypeLint("--frobnicate " + kFixed), "frobnicate"); }
@@ -123,30 +117,6 @@ TEST_F(TempDir, DirectoryWithoutTranslationUnitsIsAToolError) {
   write("compile_commands.json", "[]");
   fs::create_directories(dir_ / "src");
   expectToolError(dtypeLint("-p " + dir_.string() + " " + (dir_ / "src").string()), "no translation unit under");
-}
-
-// `dtype-lint run` hands a config's RuntimeOptions to the hooks; one they
-// would refuse stops the run before the program starts.
-TEST_F(TempDir, RuntimeOptionsTheHooksWouldRefuseAreAToolError) {
-  const std::string share = write("share.yaml", "RuntimeOptions:\n  UnderflowShare: 1.5\n");
-  expectToolError(dtypeLint("run --config " + share + " -- echo started"),
-                  "RuntimeOptions.UnderflowShare: 1.5 is not a share between 0 and 1");
-  const std::string count = write("count.yaml", "RuntimeOptions:\n  CastCheckEvery: 0\n");
-  expectToolError(dtypeLint("run --config " + count + " -- echo started"),
-                  "RuntimeOptions.CastCheckEvery: 0 is not a positive integer");
-  const std::string typo = write("typo.yaml", "RuntimeOptions:\n  CastCheckEvry: 4\n");
-  expectToolError(dtypeLint("run --config " + typo + " -- echo started"), "unknown key 'CastCheckEvry'");
-}
-
-TEST_F(TempDir, MalformedConfigIsAToolError) {
-  const std::string config = write("bad.yaml", "Rules: [DL101\nGradScaler: {Classes: 3\n");
-  expectToolError(dtypeLint("--config " + config + " " + kBuild + " " + kFixed), "malformed config");
-}
-
-TEST_F(TempDir, ConfigRulesSelectWhatIsReported) {
-  const std::string config = write("only-scaler.yaml", "Rules: [\"DL2*\"]\n");
-  CommandResult run = dtypeLint("--config " + config + " " + kBuild + " " + kBuggy);
-  EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
 }
 
 TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounted) {

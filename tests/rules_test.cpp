@@ -61,6 +61,29 @@ TEST(Catalog, IdsAreUniqueAndEveryRuleHasADocsPage) {
   EXPECT_EQ(findRule("DL999"), nullptr);
 }
 
+// What --explain prints: the error the rule prevents, bad and good code, the fix.
+TEST(Catalog, EveryPageShowsTheErrorBadAndGoodCodeAndTheFix) {
+  for (const RuleInfo& r : ruleCatalog()) {
+    std::ifstream in(std::string(DTYPE_LINT_SOURCE_DIR) + "/" + docsPath(r));
+    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(page.rfind("# " + qualifiedName(r).replace(r.id.size(), 1, " ") + "\n", 0), 0u) << r.id;
+    size_t previous = 0;
+    for (const char* section : {"## The error it prevents\n", "## Bad\n", "## Good\n", "## How to fix\n"}) {
+      const size_t at = page.find(section);
+      ASSERT_NE(at, std::string::npos) << r.id << " has no " << section;
+      EXPECT_GT(at, previous) << r.id << ": " << section << " out of order";
+      previous = at;
+    }
+    const size_t bad = page.find("## Bad\n"), good = page.find("## Good\n");
+    const std::string badCode = page.substr(bad, good - bad);
+    const std::string goodCode = page.substr(good, page.find("## How to fix\n") - good);
+    EXPECT_NE(badCode.find("```"), std::string::npos) << r.id;
+    EXPECT_NE(badCode.find(std::string(r.id)), std::string::npos) << r.id << ": the bad code marks its line";
+    EXPECT_NE(goodCode.find("```"), std::string::npos) << r.id;
+    EXPECT_EQ(goodCode.find(std::string(r.id)), std::string::npos) << r.id << ": the good code is clean";
+  }
+}
+
 TEST(OpContracts, AutocastListsDifferByDeviceAndVersion) {
   const TorchVersion v113{1, 13}, v24{2, 4};
   EXPECT_EQ(autocastPolicy("mm", Device::CUDA, v113), AutocastPolicy::LowerPrecision);

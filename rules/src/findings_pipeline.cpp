@@ -1,6 +1,7 @@
 #include "dtype_lint/findings_pipeline.h"
 
 #include <algorithm>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -17,11 +18,20 @@ std::string_view patternOf(const std::string& glob) {
   return !glob.empty() && glob.front() == '-' ? std::string_view(glob).substr(1) : std::string_view(glob);
 }
 
+std::string_view trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// POSIX extended syntax, as clang-tidy's HeaderFilterRegex (llvm::Regex).
+constexpr auto kRegexSyntax = std::regex::extended | std::regex::nosubs;
+
 }  // namespace
 
 bool RuleSelection::selects(const RuleInfo& rule) const {
   if (globs.empty()) return true;
-  bool selected = false;
+  bool selected = globs.front().front() == '-';
   for (const std::string& g : globs)
     if (matches(patternOf(g), rule)) selected = g.front() != '-';
   return selected;
@@ -36,17 +46,68 @@ std::optional<std::string> RuleSelection::unmatchedGlob() const {
   return std::nullopt;
 }
 
-std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const RuleSelection& selection,
+std::string RuleSelection::text() const {
+  std::string text;
+  for (const std::string& g : globs) text += (text.empty() ? "" : ",") + g;
+  return text;
+}
+
+RuleSelection RuleSelection::parse(std::string_view text) {
+  RuleSelection selection;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    if (std::string_view glob = trimmed(text.substr(0, comma)); !glob.empty()) selection.globs.emplace_back(glob);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+  }
+  return selection;
+}
+
+bool FindingPolicy::excludes(const std::string& path) const {
+  std::string relative = path;
+  if (!baseDir.empty() && path.rfind(baseDir + "/", 0) == 0) relative = path.substr(baseDir.size() + 1);
+  return std::any_of(excludePaths.begin(), excludePaths.end(),
+                     [&](const std::string& glob) { return globMatch(glob, relative) || globMatch(glob, path); });
+}
+
+FindingPolicy FindingPolicy::with(const FindingPolicy& commandLine) const {
+  FindingPolicy merged = *this;
+  merged.checks.globs.insert(merged.checks.globs.end(), commandLine.checks.globs.begin(),
+                             commandLine.checks.globs.end());
+  merged.warningsAsErrors.globs.insert(merged.warningsAsErrors.globs.end(), commandLine.warningsAsErrors.globs.begin(),
+                                       commandLine.warningsAsErrors.globs.end());
+  if (commandLine.headerFilterRegex) merged.headerFilterRegex = commandLine.headerFilterRegex;
+  return merged;
+}
+
+std::string regexError(const std::string& regex) {
+  try {
+    std::regex(regex, kRegexSyntax);
+    return "";
+  } catch (const std::regex_error& error) {
+    return error.what();
+  }
+}
+
+std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const FindingPolicy& commandLine,
                                       SourceText& source) {
   std::vector<Finding> out;
   std::set<std::tuple<std::string, unsigned, unsigned, std::string, std::string_view>> seen;
-  for (FindingBatch& batch : batches)
+  for (FindingBatch& batch : batches) {
+    const FindingPolicy policy = batch.policy.with(commandLine);
+    std::optional<std::regex> headerFilter;
+    if (policy.headerFilterRegex) headerFilter.emplace(*policy.headerFilterRegex, kRegexSyntax);
     for (Finding& f : batch.findings) {
-      if (!selection.selects(*f.rule) || !batch.selection.selects(*f.rule) || isSuppressed(f, source)) continue;
+      if (!policy.checks.selects(*f.rule) || policy.excludes(f.location.file)) continue;
+      if (headerFilter && !batch.mainFile.empty() && f.location.file != batch.mainFile &&
+          !std::regex_search(f.location.file, *headerFilter))
+        continue;
+      if (isSuppressed(f, source)) continue;
       if (!seen.emplace(f.location.file, f.location.line, f.location.column, f.location.symbol, f.rule->id).second)
         continue;
+      if (policy.warningsAsErrors.names(*f.rule)) f.severity = Severity::Error;
       out.push_back(std::move(f));
     }
+  }
   std::stable_sort(out.begin(), out.end(), locationOrder);
   return out;
 }

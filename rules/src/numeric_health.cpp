@@ -48,6 +48,24 @@ const char* configKey(NumericHealthOption option) {
   return "";
 }
 
+std::string checkOptionKey(NumericHealthOption option) {
+  // The rule whose findings the option shapes; GradientCheckEvery paces DL303's counts too.
+  const char* rule = option == NumericHealthOption::UnderflowShare ? "DL303"
+                     : option == NumericHealthOption::CastCheckEvery ? "DL302"
+                                                                     : "DL301";
+  return fmt::format("{}.{}", rule, configKey(option));
+}
+
+std::string optionText(const NumericHealthOptions& options, NumericHealthOption option) {
+  switch (option) {
+    case NumericHealthOption::NonFiniteSkippedSteps: return std::to_string(options.nonFiniteSkippedSteps);
+    case NumericHealthOption::UnderflowShare: return fmt::format("{}", options.underflowShare);
+    case NumericHealthOption::GradientCheckEvery: return std::to_string(options.gradientCheckEvery);
+    case NumericHealthOption::CastCheckEvery: return std::to_string(options.castCheckEvery);
+  }
+  return "";
+}
+
 const char* expectedValue(NumericHealthOption option) {
   return option == NumericHealthOption::UnderflowShare ? "a share between 0 and 1" : "a positive integer";
 }

@@ -8,7 +8,7 @@
 
 namespace dtype_lint {
 
-const char* const kToolVersion = "0.1.0";
+const char* const kToolVersion = DTYPE_LINT_VERSION;
 
 namespace {
 

@@ -42,10 +42,12 @@ inline constexpr NumericHealthOption kNumericHealthOptions[] = {
     NumericHealthOption::GradientCheckEvery, NumericHealthOption::CastCheckEvery};
 const char* environmentVariable(NumericHealthOption option);  // "DTYPE_LINT_UNDERFLOW_SHARE"
 const char* configKey(NumericHealthOption option);            // "UnderflowShare", under RuntimeOptions
+std::string checkOptionKey(NumericHealthOption option);       // "DL303.UnderflowShare", under CheckOptions
 const char* expectedValue(NumericHealthOption option);        // "a share between 0 and 1"
 // Sets the option from its text; false, and `options` unchanged, when the
 // text is not a valid value.
 bool setOption(NumericHealthOptions& options, NumericHealthOption option, const char* text);
+std::string optionText(const NumericHealthOptions& options, NumericHealthOption option);
 
 // The options' environment variables over the defaults; a malformed value is
 // named in `error` and its default kept.
