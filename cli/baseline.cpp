@@ -42,8 +42,7 @@ llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& f
   return llvm::Error::success();
 }
 
-llvm::Expected<BaselineMatch> matchBaseline(const std::string& path, std::vector<Finding> findings,
-                                            SourceText& source, const std::string& baseDir) {
+llvm::Expected<Baseline> readBaseline(const std::string& path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read the baseline '%s': %s", path.c_str(),
@@ -57,26 +56,33 @@ llvm::Expected<BaselineMatch> matchBaseline(const std::string& path, std::vector
     return llvm::createStringError(std::errc::invalid_argument,
                                    "'%s' is not a baseline of this dtype-lint (write one with --write-baseline)",
                                    path.c_str());
-  std::map<std::string, size_t> accepted;  // fingerprint -> entries left to match
+  Baseline baseline;
   for (const llvm::json::Value& entry : *entries) {
     const llvm::json::Object* object = entry.getAsObject();
     auto fingerprint = object ? object->getString("fingerprint") : std::nullopt;
     if (!fingerprint)
-      return llvm::createStringError(std::errc::invalid_argument, "'%s': an entry without a fingerprint",
-                                     path.c_str());
-    ++accepted[fingerprint->str()];
+      return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: an entry without a "
+                                     "fingerprint", path.c_str());
+    ++baseline.fingerprints[fingerprint->str()];
   }
+  baseline.entries = entries->size();
+  return baseline;
+}
+
+BaselineMatch matchBaseline(const Baseline& baseline, std::vector<Finding> findings, SourceText& source,
+                            const std::string& baseDir) {
+  std::map<std::string, size_t> left = baseline.fingerprints;
   BaselineMatch match;
-  match.entries = entries->size();
+  match.entries = baseline.entries;
   const std::vector<std::string> prints = fingerprints(findings, source, baseDir);
   for (size_t i = 0; i < findings.size(); ++i) {
-    auto known = accepted.find(prints[i]);
-    if (known != accepted.end() && known->second > 0)
+    auto known = left.find(prints[i]);
+    if (known != left.end() && known->second > 0)
       --known->second;
     else
       match.newFindings.push_back(std::move(findings[i]));
   }
-  for (const auto& [fingerprint, left] : accepted) match.gone += left;
+  for (const auto& [fingerprint, count] : left) match.gone += count;
   return match;
 }
 

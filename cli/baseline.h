@@ -4,6 +4,7 @@
 // still fail CI on every new bug.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,13 +19,21 @@ namespace dtype_lint::cli {
 llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& findings, SourceText& source,
                           const std::string& baseDir);
 
+struct Baseline {
+  std::map<std::string, size_t> fingerprints;  // each with how many findings it holds
+  size_t entries = 0;
+};
+
+// Read before any work, so that a bad file fails fast.
+llvm::Expected<Baseline> readBaseline(const std::string& path);
+
 struct BaselineMatch {
   std::vector<Finding> newFindings;  // not in the baseline, in their order
   size_t entries = 0;                // in the baseline
   size_t gone = 0;                   // baseline entries no finding matches any more
 };
 
-llvm::Expected<BaselineMatch> matchBaseline(const std::string& path, std::vector<Finding> findings,
-                                            SourceText& source, const std::string& baseDir);
+BaselineMatch matchBaseline(const Baseline& baseline, std::vector<Finding> findings, SourceText& source,
+                            const std::string& baseDir);
 
 }  // namespace dtype_lint::cli

@@ -53,6 +53,13 @@ cl::list<std::string> warningsAsErrors("warnings-as-errors",
                                        cl::desc("Rules whose findings are errors (globs); appended to the config's "
                                                 "WarningsAsErrors"),
                                        cl::CommaSeparated, cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<std::string> baseline("baseline",
+                             cl::desc("Report only the findings this baseline (--write-baseline) does not hold"),
+                             cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<std::string> writeBaseline("write-baseline",
+                                  cl::desc("Record the findings in this baseline file (fingerprints that survive "
+                                           "line shifts)"),
+                                  cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<cl::boolOrDefault> useColor("use-color",
                                    cl::desc("Color in text output (default: only on a terminal), as in clang-tidy"),
                                    cl::cat(category), cl::sub(*cl::AllSubCommands));
@@ -155,11 +162,17 @@ std::optional<std::string> parseOptions(int argc, const char* const* argv) {
   return line.substr(line.find(": ") == std::string::npos ? 0 : line.find(": ") + 2);
 }
 
-cli::OutputOptions outputOptions() {
+llvm::Expected<cli::OutputOptions> outputOptions() {
   cli::OutputOptions out;
   out.format = format;
   out.file = outputFile;
   if (useColor != cl::BOU_UNSET) out.color = useColor == cl::BOU_TRUE;
+  out.writeBaseline = writeBaseline;
+  if (!baseline.empty()) {
+    auto read = cli::readBaseline(baseline);
+    if (!read) return read.takeError();
+    out.baseline = std::move(*read);
+  }
   return out;
 }
 
@@ -179,7 +192,7 @@ llvm::Expected<analyzer::Config> configHere() {
   return analyzer::configFor(std::string(here));
 }
 
-int analyzePaths(const FindingPolicy& commandLine) {
+int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
@@ -229,12 +242,12 @@ int analyzePaths(const FindingPolicy& commandLine) {
                                       unit.failure + "; no findings for this file (the others are reported)"});
     }
   }
-  if (!cli::emitReport(result.findings, result.toolNotes, outputOptions(), /*toStderr=*/false)) return 2;
-  if (failed) return 2;
-  return result.findings.empty() ? 0 : 1;
+  const auto reported = cli::emitReport(std::move(result.findings), result.toolNotes, output, /*toStderr=*/false);
+  if (!reported || failed) return 2;
+  return reported->empty() ? 0 : 1;
 }
 
-int runProgram(char** program, const FindingPolicy& commandLine) {
+int runProgram(char** program, const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (!program || !*program) return cli::toolError(std::string("no program to run (") + kRunUsage + ")");
   cli::RunOptions run;
   if (errorExitCode.getNumOccurrences()) {
@@ -247,7 +260,7 @@ int runProgram(char** program, const FindingPolicy& commandLine) {
   run.environment = analyzer::runtimeEnvironment(*config);
   run.policy = config->policy;
   if (profile) run.environment.emplace_back("DTYPE_LINT_PROFILE", "1");
-  return cli::runUnderHooks(program, run, commandLine, outputOptions());
+  return cli::runUnderHooks(program, run, commandLine, output);
 }
 
 }  // namespace
@@ -291,5 +304,7 @@ int main(int argc, char** argv) {
     std::cout << analyzer::dumpConfig(*config);
     return 0;
   }
-  return run ? runProgram(program, commandLine) : analyzePaths(commandLine);
+  auto output = outputOptions();
+  if (!output) return cli::toolError(llvm::toString(output.takeError()));
+  return run ? runProgram(program, commandLine, *output) : analyzePaths(commandLine, *output);
 }

@@ -93,13 +93,14 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   batches.front().policy = run.policy;
   unlink(reportPath);
   SourceText source;
-  const std::vector<Finding> findings = finalizeFindings(std::move(batches), commandLine, source);
+  std::vector<Finding> findings = finalizeFindings(std::move(batches), commandLine, source);
   const std::vector<Note> notes = missingLineNotes(findings);
   // Said on stderr too when the report goes to a file: the user reads it there.
   if (!output.file.empty())
     for (const Note& n : notes) std::cerr << "dtype-lint: note: " << n.message << '\n';
-  if (!emitReport(findings, notes, output, /*toStderr=*/true)) return 2;
-  if (run.errorExitCode && !findings.empty()) return *run.errorExitCode;
+  const auto reported = emitReport(findings, notes, output, /*toStderr=*/true);
+  if (!reported) return 2;
+  if (run.errorExitCode && !reported->empty()) return *run.errorExitCode;
   return exitCode;
 }
 
