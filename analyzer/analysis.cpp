@@ -331,9 +331,14 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   std::vector<std::vector<size_t>> linked;
   {
     llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, options.jobs)));
+    std::mutex progress;
+    size_t done = 0;
     for (size_t i = 0; i < files.size(); ++i)
       pool.async([&, i] {
         units[i] = analyzeOne(database, files[i], configOf(i), preambleCache, resultCache);
+        if (!options.onUnitDone) return;
+        std::lock_guard<std::mutex> lock(progress);
+        options.onUnitDone(++done, files.size(), files[i]);
       });
     pool.wait();
     std::vector<Linkage> linkage;

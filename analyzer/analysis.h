@@ -2,6 +2,7 @@
 // into findings with the rule engines of rules/.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct AnalysisOptions {
   uint64_t preambleSizeLimit = PreambleCache::kDefaultSizeLimit;  // bytes of PCHs kept
   bool useResultCache = true;               // unchanged TUs are not parsed again
   size_t maxLinkedFiles = 8;                // files defining a TU's callees analyzed with it (linked_units.h)
+  // Called as each translation unit's analysis ends, from the worker threads
+  // (one call at a time): how many are done, of how many, and which.
+  std::function<void(size_t done, size_t total, const std::string& file)> onUnitDone;
 };
 
 AnalysisResult analyze(const clang::tooling::CompilationDatabase& database, const std::vector<std::string>& files,

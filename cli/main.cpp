@@ -17,6 +17,8 @@
 #include "dtype_lint/cache_directory.h"
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/findings_pipeline.h"
+#include "fixes.h"
+#include "merge_command.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,12 +36,16 @@ namespace {
 
 cl::OptionCategory category("dtype-lint options");
 cl::SubCommand runCommand("run", "Run a program under the runtime hooks: dtype-lint run [options] -- program args...");
+cl::SubCommand mergeCommand("merge", "Merge JSON and SARIF reports (CI shards, the nodes of a distributed run): "
+                                     "dtype-lint merge REPORT... [-o FILE]");
 
 // Both subcommands.
 cl::opt<ReportFormat> format("format", cl::desc("Output format"), cl::init(ReportFormat::Text),
                              cl::values(clEnumValN(ReportFormat::Text, "text", "clang-style diagnostics"),
                                         clEnumValN(ReportFormat::Json, "json", "JSON findings"),
-                                        clEnumValN(ReportFormat::Sarif, "sarif", "SARIF 2.1.0")),
+                                        clEnumValN(ReportFormat::Sarif, "sarif", "SARIF 2.1.0"),
+                                        clEnumValN(ReportFormat::CodeClimate, "codeclimate",
+                                                   "GitLab code quality (Code Climate JSON)")),
                              cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<std::string> outputFile("o", cl::desc("Write the report to this file"), cl::value_desc("file"),
                                 cl::cat(category), cl::sub(*cl::AllSubCommands));
@@ -105,10 +111,21 @@ cl::list<std::string> extraArgsBefore("extra-arg-before",
                                       cl::desc("Additional argument to prepend to the compiler command line "
                                                "(repeatable)"),
                                       cl::value_desc("arg"), cl::cat(category));
+cl::opt<bool> applyFixIts("fix", cl::desc("Apply the fixes of the findings that have one, then report what is left"),
+                          cl::cat(category));
+cl::opt<std::string> exportFixesFile("export-fixes",
+                                     cl::desc("Write the findings' fixes to this YAML file (clang-apply-replacements)"),
+                                     cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> shard("shard",
+                           cl::desc("Analyze only shard I of N (1-based) of the translation units, for CI matrix "
+                                    "jobs; neighbours in path order stay in one shard"),
+                           cl::value_desc("I/N"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
 cl::opt<std::string> explain("explain", cl::desc("Print a rule's page (what it flags, the error it prevents, bad and "
                                                  "good code, the fix) and exit"),
                              cl::value_desc("rule"), cl::cat(category));
+
+cl::list<std::string> mergeInputs(cl::Positional, cl::desc("<report>..."), cl::sub(mergeCommand));
 
 // Runtime hooks.
 cl::opt<bool> profile("profile",
@@ -154,7 +171,8 @@ std::optional<std::string> parseOptions(int argc, const char* const* argv) {
   if (cl::ParseCommandLineOptions(argc, argv,
                                   "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
                                   "  dtype-lint [options] <file or directory>...      static analysis\n"
-                                  "  dtype-lint run [options] -- program args...       runtime hooks\n",
+                                  "  dtype-lint run [options] -- program args...       runtime hooks\n"
+                                  "  dtype-lint merge REPORT... [-o FILE]               one report from several\n",
                                   &errorStream))
     return std::nullopt;
   errorStream.flush();
@@ -166,6 +184,12 @@ llvm::Expected<cli::OutputOptions> outputOptions() {
   cli::OutputOptions out;
   out.format = format;
   out.file = outputFile;
+  // -o all.sarif: the format its name says, unless --format says otherwise.
+  if (!format.getNumOccurrences()) {
+    const llvm::StringRef file(outputFile);
+    if (file.endswith(".sarif")) out.format = ReportFormat::Sarif;
+    else if (file.endswith(".json")) out.format = ReportFormat::Json;
+  }
   if (useColor != cl::BOU_UNSET) out.color = useColor == cl::BOU_TRUE;
   out.writeBaseline = writeBaseline;
   if (!baseline.empty()) {
@@ -192,6 +216,13 @@ llvm::Expected<analyzer::Config> configHere() {
   return analyzer::configFor(std::string(here));
 }
 
+// Shard `index` of `count` (1-based) of the files in path order: contiguous
+// blocks, so that a directory's files, which call each other most, stay together.
+std::vector<std::string> shardOf(const std::vector<std::string>& sorted, unsigned index, unsigned count) {
+  const size_t begin = sorted.size() * (index - 1) / count, end = sorted.size() * index / count;
+  return std::vector<std::string>(sorted.begin() + begin, sorted.begin() + end);
+}
+
 int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
   auto work = analyzer::selectWork(paths, buildDir);
@@ -210,6 +241,15 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
         clang::tooling::getInsertArgumentAdjuster(extraArgs, clang::tooling::ArgumentInsertPosition::END));
     work->database = std::move(adjusted);
   }
+  if (!shard.empty()) {
+    unsigned index = 0, count = 0;
+    char slash = 0, rest = 0;
+    if (std::sscanf(shard.c_str(), "%u%c%u%c", &index, &slash, &count, &rest) != 3 || slash != '/' || count == 0 ||
+        index == 0 || index > count)
+      return cli::toolError("--shard: '" + shard + "' is not I/N with 1 <= I <= N");
+    work->files = shardOf(work->files, index, count);
+    llvm::erase_if(work->outsideDatabase, [&](const std::string& file) { return !llvm::is_contained(work->files, file); });
+  }
   for (const std::string& file : work->outsideDatabase)
     std::cerr << "dtype-lint: note: '" << file << "' is not in "
               << (work->databasePath.empty() ? std::string("a compilation database") : "'" + work->databasePath + "'")
@@ -224,8 +264,32 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
   options.preambleSizeLimit = cacheSizeLimit * (uint64_t(1) << 20);
   options.useResultCache = !noCache;
   options.maxLinkedFiles = maxLinkedFiles;
+  // A progress line for runs over many files, only where a person watches stderr.
+  const bool showProgress = work->files.size() > 1 && isatty(STDERR_FILENO);
+  if (showProgress)
+    options.onUnitDone = [](size_t done, size_t total, const std::string& file) {
+      std::cerr << "\r\033[K";
+      if (done < total) std::cerr << '[' << done << '/' << total << "] " << llvm::sys::path::filename(file).str();
+      std::cerr << std::flush;
+    };
   llvm::CrashRecoveryContext::Enable();
   analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
+  if (!exportFixesFile.empty())
+    if (llvm::Error error = cli::exportFixes(exportFixesFile, result.findings))
+      return cli::toolError(llvm::toString(std::move(error)));
+  if (applyFixIts) {
+    // A fix can uncover a finding its own hid (one per place and rule): a few passes, as ruff does.
+    constexpr int kFixPasses = 4;
+    size_t applied = 0;
+    for (int pass = 0; pass < kFixPasses; ++pass) {
+      auto count = cli::applyFixes(result.findings);
+      if (!count) return cli::toolError(llvm::toString(count.takeError()));
+      if (!*count) break;
+      applied += *count;
+      result = analyzer::analyze(*work->database, work->files, options);
+    }
+    std::cerr << "dtype-lint: note: applied " << applied << " fix(es)\n";
+  }
 
   bool failed = false;
   for (const auto& unit : result.units) {
@@ -306,5 +370,6 @@ int main(int argc, char** argv) {
   }
   auto output = outputOptions();
   if (!output) return cli::toolError(llvm::toString(output.takeError()));
+  if (mergeCommand) return cli::mergeReports(mergeInputs, *output);
   return run ? runProgram(program, commandLine, *output) : analyzePaths(commandLine, *output);
 }

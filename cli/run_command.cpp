@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <iostream>
@@ -33,14 +34,19 @@ std::string preloadPath() {
   return "";
 }
 
-// The findings the hooks wrote, one JSON line each, whatever way the program ended.
-std::vector<Finding> readReport(const char* path) {
+// The findings every traced process wrote into the run directory, one JSON
+// line each, whatever way the processes ended; the directory is removed.
+std::vector<Finding> readRunDirectory(const std::string& dir) {
   std::vector<Finding> findings;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    Finding f;
-    if (findingFromJsonLine(line, f)) findings.push_back(std::move(f));
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      Finding f;
+      if (findingFromJsonLine(line, f)) findings.push_back(std::move(f));
+    }
   }
+  std::filesystem::remove_all(dir, error);
   return findings;
 }
 
@@ -62,10 +68,8 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
                   const OutputOptions& output) {
   const std::string preload = preloadPath();
   if (preload.empty()) return toolError("cannot find libdtype_lint_preload.so (set DTYPE_LINT_PRELOAD)");
-  char reportPath[] = "/tmp/dtype-lint-run-XXXXXX";
-  const int reportFd = mkstemp(reportPath);
-  if (reportFd < 0) return toolError("cannot create a report file in /tmp");
-  close(reportFd);
+  char runDirectory[] = "/tmp/dtype-lint-run-XXXXXX";
+  if (!mkdtemp(runDirectory)) return toolError("cannot create a run directory in /tmp");
 
   std::string ldPreload = preload;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) ldPreload += ":" + std::string(existing);
@@ -75,7 +79,7 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   if (child < 0) return toolError("fork failed");
   if (child == 0) {
     setenv("LD_PRELOAD", ldPreload.c_str(), 1);
-    setenv("DTYPE_LINT_REPORT", reportPath, 1);
+    setenv("DTYPE_LINT_RUN_DIR", runDirectory, 1);
     for (const auto& [name, value] : run.environment) setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
     execvp(program[0], program);
     std::cerr << "dtype-lint: error: cannot run '" << program[0] << "': " << std::strerror(errno) << '\n';
@@ -89,9 +93,8 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   const int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
   std::vector<FindingBatch> batches(1);
-  batches.front().findings = readReport(reportPath);
+  batches.front().findings = readRunDirectory(runDirectory);
   batches.front().policy = run.policy;
-  unlink(reportPath);
   SourceText source;
   std::vector<Finding> findings = finalizeFindings(std::move(batches), commandLine, source);
   const std::vector<Note> notes = missingLineNotes(findings);

@@ -11,10 +11,12 @@ packages=(
   cmake ninja-build g++
   llvm-16-dev libclang-16-dev clang-16   # the analyzer (Clang LibTooling)
   clang-tidy-16                          # bench/analyzer_speed.py baseline
+  clang-tools-16                         # clang-apply-replacements: the --export-fixes test
   libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
   libfmt-dev nlohmann-json3-dev libgtest-dev libdw-dev
   libhwy-dev libbenchmark-dev            # kernels/: SIMD tensor statistics, bench_tensor_stats
   python3-venv                           # .venv/: the torch wheel (scripts/torch-wheel-requirements.txt)
+  dpkg-dev file debootstrap              # cpack -G DEB (dpkg-shlibdeps), scripts/check_deb.sh
 )
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
@@ -33,6 +35,10 @@ if [ ! -x .venv/bin/python ] || ! cmp -s scripts/torch-wheel-requirements.txt .v
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check --no-deps -r scripts/torch-wheel-requirements.txt
   cp scripts/torch-wheel-requirements.txt .venv/requirements.txt
+fi
+if ! cmp -s scripts/tool-requirements.txt .venv/tool-requirements.txt; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps -r scripts/tool-requirements.txt
+  cp scripts/tool-requirements.txt .venv/tool-requirements.txt
 fi
 
 # The optimized builds of the samples (and their three precompiled headers,

@@ -270,18 +270,31 @@ TEST(PythonHooks, OsExitKeepsTheFindingsAndTheStatus) {
 }
 
 // torchrun's workers are Python processes started by a Python process: each
-// is hooked, and one report holds their findings.
-TEST(PythonHooks, TorchrunWorkersAreHooked) {
-  const std::string script = kProgramSources + "python/distributed_workers.py";
+// is hooked and writes its own report, and `run` merges them into one finding
+// that names every rank that made it.
+TEST(PythonHooks, TorchrunRanksAreMergedIntoOneFinding) {
+  const std::string script = kProgramSources + "python/distributed_training.py";
   const std::string torchrun = fs::path(DTYPE_LINT_PYTHON).parent_path() / "torchrun";
-  const CommandResult run =
-      runExpectingTheMarkersOf(torchrun + " --standalone --nproc_per_node=2 " + script, script);
+  const std::string command = torchrun + " --standalone --nproc_per_node=4 " + script;
+  const CommandResult run = runExpectingTheMarkersOf(command, script);
   EXPECT_EQ(run.exitCode, 0) << run.err;
-  EXPECT_NE(run.out.find("worker 1 raised"), std::string::npos) << run.out;
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_NE(run.out.find("rank " + std::to_string(rank) + " of 4 done"), std::string::npos) << run.out;
+  const CommandResult text = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + command);
+  EXPECT_NE(text.err.find("before clipping (ranks 0\u20133) [DL205-clip-before-unscale]"), std::string::npos)
+      << text.err;
 }
 
-// LD_PRELOAD set by hand, with a preload library that has no adapters beside
-// it and an empty cache: the adapter for the script's torch is built on first
+// A DataLoader's worker processes (forked) report from their own processes.
+TEST(PythonHooks, DataLoaderWorkersReportTheirFindings) {
+  const std::string script = kProgramSources + "python/dataloader_workers.py";
+  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("2 batches, inf: True"), std::string::npos) << run.out;
+}
+
+// LD_PRELOAD set by hand, with an installed preload library that has no
+// adapters beside it and an empty cache: the adapter for the script's torch is built on first
 // use (one line while it builds) and then found in the cache, until that
 // torch changes; without a compiler the script runs as it would without the
 // hooks, after one error.
@@ -290,6 +303,9 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
   fs::remove_all(home);
   fs::create_directories(home / "lib");
   fs::copy_file(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so", home / "lib/libdtype_lint_preload.so");
+  // An installed layout: the preload's data in ../share/dtype-lint (the source tree's layout).
+  fs::create_directories(home / "share");
+  fs::create_directory_symlink(DTYPE_LINT_SOURCE_DIR, home / "share/dtype-lint");
   const std::string report = (home / "report.jsonl").string();
   const std::string preload = "LD_PRELOAD=" + (home / "lib/libdtype_lint_preload.so").string() +
                               " DTYPE_LINT_CACHE_DIR=" + (home / "cache").string() + " DTYPE_LINT_REPORT=" + report + " ";

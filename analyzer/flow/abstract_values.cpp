@@ -37,6 +37,9 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   if (!a.castInAutocast || !b.castInAutocast || a.castInAutocast->at.line != b.castInAutocast->at.line ||
       a.castInAutocast->at.column != b.castInAutocast->at.column)
     out.castInAutocast.reset();
+  if (!a.dtypeConstant || !b.dtypeConstant || a.dtypeConstant->line != b.dtypeConstant->line ||
+      a.dtypeConstant->column != b.dtypeConstant->column || a.dtypeConstant->file != b.dtypeConstant->file)
+    out.dtypeConstant.reset();
   return out;
 }
 

@@ -29,6 +29,9 @@ struct TensorFact {
   const clang::ValueDecl* scalingFactor = nullptr;  // K's variable, when K is one
   bool isGradient = false;                      // p.grad(), p.mutable_grad()
   std::optional<ExplicitCast> castInAutocast;   // x.to(kHalf) while autocast is on (DL104)
+  // The dtype constant written in a cast or a factory call that gave the
+  // tensor its dtype (x.to(torch::kHalf)), where a fix can change it.
+  std::optional<SourceLocation> dtypeConstant;
 
   friend bool operator==(const TensorFact& a, const TensorFact& b) {
     return a.dtype == b.dtype && a.scaledBy.has_value() == b.scaledBy.has_value() &&

@@ -36,6 +36,21 @@ SourceLocation toLocation(SourceRange range, const SourceManager& sm, const Lang
   return out;
 }
 
+std::optional<SourceLocation> editableLocation(const Expr* e, const ASTContext& context) {
+  const SourceManager& sm = context.getSourceManager();
+  const SourceRange range = e->getSourceRange();
+  if (range.isInvalid() || range.getBegin().isMacroID() || range.getEnd().isMacroID() ||
+      sm.getFileID(range.getBegin()) != sm.getFileID(range.getEnd()))
+    return std::nullopt;
+  return toLocation(range, sm, context.getLangOpts());
+}
+
+bool isPostfixExpression(const Expr* e) {
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(e))
+    return op->getOperator() == OO_Subscript || op->getOperator() == OO_Call || op->getOperator() == OO_Arrow;
+  return isa<DeclRefExpr, MemberExpr, CallExpr, ParenExpr, ArraySubscriptExpr, CXXThisExpr>(e);
+}
+
 SourceLocation nameLocation(const FunctionDecl* fn) {
   const ASTContext& context = fn->getASTContext();
   return toLocation(SourceRange(fn->getLocation()), context.getSourceManager(), context.getLangOpts());

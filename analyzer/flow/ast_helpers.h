@@ -15,6 +15,12 @@
 namespace dtype_lint::analyzer::flow {
 
 SourceLocation toLocation(clang::SourceRange range, const clang::SourceManager& sm, const clang::LangOptions& lang);
+// An expression's range where a fix can edit it: written in the file, not
+// produced by a macro; unset otherwise.
+std::optional<SourceLocation> editableLocation(const clang::Expr* e, const clang::ASTContext& context);
+// Whether `.f()` can follow the expression as written: a name, a call, a
+// member, an index or parentheses (not `a - b`).
+bool isPostfixExpression(const clang::Expr* e);
 // Where a function's name is.
 SourceLocation nameLocation(const clang::FunctionDecl* fn);
 // A function defined in user code that the flow follows.

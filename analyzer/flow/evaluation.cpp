@@ -11,6 +11,12 @@ namespace dtype_lint::analyzer::flow {
 
 using namespace clang;
 
+std::optional<SourceLocation> FunctionAnalysis::writtenDtypeConstant(const Expr* argument) {
+  const Expr* e = ignoreConversions(argument);
+  if (!isa<DeclRefExpr>(e) || !evaluateScalarTypeConstant(e)) return std::nullopt;
+  return editableLocation(e, tu_.context());
+}
+
 std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e || isa<CXXDefaultArgExpr>(e)) return std::nullopt;
@@ -393,6 +399,7 @@ TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, con
         if (d->dtype.isUnknown()) return TensorFact{};
         if (const auto to = d->dtype.single(); to && state_.process.autocast.anyOn())
           d->castInAutocast = ExplicitCast{self.dtype, *to, loc(call)};
+        d->dtypeConstant = writtenDtypeConstant(arg);
         return *d;
       }
     }
@@ -417,6 +424,7 @@ std::optional<TensorFact> FunctionAnalysis::evalFactory(const CallExpr* call, co
       if (auto d = evalDtypeArgument(arg)) {
         if (d->dtype.isUnknown()) return TensorFact{};
         if (d->origin) d->origin->message = fmt::format("created as {} here", d->dtype.toString());
+        d->dtypeConstant = writtenDtypeConstant(arg);
         return *d;
       }
   switch (factory) {

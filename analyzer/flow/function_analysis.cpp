@@ -45,7 +45,7 @@ const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {
 std::string FunctionAnalysis::describe(const Expr* e) { return quotedSource(ignoreWrappers(e), sm_, lang_); }
 
 Operand FunctionAnalysis::operand(std::string description, const TensorFact& fact) {
-  Operand out{std::move(description), fact.dtype, fact.origin, fact.castInAutocast};
+  Operand out{std::move(description), fact.dtype, fact.origin, fact.castInAutocast, fact.dtypeConstant};
   if (fact.origin && !fact.originNamed) out.origin->message = out.description + " " + fact.origin->message;
   return out;
 }

@@ -108,6 +108,8 @@ class FunctionAnalysis final : public FlowQueries {
   void bindSavedData(const clang::Expr* lhs, const clang::Expr* rhs);
   bool isUserStruct(clang::QualType type);
   void handleAutocastCall(const clang::FunctionDecl* fn, const clang::CallExpr* call);
+  const clang::Expr* asWritten(const clang::Expr* e);
+  bool fullyReduced(const clang::Expr* e);
   void emitOp(const std::string& op, const clang::Expr* at, std::vector<const clang::Expr*> inputs,
               const clang::Expr* destination, bool explicitDtype, bool reducesAllDims);
   void emitModuleCall(const std::string& op, const clang::Expr* at, const clang::Expr* input,
@@ -129,6 +131,8 @@ class FunctionAnalysis final : public FlowQueries {
   std::vector<TensorFact> evalInputs(const clang::CallExpr* call);
   std::optional<size_t> constantIndex(const clang::Expr* e);
   std::optional<TensorFact> evalSavedData(const clang::CXXMemberCallExpr* call);
+  // A dtype argument that is a dtype constant written in the file (torch::kHalf).
+  std::optional<SourceLocation> writtenDtypeConstant(const clang::Expr* argument);
   std::optional<TensorFact> evalDtypeArgument(const clang::Expr* e);
   std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);
   Value evalValue(const clang::Expr* e, clang::QualType paramType);

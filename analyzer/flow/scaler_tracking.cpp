@@ -304,14 +304,74 @@ void ScalerTracking::transferClip(const CallExpr* call) {
   } finder;
   finder.TraverseStmt(const_cast<Expr*>(params));
   SourceLocation at = flow_.loc(call);
+  const std::optional<UnscaleSpelling> spelling = unscaleSpelling(call);
   if (finder.optimizer) {
     ObjectRef optimizer = objectRef(finder.optimizer);
-    return protocol().clip(&optimizer, 0, at, findings());
+    return protocol().clip(&optimizer, 0, at, findings(), spelling ? &*spelling : nullptr);
   }
   uintptr_t module = 0;
   if (finder.module)
     if (const ValueDecl* d = declOf(moduleObject(finder.module))) module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
-  protocol().clip(nullptr, module, at, findings());
+  protocol().clip(nullptr, module, at, findings(), spelling ? &*spelling : nullptr);
+}
+
+// Where DL205's fix would insert the unscale: before the statement that
+// clips, on a line of its own with the statement's indentation; and how the
+// scaler and the optimizer are named there. Nothing when the statement does
+// not start its line or a macro wrote it.
+std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* call) {
+  ASTContext& context = flow_.astContext();
+  const Stmt* statement = call;
+  for (;;) {
+    const auto parents = context.getParents(*statement);
+    if (parents.size() != 1) return std::nullopt;
+    if (parents[0].get<CompoundStmt>()) break;
+    statement = parents[0].get<Stmt>();
+    if (!statement) return std::nullopt;
+  }
+  const auto* expression = dyn_cast<Expr>(statement);
+  const auto* declaration = dyn_cast<DeclStmt>(statement);
+  std::optional<SourceLocation> where;
+  if (expression) where = editableLocation(expression, context);
+  else if (declaration && !declaration->getBeginLoc().isMacroID())
+    where = toLocation(declaration->getSourceRange(), context.getSourceManager(), context.getLangOpts());
+  if (!where) return std::nullopt;
+  const SourceManager& sm = context.getSourceManager();
+  bool invalid = false;
+  const llvm::StringRef line = sm.getCharacterData(sm.translateLineCol(sm.getFileID(statement->getBeginLoc()), where->line, 1), &invalid);
+  const llvm::StringRef indentation = line.take_front(where->column - 1);
+  if (invalid || indentation.find_first_not_of(" \t") != llvm::StringRef::npos) return std::nullopt;
+
+  const FunctionDecl* function = flow_.function();
+  // A name usable here: a local or parameter of this function, or a member of its class.
+  auto inScope = [function](uintptr_t id) -> const ValueDecl* {
+    const auto* d = reinterpret_cast<const ValueDecl*>(id);
+    if (const auto* var = dyn_cast<VarDecl>(d))
+      return var->getParentFunctionOrMethod() == function ? d : nullptr;
+    const auto* method = dyn_cast<CXXMethodDecl>(function);
+    const auto* field = dyn_cast<FieldDecl>(d);
+    const auto* owner = field ? dyn_cast<CXXRecordDecl>(field->getParent()) : nullptr;
+    if (owner && method && !method->isStatic() &&
+        (method->getParent() == owner || method->getParent()->isDerivedFrom(owner)))
+      return d;
+    return nullptr;
+  };
+  auto indirect = [](const ValueDecl* d) { return d->getType()->isPointerType() || isSmartPointer(d->getType()); };
+  UnscaleSpelling spelling;
+  spelling.scalerCall = [=](uintptr_t id) -> std::optional<std::string> {
+    const ValueDecl* d = inScope(id);
+    if (!d) return std::nullopt;
+    return d->getNameAsString() + (indirect(d) ? "->" : ".");
+  };
+  spelling.optimizer = [=](uintptr_t id) -> std::optional<std::string> {
+    const ValueDecl* d = inScope(id);
+    if (!d) return std::nullopt;
+    return (indirect(d) ? "*" : "") + d->getNameAsString();
+  };
+  spelling.unscaleMethod = api_.unscale.empty() ? "unscale_" : api_.unscale.front();
+  spelling.statement = *where;
+  spelling.indentation = indentation.str();
+  return spelling;
 }
 
 void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
@@ -412,17 +472,30 @@ void ScalerTracking::checkEpsilon(const ValueDecl* d, const std::vector<const Ex
   if (!record || !record->getDeclName().isIdentifier()) return;
   std::optional<double> eps = defaultEpsilon(record->getName());
   if (!eps) return;
-  for (size_t i = 1; i < args.size(); ++i)
+  ASTContext& context = flow_.astContext();
+  EpsilonSpelling spelling;
+  if (args.size() == 1) {
+    spelling.parameters = editableLocation(args[0], context);
+    spelling.optionsClass = "torch::optim::" + record->getName().str() + "Options";
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    // Options written in the call (not a local's initializer, which other code may share) get the fix.
+    if (const Expr* written = ignoreWrappers(args[i]); optionsExpression(written) == written)
+      spelling.options = editableLocation(written, context);
     for (const Expr* option = optionsExpression(args[i]); const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
          option = optionsExpression(member->getImplicitObjectArgument()))
       if (calleeName(member) == "eps" && member->getNumArgs() == 1) {
         // An eps the analysis cannot read (a config's field) is not judged.
-        eps = numericConstant(member->getArg(0), flow_.astContext());
+        eps = numericConstant(member->getArg(0), context);
         if (!eps) return;
+        const Expr* value = ignoreConversions(member->getArg(0));
+        spelling.literal = isa<FloatingLiteral, IntegerLiteral>(value) ? editableLocation(value, context) : std::nullopt;
+        spelling.options.reset();
         break;
       }
+  }
   checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), d->getName().str()), *eps, parameters.dtype,
-                        parameters.origin, at, findings());
+                        parameters.origin, at, findings(), spelling);
 }
 
 // Options built in a local first (auto options = AdamWOptions(lr).eps(1e-4)): the local's initializer.

@@ -40,6 +40,7 @@ class ScalerTracking {
   void transferDeclaration(const clang::DeclStmt* decl);
   // dtype_lint::annotate::<name>(scaler, optimizer).
   void transferAnnotation(const clang::CallExpr* call, const std::string& name);
+  std::optional<UnscaleSpelling> unscaleSpelling(const clang::CallExpr* call);
   void transferClip(const clang::CallExpr* call);
   // A call the flow does not follow: a callable whose target is unknown may
   // drive every scaler; a user function without a body, the scalers passed to it.

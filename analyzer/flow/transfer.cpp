@@ -4,6 +4,7 @@
 
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "flow/ast_helpers.h"
+#include "clang/AST/ParentMapContext.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
 
@@ -304,15 +305,45 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
   }
 }
 
+// The expression as written around `e`: its parentheses and the implicit
+// nodes (temporaries, conversions) Clang puts between it and its parent.
+const Expr* FunctionAnalysis::asWritten(const Expr* e) {
+  for (;;) {
+    const auto parents = tu_.context().getParents(*e);
+    const Expr* parent = parents.size() == 1 ? parents[0].get<Expr>() : nullptr;
+    if (!parent || !(isa<ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ImplicitCastExpr>(parent))) return e;
+    e = parent;
+  }
+}
+
+// Whether `e` reduces to a scalar at once: e.sum(), e.mean(), e.norm() with no argument.
+bool FunctionAnalysis::fullyReduced(const Expr* e) {
+  const auto parents = tu_.context().getParents(*asWritten(e));
+  const auto* member = parents.size() == 1 ? parents[0].get<MemberExpr>() : nullptr;
+  if (!member) return false;
+  const auto grandparents = tu_.context().getParents(*member);
+  const auto* call = grandparents.size() == 1 ? grandparents[0].get<CXXMemberCallExpr>() : nullptr;
+  if (!call || !llvm::all_of(call->arguments(), [](const Expr* a) { return isa<CXXDefaultArgExpr>(a); })) return false;
+  const std::string name = calleeName(call);
+  return name == "sum" || name == "mean" || name == "norm";
+}
+
 void FunctionAnalysis::emitOp(const std::string& op, const Expr* at, std::vector<const Expr*> inputs,
                               const Expr* destination, bool explicitDtype, bool reducesAllDims) {
   OpEvent event;
   event.op = op;
   event.location = loc(at);
-  for (const Expr* input : inputs) event.inputs.push_back(operand(describe(input), evalTensor(input)));
+  for (const Expr* input : inputs) {
+    event.inputs.push_back(operand(describe(input), evalTensor(input)));
+    const Expr* written = asWritten(input)->IgnoreImplicit();
+    event.inputs.back().expression = editableLocation(written, tu_.context());
+    event.inputs.back().needsParentheses = !isPostfixExpression(written);
+  }
   if (destination) event.destination = operand(describe(destination), evalTensor(destination));
   event.explicitDtype = explicitDtype;
   event.reducesAllDims = reducesAllDims;
+  event.writtenInFile = editableLocation(at, tu_.context()).has_value();
+  event.resultFullyReduced = fullyReduced(at);
   pushOp(std::move(event), at);
 }
 

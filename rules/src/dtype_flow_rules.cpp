@@ -112,6 +112,55 @@ bool DtypeFlowRules::raises(const OpEvent& event) const {
          (event.inCustomBackward || autocastCasts(event.op, event.autocast) == Tristate::Off);
 }
 
+namespace {
+
+bool contains(const SourceLocation& range, const SourceLocation& inner) {
+  auto before = [](unsigned l1, unsigned c1, unsigned l2, unsigned c2) { return l1 < l2 || (l1 == l2 && c1 <= c2); };
+  return range.file == inner.file && before(range.line, range.column, inner.line, inner.column) &&
+         before(inner.endLine, inner.endColumn, range.endLine, range.endColumn);
+}
+
+// The operand's dtype constant, when the op's own expression casts it (or
+// creates it) there: `fc(x.to(torch::kHalf))`.
+const SourceLocation* castInTheOp(const OpEvent& event, const Operand& operand) {
+  const auto& constant = operand.dtypeConstant;
+  if (!constant || !operand.origin || operand.origin->location.line != constant->line ||
+      operand.origin->location.column != constant->column || !contains(event.location, *constant))
+    return nullptr;
+  return &*constant;
+}
+
+// DL101's fix, where one operand is cast in the op's own expression: cast it
+// to the other operand's dtype instead.
+std::optional<FixIt> castFix(const OpEvent& event, const Operand& first, const Operand& second) {
+  const SourceLocation* firstCast = castInTheOp(event, first);
+  const SourceLocation* secondCast = castInTheOp(event, second);
+  if (!firstCast == !secondCast) return std::nullopt;  // neither, or both: which one to change is a choice
+  const auto target = (firstCast ? second : first).dtype.single();
+  if (!target) return std::nullopt;
+  const std::string spelling = fmt::format("torch::k{}", name(*target));
+  return FixIt{fmt::format("cast {} to {} instead", (firstCast ? first : second).description, spelling),
+               {replace(firstCast ? *firstCast : *secondCast, spelling)}};
+}
+
+// DL105's fix: the op computes on its input upcast to Float. Its result is
+// cast back to the input's dtype, so that nothing after it changes, unless it
+// is a scalar (a loss, a full reduction) that is better kept in Float.
+std::optional<FixIt> upcastFix(const OpEvent& event, const Operand& input) {
+  const auto dtype = input.dtype.single();
+  if (!dtype || !input.expression || !event.writtenInFile) return std::nullopt;
+  std::vector<Edit> edits;
+  if (input.needsParentheses) edits.push_back(insertBefore(*input.expression, "("));
+  edits.push_back(insertAfter(*input.expression, std::string(input.needsParentheses ? ")" : "") + ".to(torch::kFloat)"));
+  const bool scalar = event.reducesAllDims || isLoss(event.op) || event.resultFullyReduced;
+  if (!scalar) edits.push_back(insertAfter(event.location, fmt::format(".to(torch::k{})", name(*dtype))));
+  return FixIt{fmt::format("compute '{}' on {} upcast to Float{}", event.op, input.description,
+                           scalar ? "" : fmt::format(" and cast its result back to {}", name(*dtype))),
+               std::move(edits)};
+}
+
+}  // namespace
+
 void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>& out) const {
   const auto mismatch = mismatchedOperands(event);
   if (!mismatch) return;
@@ -147,6 +196,7 @@ void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>
                           event.location, event.callChain);
   addOrigin(f, *second);
   addOrigin(f, *first);
+  f.fix = castFix(event, *first, *second);
   out.push_back(std::move(f));
 }
 
@@ -202,6 +252,7 @@ void DtypeFlowRules::checkLowPrecisionReduction(const OpEvent& event, std::vecto
                                       input.dtype.toString()),
                           event.location, event.callChain);
   addOrigin(f, input);
+  f.fix = upcastFix(event, input);
   out.push_back(std::move(f));
 }
 

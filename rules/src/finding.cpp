@@ -1,5 +1,6 @@
 #include "dtype_lint/finding.h"
 
+#include <string>
 #include <tuple>
 
 namespace dtype_lint {
@@ -12,6 +13,35 @@ Finding makeFinding(std::string_view ruleId, std::string message, const SourceLo
   f.location = at;
   f.notes = std::move(notes);
   return f;
+}
+
+Edit insertBefore(const SourceLocation& range, std::string text) {
+  SourceLocation at = range;
+  at.endLine = at.line;
+  at.endColumn = at.column - 1;
+  return Edit{at, std::move(text)};
+}
+
+Edit insertAfter(const SourceLocation& range, std::string text) {
+  SourceLocation at = range;
+  at.line = at.endLine;
+  at.column = at.endColumn + 1;
+  return Edit{at, std::move(text)};
+}
+
+Edit replace(const SourceLocation& range, std::string text) { return Edit{range, std::move(text)}; }
+
+std::string displayMessage(const Finding& finding) {
+  if (finding.ranks.empty()) return finding.message;
+  std::string ranges;
+  const auto& r = finding.ranks;
+  for (size_t i = 0; i < r.size();) {
+    size_t j = i;
+    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
+    ranges += (ranges.empty() ? "" : ", ") + std::to_string(r[i]) + (j > i ? "\u2013" + std::to_string(r[j]) : "");
+    i = j + 1;
+  }
+  return finding.message + (r.size() == 1 ? " (rank " : " (ranks ") + ranges + ")";
 }
 
 bool locationOrder(const Finding& a, const Finding& b) {

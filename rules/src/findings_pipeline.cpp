@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <regex>
-#include <set>
+#include <map>
 #include <tuple>
 
 #include "dtype_lint/suppression.h"
@@ -91,7 +91,7 @@ std::string regexError(const std::string& regex) {
 std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const FindingPolicy& commandLine,
                                       SourceText& source) {
   std::vector<Finding> out;
-  std::set<std::tuple<std::string, unsigned, unsigned, std::string, std::string_view>> seen;
+  std::map<std::tuple<std::string, unsigned, unsigned, std::string, std::string_view>, size_t> seen;
   for (FindingBatch& batch : batches) {
     const FindingPolicy policy = batch.policy.with(commandLine);
     std::optional<std::regex> headerFilter;
@@ -102,8 +102,15 @@ std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const F
           !std::regex_search(f.location.file, *headerFilter))
         continue;
       if (isSuppressed(f, source)) continue;
-      if (!seen.emplace(f.location.file, f.location.line, f.location.column, f.location.symbol, f.rule->id).second)
+      auto [first, added] = seen.try_emplace({f.location.file, f.location.line, f.location.column,
+                                              f.location.symbol, f.rule->id}, out.size());
+      if (!added) {  // the same finding of another process: one finding, with every rank that made it
+        std::vector<unsigned>& ranks = out[first->second].ranks;
+        ranks.insert(ranks.end(), f.ranks.begin(), f.ranks.end());
+        std::sort(ranks.begin(), ranks.end());
+        ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
         continue;
+      }
       if (policy.warningsAsErrors.names(*f.rule)) f.severity = Severity::Error;
       out.push_back(std::move(f));
     }

@@ -114,6 +114,10 @@ AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion v
 
 bool isMatmulFamily(std::string_view op) { return in(kMatmulFamily, op); }
 bool isPrecisionSensitive(std::string_view op) { return in(kPrecisionSensitive, op); }
+bool isLoss(std::string_view op) {
+  return (op.size() > 5 && op.substr(op.size() - 5) == "_loss") || op == "cross_entropy" || op == "kl_div" ||
+         op == "binary_cross_entropy" || op == "binary_cross_entropy_with_logits";
+}
 bool computesInInputDtype(std::string_view op) { return in(kComputedInInputDtype, op); }
 bool needsFullReductionToBeSensitive(std::string_view op) { return op == "sum" || op == "mean"; }
 

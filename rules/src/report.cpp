@@ -63,8 +63,9 @@ void writeText(std::ostream& out, const std::vector<Finding>& findings, const Re
   };
   for (const Finding& f : findings) {
     const char* kindColor = f.severity == Severity::Error ? "\033[1;31m" : "\033[1;35m";
-    header(f.location, name(f.severity), kindColor, f.message, qualifiedName(*f.rule));
+    header(f.location, name(f.severity), kindColor, displayMessage(f), qualifiedName(*f.rule));
     writeSnippet(out, f.location, source, color);
+    if (f.fix) out << "fix: " << f.fix->description << " (--fix applies it)\n";
     for (const Note& n : f.notes) {
       if (!n.location.valid()) continue;
       header(n.location, "note", "\033[1;36m", n.message, "");
@@ -97,9 +98,15 @@ json findingsJson(const std::vector<Finding>& findings, const ReportOptions& opt
       notes.push_back(std::move(note));
     }
     json item = {{"rule", f.rule->id},       {"name", f.rule->name}, {"severity", name(f.severity)},
-                 {"message", f.message},     {"location", locationJson(f.location, options)},
+                 {"message", displayMessage(f)}, {"location", locationJson(f.location, options)},
                  {"notes", std::move(notes)}, {"fingerprint", prints[i]}};
-    if (f.fixIt) item["fixIt"] = {{"range", locationJson(f.fixIt->range, options)}, {"replacement", f.fixIt->replacement}};
+    if (f.fix) {
+      json edits = json::array();
+      for (const Edit& e : f.fix->edits)
+        edits.push_back({{"range", locationJson(e.range, options)}, {"replacement", e.replacement}});
+      item["fix"] = {{"description", f.fix->description}, {"edits", std::move(edits)}};
+    }
+    if (!f.ranks.empty()) item["ranks"] = f.ranks;
     list.push_back(std::move(item));
   }
   json report = {{"tool", "dtype-lint"}, {"version", kToolVersion}, {"findings", std::move(list)}};
@@ -127,6 +134,44 @@ json sarifPhysicalLocation(const SourceLocation& at, const ReportOptions& option
   if (at.endLine) region["endLine"] = at.endLine;
   if (at.endColumn) region["endColumn"] = at.endColumn + 1;  // SARIF's end column is exclusive
   return {{"artifactLocation", std::move(artifact)}, {"region", std::move(region)}};
+}
+
+// SARIF's replacements: a deleted region (empty for an insertion; its end
+// column is exclusive) and the inserted text, grouped by file.
+json sarifFix(const FixIt& fix, const ReportOptions& options) {
+  json changes = json::array();
+  std::map<std::string, size_t> changeOfFile;
+  for (const Edit& e : fix.edits) {
+    auto [it, added] = changeOfFile.emplace(e.range.file, changes.size());
+    if (added) {
+      json artifact = sarifPhysicalLocation(SourceLocation{e.range.file, 0, 0, 0, 0, ""}, options)["artifactLocation"];
+      changes.push_back({{"artifactLocation", std::move(artifact)}, {"replacements", json::array()}});
+    }
+    json region = {{"startLine", e.range.line}, {"startColumn", e.range.column},
+                   {"endLine", e.range.endLine}, {"endColumn", e.range.endColumn + 1}};
+    changes[it->second]["replacements"].push_back(
+        {{"deletedRegion", std::move(region)}, {"insertedContent", {{"text", e.replacement}}}});
+  }
+  return {{"description", {{"text", fix.description}}}, {"artifactChanges", std::move(changes)}};
+}
+
+// GitLab's code quality report: an array of issues with a severity of its own scale.
+json codeClimate(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source) {
+  const auto prints = fingerprints(findings, source, options.baseDir);
+  json issues = json::array();
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    const char* severity = f.severity == Severity::Error ? "critical" : f.severity == Severity::Warning ? "major" : "info";
+    issues.push_back({{"type", "issue"},
+                      {"check_name", qualifiedName(*f.rule)},
+                      {"description", displayMessage(f)},
+                      {"categories", {"Bug Risk"}},
+                      {"severity", severity},
+                      {"fingerprint", prints[i]},
+                      {"location",
+                       {{"path", displayPath(f.location.file, options)}, {"lines", {{"begin", std::max(f.location.line, 1u)}}}}}});
+  }
+  return issues;
 }
 
 json sarif(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source,
@@ -157,12 +202,14 @@ json sarif(const std::vector<Finding>& findings, const ReportOptions& options, S
     json result = {{"ruleId", f.rule->id},
                    {"ruleIndex", ruleIndex[f.rule->id]},
                    {"level", sarifLevel(f.severity)},
-                   {"message", {{"text", f.message}}},
+                   {"message", {{"text", displayMessage(f)}}},
                    {"locations", {{{"physicalLocation", sarifPhysicalLocation(f.location, options)}}}},
                    {"partialFingerprints", {{"dtypeLintLineHash/v1", prints[i]}}}};
     if (!f.location.symbol.empty())
       result["locations"][0]["logicalLocations"] = {{{"fullyQualifiedName", f.location.symbol}, {"kind", "function"}}};
     if (!related.empty()) result["relatedLocations"] = std::move(related);
+    if (f.fix) result["fixes"] = {sarifFix(*f.fix, options)};
+    if (!f.ranks.empty()) result["properties"] = {{"ranks", f.ranks}};
     results.push_back(std::move(result));
   }
   json run = {{"tool",
@@ -204,6 +251,147 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
   return out;
 }
 
+namespace {
+
+// A location as the JSON report and the hooks' lines write it; relative paths resolved against baseDir.
+SourceLocation locationFrom(const json& at, const std::string& baseDir) {
+  std::string file = at.value("file", "");
+  if (!file.empty() && file.front() != '/' && !baseDir.empty()) file = baseDir + "/" + file;
+  return SourceLocation{file, at.value("line", 0u), at.value("column", 0u), at.value("endLine", 0u),
+                        at.value("endColumn", 0u), at.value("symbol", "")};
+}
+
+Severity severityFrom(const std::string& text) {
+  return text == "error" ? Severity::Error : text == "note" ? Severity::Note : Severity::Warning;
+}
+
+// The message as reported, without the " (ranks ...)" the report added.
+std::string messageWithoutRanks(std::string message, const std::vector<unsigned>& ranks) {
+  Finding probe;
+  probe.ranks = ranks;
+  const std::string suffix = displayMessage(probe);
+  if (!ranks.empty() && message.size() >= suffix.size() &&
+      message.compare(message.size() - suffix.size(), suffix.size(), suffix) == 0)
+    message.resize(message.size() - suffix.size());
+  return message;
+}
+
+std::vector<unsigned> ranksFrom(const json& ranks) {
+  std::vector<unsigned> out;
+  if (ranks.is_array())
+    for (const json& rank : ranks)
+      if (rank.is_number_unsigned()) out.push_back(rank.get<unsigned>());
+  return out;
+}
+
+bool readJsonReport(const json& report, const std::string& baseDir, std::vector<Finding>& findings,
+                    std::vector<Note>& toolNotes) {
+  for (const json& item : report.at("findings")) {
+    Finding f;
+    f.rule = findRule(item.value("rule", ""));
+    if (!f.rule) return false;
+    f.severity = severityFrom(item.value("severity", "warning"));
+    f.ranks = ranksFrom(item.value("ranks", json()));
+    f.message = messageWithoutRanks(item.value("message", ""), f.ranks);
+    f.location = locationFrom(item.value("location", json::object()), baseDir);
+    for (const json& n : item.value("notes", json::array()))
+      f.notes.push_back(Note{locationFrom(n, baseDir), n.value("message", "")});
+    if (const json fix = item.value("fix", json()); fix.is_object()) {
+      f.fix = FixIt{fix.value("description", ""), {}};
+      for (const json& e : fix.value("edits", json::array()))
+        f.fix->edits.push_back(Edit{locationFrom(e.value("range", json::object()), baseDir), e.value("replacement", "")});
+    }
+    findings.push_back(std::move(f));
+  }
+  for (const json& n : report.value("notifications", json::array()))
+    toolNotes.push_back(Note{locationFrom(n, baseDir), n.value("message", "")});
+  return true;
+}
+
+json firstOf(const json& array) { return array.is_array() && !array.empty() ? array[0] : json::object(); }
+
+SourceLocation sarifLocationFrom(const json& physical, const std::string& sourceRoot, const std::string& baseDir) {
+  SourceLocation at;
+  const json artifact = physical.value("artifactLocation", json::object());
+  std::string uri = artifact.value("uri", "");
+  if (uri.rfind("file://", 0) == 0) uri = uri.substr(7);
+  else if (!uri.empty() && uri.front() != '/') uri = (sourceRoot.empty() ? baseDir + "/" : sourceRoot) + uri;
+  at.file = uri;
+  const json region = physical.value("region", json::object());
+  at.line = region.value("startLine", 0u);
+  at.column = region.value("startColumn", 0u);
+  at.endLine = region.value("endLine", at.line);
+  at.endColumn = region.contains("endColumn") ? region.value("endColumn", 1u) - 1 : at.column;
+  return at;
+}
+
+bool readSarifReport(const json& report, const std::string& baseDir, std::vector<Finding>& findings,
+                     std::vector<Note>& toolNotes) {
+  for (const json& run : report.at("runs")) {
+    std::string sourceRoot = run.value("originalUriBaseIds", json::object()).value("%SRCROOT%", json::object()).value("uri", "");
+    if (sourceRoot.rfind("file://", 0) == 0) sourceRoot = sourceRoot.substr(7);
+    for (const json& result : run.value("results", json::array())) {
+      Finding f;
+      f.rule = findRule(result.value("ruleId", ""));
+      if (!f.rule) return false;
+      f.severity = severityFrom(result.value("level", "warning"));
+      f.ranks = ranksFrom(result.value("properties", json::object()).value("ranks", json()));
+      f.message = messageWithoutRanks(result.value("message", json::object()).value("text", ""), f.ranks);
+      const json location = firstOf(result.value("locations", json::array()));
+      f.location = sarifLocationFrom(location.value("physicalLocation", json::object()), sourceRoot, baseDir);
+      if (const json logical = location.value("logicalLocations", json::array()); !logical.empty())
+        f.location.symbol = logical[0].value("fullyQualifiedName", "");
+      for (const json& related : result.value("relatedLocations", json::array()))
+        f.notes.push_back(Note{sarifLocationFrom(related.value("physicalLocation", json::object()), sourceRoot, baseDir),
+                               related.value("message", json::object()).value("text", "")});
+      if (const json fixes = result.value("fixes", json::array()); !fixes.empty()) {
+        f.fix = FixIt{fixes[0].value("description", json::object()).value("text", ""), {}};
+        for (const json& change : fixes[0].value("artifactChanges", json::array()))
+          for (const json& replacement : change.value("replacements", json::array())) {
+            json physical = {{"artifactLocation", change.value("artifactLocation", json::object())},
+                             {"region", replacement.value("deletedRegion", json::object())}};
+            f.fix->edits.push_back(Edit{sarifLocationFrom(physical, sourceRoot, baseDir),
+                                        replacement.value("insertedContent", json::object()).value("text", "")});
+          }
+      }
+      findings.push_back(std::move(f));
+    }
+    for (const json& invocation : run.value("invocations", json::array()))
+      for (const json& n : invocation.value("toolExecutionNotifications", json::array())) {
+        const json location = firstOf(n.value("locations", json::array()));
+        toolNotes.push_back(Note{sarifLocationFrom(location.value("physicalLocation", json::object()), sourceRoot, baseDir),
+                                 n.value("message", json::object()).value("text", "")});
+      }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool readReport(const std::string& text, const std::string& baseDir, std::vector<Finding>& findings,
+                std::vector<Note>& toolNotes, std::string& error) {
+  const json report = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (report.is_discarded() || !report.is_object()) {
+    error = "not JSON";
+    return false;
+  }
+  try {
+    if (report.contains("runs") && report.value("version", "") == "2.1.0") {
+      if (readSarifReport(report, baseDir, findings, toolNotes)) return true;
+    } else if (report.value("tool", "") == "dtype-lint" && report.contains("findings")) {
+      if (readJsonReport(report, baseDir, findings, toolNotes)) return true;
+    } else {
+      error = "neither a dtype-lint JSON report nor SARIF 2.1.0";
+      return false;
+    }
+  } catch (const json::exception& e) {
+    error = e.what();
+    return false;
+  }
+  error = "it names a rule this dtype-lint does not know";
+  return false;
+}
+
 std::string findingToJsonLine(const Finding& f) {
   auto location = [](const SourceLocation& at) {
     json out{{"file", at.file}, {"line", at.line}, {"column", at.column}, {"endLine", at.endLine},
@@ -213,9 +401,15 @@ std::string findingToJsonLine(const Finding& f) {
   };
   json notes = json::array();
   for (const Note& n : f.notes) notes.push_back({{"location", location(n.location)}, {"message", n.message}});
-  return json{{"rule", f.rule->id}, {"severity", name(f.severity)}, {"message", f.message},
-              {"location", location(f.location)}, {"notes", std::move(notes)}}
-      .dump();
+  json line{{"rule", f.rule->id}, {"severity", name(f.severity)}, {"message", f.message},
+            {"location", location(f.location)}, {"notes", std::move(notes)}};
+  if (f.fix) {
+    json edits = json::array();
+    for (const Edit& e : f.fix->edits) edits.push_back({{"range", location(e.range)}, {"replacement", e.replacement}});
+    line["fix"] = {{"description", f.fix->description}, {"edits", std::move(edits)}};
+  }
+  if (!f.ranks.empty()) line["ranks"] = f.ranks;
+  return line.dump();
 }
 
 bool findingFromJsonLine(const std::string& line, Finding& f) {
@@ -223,10 +417,7 @@ bool findingFromJsonLine(const std::string& line, Finding& f) {
   if (j.is_discarded() || !j.is_object() || !j.contains("rule") || !j["rule"].is_string()) return false;
   f.rule = findRule(j["rule"].get<std::string>());
   if (!f.rule) return false;
-  auto location = [](const json& at) {
-    return SourceLocation{at.value("file", ""),    at.value("line", 0u),      at.value("column", 0u),
-                          at.value("endLine", 0u), at.value("endColumn", 0u), at.value("symbol", "")};
-  };
+  const auto location = [](const json& at) { return locationFrom(at, ""); };
   const std::string severity = j.value("severity", "warning");
   f.severity = severity == "error" ? Severity::Error : severity == "note" ? Severity::Note : Severity::Warning;
   f.message = j.value("message", "");
@@ -234,6 +425,15 @@ bool findingFromJsonLine(const std::string& line, Finding& f) {
   f.notes.clear();
   for (const json& n : j.value("notes", json::array()))
     f.notes.push_back(Note{location(n.value("location", json::object())), n.value("message", "")});
+  f.ranks.clear();
+  for (const json& rank : j.value("ranks", json::array()))
+    if (rank.is_number_unsigned()) f.ranks.push_back(rank.get<unsigned>());
+  f.fix.reset();
+  if (const json fix = j.value("fix", json()); fix.is_object()) {
+    f.fix = FixIt{fix.value("description", ""), {}};
+    for (const json& e : fix.value("edits", json::array()))
+      f.fix->edits.push_back(Edit{location(e.value("range", json::object())), e.value("replacement", "")});
+  }
   return true;
 }
 
@@ -243,6 +443,7 @@ void writeReport(std::ostream& out, ReportFormat format, const std::vector<Findi
     case ReportFormat::Text: return writeText(out, findings, options, source, toolNotes);
     case ReportFormat::Json: out << findingsJson(findings, options, source, toolNotes).dump(2) << '\n'; return;
     case ReportFormat::Sarif: out << sarif(findings, options, source, toolNotes).dump(2) << '\n'; return;
+    case ReportFormat::CodeClimate: out << codeClimate(findings, options, source).dump(2) << '\n'; return;
   }
 }
 

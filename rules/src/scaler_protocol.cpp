@@ -80,6 +80,7 @@ void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocatio
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;
     facts.scaledBackwardAt = at;
+    facts.scaledBy = scaler.id;
   }
   (void)scaler;
 }
@@ -294,25 +295,40 @@ void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocat
   out.push_back(std::move(f));
 }
 
+namespace {
+
+// DL205's fix: the one optimizer's gradients unscaled by the scaler that scaled them, before the clip.
+std::optional<FixIt> unscaleFix(const UnscaleSpelling& spelling, uintptr_t optimizerId, const OptimizerFacts& facts) {
+  const auto scaler = facts.scaledBy ? spelling.scalerCall(facts.scaledBy) : std::nullopt;
+  const auto optimizer = optimizerId ? spelling.optimizer(optimizerId) : std::nullopt;
+  if (!scaler || !optimizer) return std::nullopt;
+  const std::string call = fmt::format("{}{}({});", *scaler, spelling.unscaleMethod, *optimizer);
+  return FixIt{fmt::format("insert '{}' before the clip", call),
+               {insertBefore(spelling.statement, call + "\n" + spelling.indentation)}};
+}
+
+}  // namespace
+
 void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at,
-                          std::vector<Finding>& out) {
-  std::vector<const OptimizerFacts*> candidates;
+                          std::vector<Finding>& out, const UnscaleSpelling* spelling) {
+  std::vector<std::pair<uintptr_t, const OptimizerFacts*>> candidates;
   if (optimizer) {
-    if (const OptimizerFacts* facts = this->optimizer(optimizer->id)) candidates.push_back(facts);
+    if (const OptimizerFacts* facts = this->optimizer(optimizer->id)) candidates.emplace_back(optimizer->id, facts);
   } else {
     for (const auto& [id, facts] : optimizers_)
-      if (module && facts.module == module) candidates.push_back(&facts);
+      if (module && facts.module == module) candidates.emplace_back(id, &facts);
     if (candidates.empty())
-      for (const auto& [id, facts] : optimizers_) candidates.push_back(&facts);
+      for (const auto& [id, facts] : optimizers_) candidates.emplace_back(id, &facts);
   }
   if (candidates.empty()) return;
-  for (const OptimizerFacts* facts : candidates)
+  for (const auto& [id, facts] : candidates)
     if (facts->grads != kScaledGrads) return;
   Finding f = makeFinding("DL205",
                           "gradients clipped while they hold the scaled loss's gradients: the threshold applies to "
                           "gradients multiplied by the scale; call scaler.unscale_(optimizer) before clipping",
                           at);
-  addNote(f, candidates.front()->scaledBackwardAt, "scaled backward() here");
+  addNote(f, candidates.front().second->scaledBackwardAt, "scaled backward() here");
+  if (spelling && candidates.size() == 1) f.fix = unscaleFix(*spelling, candidates.front().first, *candidates.front().second);
   out.push_back(std::move(f));
 }
 

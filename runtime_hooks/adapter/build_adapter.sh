@@ -32,6 +32,9 @@ major=$(sed -n 's/^#define TORCH_VERSION_MAJOR \([0-9]*\).*/\1/p' "$include/torc
 std=c++17
 [ "$major" -ge 2 ] && std=c++20
 abi=$(cxx_abi_of "$libtorch")
+# /usr/include is searched anyway: naming it with -isystem breaks libstdc++'s #include_next.
+set -- -isystem "$include/torch/csrc/api/include"
+[ "$include" = /usr/include ] || set -- -isystem "$include" "$@"
 cxx=${CXX:-c++}
 command -v "$cxx" >/dev/null || { echo "dtype-lint: no C++ compiler ('$cxx') to build the runtime adapter" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
@@ -39,8 +42,7 @@ tmp=$(mktemp -d "$(dirname "$out")/.building.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 log=$(dirname "$out")/build-$(basename "$out").log
 if ! "$cxx" -std=$std -O2 -DNDEBUG -fPIC -shared -fvisibility=hidden -w -D_GLIBCXX_USE_CXX11_ABI=$abi \
-  -I"$root/runtime_hooks/include" -I"$root/rules/include" -isystem "$include" \
-  -isystem "$include/torch/csrc/api/include" \
+  -I"$root/runtime_hooks/include" -I"$root/rules/include" "$@" \
   "$root/runtime_hooks/adapter/adapter.cpp" "$root/rules/src/op_contracts.cpp" \
   -o "$tmp/libdtype_lint_adapter.so" "$libtorch" -L"$libdir" -lc10 -Wl,-rpath,"$libdir" >"$log" 2>&1; then
   echo "dtype-lint: $cxx failed ($(grep -m1 'error' "$log")); the whole output is in $log" >&2

@@ -75,7 +75,7 @@ std::optional<std::string> registeredAdapter(const std::string& root, const std:
 // (the script said why).
 std::string buildAdapter(const std::string& libTorch) {
   const std::string cache = defaultCacheDirectory();
-  const std::string script = std::string(DTYPE_LINT_SOURCE_DIR) + "/runtime_hooks/adapter/build_adapter.sh";
+  const std::string script = dataDirectory() + "/runtime_hooks/adapter/build_adapter.sh";
   if (cache.empty() || access(script.c_str(), X_OK) != 0) {
     std::fprintf(stderr, "dtype-lint: error: no runtime adapter for %s, and its sources (%s) are missing: the "
                          "runtime hooks are off for this process\n", libTorch.c_str(), script.c_str());
@@ -122,6 +122,19 @@ std::mutex attachMutex;
 }  // namespace
 
 bool libTorchLoaded() { return loadedLibTorch().has_value(); }
+
+const std::string& dataDirectory() {
+  // An installed copy never looks at the source tree, even where one is still there.
+  static const std::string dir = [] {
+    const std::string libraryDir = directoryOf(reinterpret_cast<const void*>(&dataDirectory));
+    std::error_code error;
+    if (fs::equivalent(libraryDir, DTYPE_LINT_BUILD_LIBRARY_DIR, error)) return std::string(DTYPE_LINT_SOURCE_DIR);
+    const fs::path installed = libraryDir + "/../share/dtype-lint";
+    const fs::path canonical = fs::weakly_canonical(installed, error);
+    return (error ? installed : canonical).string();
+  }();
+  return dir;
+}
 
 bool attachAdapterIfLibTorchLoaded() {
   if (tried.load(std::memory_order_acquire)) return attached.load(std::memory_order_acquire);

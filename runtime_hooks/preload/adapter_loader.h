@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 namespace dtype_lint::runtime {
 
 // Once the process has LibTorch (linked, or loaded later by `import torch`),
@@ -10,5 +12,10 @@ bool attachAdapterIfLibTorchLoaded();
 
 // Whether the process has a LibTorch (libtorch_cpu) loaded.
 bool libTorchLoaded();
+
+// Where build_adapter.sh, the sources it compiles and the Python hooks are, laid
+// out as in the source tree: share/dtype-lint/ beside the lib/ holding this
+// library, or the source tree for the preload of the build tree.
+const std::string& dataDirectory();
 
 }  // namespace dtype_lint::runtime

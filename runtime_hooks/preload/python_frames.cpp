@@ -56,8 +56,6 @@ const PythonApi* python() {
   return api && api->isInitialized() ? api : nullptr;
 }
 
-std::string hooksDirectory() { return std::string(DTYPE_LINT_SOURCE_DIR) + "/runtime_hooks/python"; }
-
 bool isLibraryFile(std::string_view file) {
   if (file.empty() || file.front() == '<') return true;  // <frozen importlib._bootstrap>, <string>
   for (std::string_view marker : {"/site-packages/", "/dist-packages/", "/lib/python3", "/runtime_hooks/python/"})
@@ -100,7 +98,7 @@ void pythonStartsWithHooks() {
   // Not initialized yet: the interpreter reads PYTHONPATH after this constructor.
   if (!dlsym(RTLD_DEFAULT, "Py_Initialize")) return;
   const char* existing = std::getenv("PYTHONPATH");
-  std::string path = hooksDirectory();
+  std::string path = dataDirectory() + "/runtime_hooks/python";
   if (existing && *existing) path += ":" + std::string(existing);
   setenv("DTYPE_LINT_PYTHONPATH", existing ? existing : "", 1);  // restored by the hooks for the script's view
   setenv("PYTHONPATH", path.c_str(), 1);

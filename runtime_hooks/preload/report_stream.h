@@ -2,7 +2,10 @@
 // write(2) per line: a process that dies right after still leaves them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -13,15 +16,23 @@ namespace dtype_lint::runtime {
 
 class ReportStream {
  public:
-  // Opens the stream named by DTYPE_LINT_REPORT (appending); stderr when unset.
+  // DTYPE_LINT_RUN_DIR: each process (a forked or exec'd child too) writes
+  // <dir>/<pid>.jsonl, for `dtype-lint run` to merge. Else DTYPE_LINT_REPORT
+  // (appending); else stderr. Each finding carries the process's RANK when a
+  // distributed launcher (torchrun) set one.
   void open();
   // Writes a finding unless one with the same rule and location was written,
   // or it has no location in user code.
   void write(const Finding& finding);
 
  private:
+  int descriptor();  // under mutex_
+
   std::mutex mutex_;
   int fd_ = 2;
+  std::string runDirectory_;
+  pid_t openedBy_ = 0;  // the process fd_ was opened for, with a run directory
+  std::optional<unsigned> rank_;
   std::set<std::tuple<std::string, unsigned, std::string, std::string>> written_;
 };
 

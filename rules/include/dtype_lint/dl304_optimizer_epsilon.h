@@ -16,8 +16,18 @@ namespace dtype_lint {
 // set none; unset for optimizers without one (SGD).
 std::optional<double> defaultEpsilon(std::string_view optimizerClass);
 
+// Where the source sets the eps, for a fix: the literal to replace, else the
+// options expression to append .eps() to, else the parameters argument to
+// append options after (`optionsClass`: "torch::optim::AdamWOptions").
+struct EpsilonSpelling {
+  std::optional<SourceLocation> literal;
+  std::optional<SourceLocation> options;
+  std::optional<SourceLocation> parameters;
+  std::string optionsClass;
+};
+
 void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet parameterDtype,
                            const std::optional<Note>& parametersOrigin, const SourceLocation& at,
-                           std::vector<Finding>& out);
+                           std::vector<Finding>& out, const EpsilonSpelling& spelling = {});
 
 }  // namespace dtype_lint

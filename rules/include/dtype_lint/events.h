@@ -48,6 +48,13 @@ struct Operand {
   DtypeSet dtype;
   std::optional<Note> origin;  // where it got that dtype
   std::optional<ExplicitCast> castInAutocast;  // it is the result of such a cast
+  // The dtype constant written in the cast or factory call that gave it its
+  // dtype (x.to(torch::kHalf)), for a fix; unset when there is none or a macro wrote it.
+  std::optional<SourceLocation> dtypeConstant;
+  // The operand's own expression, where a fix can edit it; with whether a
+  // method call on it needs parentheses around it (a - b).
+  std::optional<SourceLocation> expression;
+  bool needsParentheses = false;
 };
 
 // A tensor op: a call the front end mapped to an ATen op name.
@@ -58,6 +65,8 @@ struct OpEvent {
   std::optional<Operand> destination;   // out= argument, or self of an in-place op
   bool explicitDtype = false;           // a dtype= argument fixes the computation dtype
   bool reducesAllDims = false;          // sum()/mean() with no dim
+  bool writtenInFile = false;           // location is the op's own text (no macro): a fix can edit it
+  bool resultFullyReduced = false;      // its result goes straight into sum()/mean()/norm() of every dim
   AutocastState autocast;
   // Set inside the backward of a custom autograd Function: where its forward
   // ran under autocast, if it did.

@@ -30,9 +30,23 @@ struct Note {
   std::string message;
 };
 
-struct FixIt {
-  SourceLocation range;  // the text to replace
+// One edit of a fix: the range's text replaced. An insertion has an empty
+// range: on one line, its end column one before its start.
+struct Edit {
+  SourceLocation range;
   std::string replacement;
+
+  bool isInsertion() const { return range.endLine == range.line && range.endColumn + 1 == range.column; }
+};
+Edit insertBefore(const SourceLocation& range, std::string text);
+Edit insertAfter(const SourceLocation& range, std::string text);
+Edit replace(const SourceLocation& range, std::string text);
+
+// Where the fix is unambiguous: the edits that make the finding go away
+// without changing anything else the code computes.
+struct FixIt {
+  std::string description;  // "insert 'scaler.unscale_(optimizer);' before the clip"
+  std::vector<Edit> edits;
 };
 
 struct Finding {
@@ -41,8 +55,14 @@ struct Finding {
   std::string message;
   SourceLocation location;
   std::vector<Note> notes;
-  std::optional<FixIt> fixIt;
+  std::optional<FixIt> fix;
+  // The distributed ranks (torch.distributed's RANK) of the processes that
+  // made it, sorted; empty outside a distributed run.
+  std::vector<unsigned> ranks;
 };
+
+// The message as reports show it: with " (ranks 0–3)" when ranks made it.
+std::string displayMessage(const Finding& finding);
 
 // A finding of a catalog rule, with the rule's default severity.
 Finding makeFinding(std::string_view ruleId, std::string message, const SourceLocation& at,

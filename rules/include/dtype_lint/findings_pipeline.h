@@ -57,7 +57,8 @@ struct FindingBatch {
 // Keeps the findings each batch's policy with the command line's on top
 // selects and no NOLINT comment suppresses, reports each place and rule once
 // (a header seen by several translation units, a helper analyzed in several
-// contexts, an op repeated every step), in location order. Header filters
+// contexts, an op repeated every step, every rank of a distributed run: their
+// ranks are joined), in location order. Header filters
 // must be valid (regexError, checked where they are read).
 std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const FindingPolicy& commandLine,
                                       SourceText& source);

@@ -33,6 +33,8 @@ AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion v
 bool isMatmulFamily(std::string_view op);
 // softmax, log_softmax, layer_norm, sum, mean, exp, pow, norm, the losses, ...
 bool isPrecisionSensitive(std::string_view op);
+// A loss function: its result is a scalar (the default reduction).
+bool isLoss(std::string_view op);
 // add, sub, mul, div, addcmul, addcdiv, lerp: out= computes in the inputs'
 // dtype and only then casts into the destination (a wider one gains nothing).
 bool computesInInputDtype(std::string_view op);

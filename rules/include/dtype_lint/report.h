@@ -1,4 +1,5 @@
-// Report writers: clang-style text, JSON, and SARIF 2.1.0.
+// Report writers: clang-style text, JSON, SARIF 2.1.0, and GitLab's code
+// quality JSON (Code Climate's issue format).
 #pragma once
 
 #include <ostream>
@@ -10,7 +11,7 @@
 
 namespace dtype_lint {
 
-enum class ReportFormat { Text, Json, Sarif };
+enum class ReportFormat { Text, Json, Sarif, CodeClimate };
 
 struct ReportOptions {
   bool color = false;       // ANSI colors in text output
@@ -35,6 +36,12 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
 // or truncated line.
 std::string findingToJsonLine(const Finding& finding);
 bool findingFromJsonLine(const std::string& line, Finding& finding);
+
+// A report this tool wrote as JSON or SARIF, read back (`dtype-lint merge`):
+// its findings and tool notes, paths made absolute against baseDir. False,
+// with why in `error`, when the text is neither.
+bool readReport(const std::string& text, const std::string& baseDir, std::vector<Finding>& findings,
+                std::vector<Note>& toolNotes, std::string& error);
 
 extern const char* const kToolVersion;
 

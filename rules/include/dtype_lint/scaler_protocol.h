@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -52,6 +53,18 @@ struct OptimizerFacts {
   DtypeSet parameterDtype = DtypeSet::unknown();
   std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
   uintptr_t module = 0;                   // the module whose parameters it updates, if known
+  uintptr_t scaledBy = 0;                 // the scaler of the last scaled backward, if known
+};
+
+// How the front end spells, at a clip, the unscale DL205's fix inserts before
+// it: the scaler's and the optimizer's names there (unset where they are not
+// in scope), and the statement to insert before with its indentation.
+struct UnscaleSpelling {
+  std::function<std::optional<std::string>(uintptr_t id)> scalerCall;  // "scaler." or "scaler->"
+  std::function<std::optional<std::string>(uintptr_t id)> optimizer;   // "optimizer" or "*optimizer"
+  std::string unscaleMethod;                                           // "unscale_"
+  SourceLocation statement;
+  std::string indentation;
 };
 
 struct ScalerFacts {
@@ -103,7 +116,8 @@ class ScalerProtocol {
   void stepSeenByParameterUpdate(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at);
   void optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
   // Clipping the gradients of an optimizer, or of a module's parameters (module != 0).
-  void clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at, std::vector<Finding>& out);
+  void clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at, std::vector<Finding>& out,
+            const UnscaleSpelling* spelling = nullptr);
   void zeroGrad(const ObjectRef& optimizer);
   // Control leaves the iteration (continue/return) at `at`: remembered on
   // pairs that may be STEPPED, for DL204's note.

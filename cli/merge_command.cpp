@@ -1,0 +1,38 @@
+#include "merge_command.h"
+
+#include "dtype_lint/findings_pipeline.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace dtype_lint::cli {
+
+int mergeReports(const std::vector<std::string>& reports, const OutputOptions& output) {
+  if (reports.empty()) return toolError("no reports to merge (usage: dtype-lint merge REPORT... [-o FILE])");
+  llvm::SmallString<256> cwd;
+  llvm::sys::fs::current_path(cwd);
+  std::vector<FindingBatch> batches;
+  std::vector<Note> toolNotes;
+  for (const std::string& path : reports) {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) return toolError("cannot read '" + path + "': " + buffer.getError().message());
+    FindingBatch batch;
+    std::vector<Note> notes;
+    std::string error;
+    if (!readReport((*buffer)->getBuffer().str(), std::string(cwd), batch.findings, notes, error))
+      return toolError("'" + path + "' is not a dtype-lint report: " + error);
+    batches.push_back(std::move(batch));
+    for (Note& n : notes)
+      if (std::none_of(toolNotes.begin(), toolNotes.end(), [&](const Note& seen) {
+            return seen.message == n.message && seen.location.file == n.location.file &&
+                   seen.location.line == n.location.line;
+          }))
+        toolNotes.push_back(std::move(n));
+  }
+  SourceText source;
+  auto reported = emitReport(finalizeFindings(std::move(batches), FindingPolicy{}, source), toolNotes, output,
+                             /*toStderr=*/false);
+  if (!reported) return 2;
+  return reported->empty() ? 0 : 1;
+}
+
+}  // namespace dtype_lint::cli
