@@ -78,6 +78,39 @@ TEST_F(Fixes, Dl101CastInTheOpIsChangedToTheOtherOperandsDtype) {
   EXPECT_EQ(lint(file).at("findings").size(), 1u);
 }
 
+// DL205 where the block unscales after the clip: the fix moves that unscale
+// up (a second one would be DL201), trailing comment and all.
+TEST_F(Fixes, Dl205MovesTheBlocksOwnUnscaleBeforeTheClip) {
+  const std::string file = write("train.cpp",
+                                 "#include \"" + kSource + "/samples/common/grad_scaler.h\"\n"
+                                 "class Trainer {\n"
+                                 " public:\n"
+                                 "  Trainer() : model_(16, 1), optimizer_(model_->parameters(), 0.01) {}\n"
+                                 "  void step(const torch::Tensor& x) {\n"
+                                 "    optimizer_.zero_grad();\n"
+                                 "    scaler_.scale(model_(x).pow(2).mean()).backward();\n"
+                                 "    const double norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);\n"
+                                 "    scaler_.unscale_(optimizer_);  // the true gradients\n"
+                                 "    scaler_.step(optimizer_);\n"
+                                 "    scaler_.update();\n"
+                                 "  }\n\n"
+                                 " private:\n"
+                                 "  torch::nn::Linear model_;\n"
+                                 "  torch::optim::SGD optimizer_;\n"
+                                 "  GradScaler scaler_;\n"
+                                 "};\n");
+  const nlohmann::json before = lint(file);
+  ASSERT_EQ(before.at("findings").size(), 1u) << before.dump();
+  EXPECT_EQ(before.at("findings")[0].at("fix").at("description"), "move the unscale on line 9 before the clip");
+  dtypeLint(kIncludes + "--fix " + file);
+  EXPECT_NE(readFile(file).find("    scaler_.unscale_(optimizer_);  // the true gradients\n"
+                                "    const double norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);\n"
+                                "    scaler_.step(optimizer_);\n"),
+            std::string::npos)
+      << readFile(file);
+  EXPECT_EQ(lint(file).at("findings").size(), 0u);
+}
+
 TEST_F(Fixes, ExportedFixesApplyWithClangApplyReplacementsAsWithFix) {
   const std::string sample = kSource + "/samples/DL304_fp16_optimizer_epsilon/buggy.cpp";
   const std::string byFix = write("by_fix/train.cpp", readFile(sample));

@@ -4,6 +4,7 @@
 
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "flow/ast_helpers.h"
@@ -321,14 +322,17 @@ void ScalerTracking::transferClip(const CallExpr* call) {
 // not start its line or a macro wrote it.
 std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* call) {
   ASTContext& context = flow_.astContext();
-  const Stmt* statement = call;
+  // The statement of the block that holds the call (through a declaration's initializer too).
+  DynTypedNode node = DynTypedNode::create(*call);
+  const CompoundStmt* block = nullptr;
   for (;;) {
-    const auto parents = context.getParents(*statement);
+    const auto parents = context.getParents(node);
     if (parents.size() != 1) return std::nullopt;
-    if (parents[0].get<CompoundStmt>()) break;
-    statement = parents[0].get<Stmt>();
-    if (!statement) return std::nullopt;
+    if ((block = parents[0].get<CompoundStmt>())) break;
+    node = parents[0];
   }
+  const Stmt* statement = node.get<Stmt>();
+  if (!statement) return std::nullopt;
   const auto* expression = dyn_cast<Expr>(statement);
   const auto* declaration = dyn_cast<DeclStmt>(statement);
   std::optional<SourceLocation> where;
@@ -371,7 +375,53 @@ std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* c
   spelling.unscaleMethod = api_.unscale.empty() ? "unscale_" : api_.unscale.front();
   spelling.statement = *where;
   spelling.indentation = indentation.str();
+  laterInBlock(*block, statement, spelling);
   return spelling;
+}
+
+// The unscales written after `statement` in its block, each on lines of its
+// own (those lines are what a fix moves), and whether a scaler is handed to
+// other code there.
+void ScalerTracking::laterInBlock(const CompoundStmt& block, const Stmt* statement, UnscaleSpelling& spelling) {
+  ASTContext& context = flow_.astContext();
+  const SourceManager& sm = context.getSourceManager();
+  bool after = false;
+  for (const Stmt* later : block.body()) {
+    if (later == statement) {
+      after = true;
+      continue;
+    }
+    if (!after) continue;
+    struct Calls : RecursiveASTVisitor<Calls> {
+      std::vector<const CallExpr*> calls;
+      bool VisitCallExpr(CallExpr* c) {
+        calls.push_back(c);
+        return true;
+      }
+    } visitor;
+    visitor.TraverseStmt(const_cast<Stmt*>(later));
+    for (const CallExpr* c : visitor.calls) {
+      const auto* member = dyn_cast<CXXMemberCallExpr>(c);
+      const bool onScaler = member && isScalerType(api_, member->getImplicitObjectArgument()->getType());
+      if (!onScaler) {
+        for (const Expr* arg : c->arguments())
+          if (isScalerType(api_, arg->getType())) spelling.scalerPassedOn = true;
+        continue;
+      }
+      const auto* written = dyn_cast<Expr>(later);
+      if (!named(api_.unscale, calleeName(member)) || member->getNumArgs() != 1 || !written ||
+          written->IgnoreImplicit() != c)
+        continue;
+      const auto lines = ownLines(later, context);
+      if (!lines) continue;
+      const unsigned begin = sm.getFileOffset(sm.translateLineCol(sm.getFileID(later->getBeginLoc()), lines->line, 1));
+      const unsigned end = sm.getFileOffset(sm.translateLineCol(sm.getFileID(later->getBeginLoc()), lines->endLine, 1)) +
+                           lines->endColumn;
+      spelling.laterUnscales.push_back(LaterUnscale{objectRef(member->getImplicitObjectArgument()).id,
+                                                    objectRef(member->getArg(0)).id, *lines,
+                                                    sm.getBufferData(sm.getFileID(later->getBeginLoc())).substr(begin, end - begin).str()});
+    }
+  }
 }
 
 void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
@@ -496,6 +546,28 @@ void ScalerTracking::checkEpsilon(const ValueDecl* d, const std::vector<const Ex
   }
   checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), d->getName().str()), *eps, parameters.dtype,
                         parameters.origin, at, findings(), spelling);
+}
+
+// The whole lines a statement is written on, newline included, when nothing
+// but blanks and a trailing // comment shares them (and no macro wrote it).
+std::optional<SourceLocation> ScalerTracking::ownLines(const Stmt* statement, ASTContext& context) {
+  const SourceManager& sm = context.getSourceManager();
+  const SourceRange range = statement->getSourceRange();
+  if (range.getBegin().isMacroID() || range.getEnd().isMacroID()) return std::nullopt;
+  const clang::SourceLocation end = Lexer::getLocForEndOfToken(range.getEnd(), 0, sm, context.getLangOpts());
+  const FileID file = sm.getFileID(range.getBegin());
+  const llvm::StringRef text = sm.getBufferData(file);
+  const unsigned begin = sm.getFileOffset(range.getBegin()), stop = sm.getFileOffset(end);
+  const size_t lineStart = text.rfind('\n', begin) == llvm::StringRef::npos ? 0 : text.rfind('\n', begin) + 1;
+  size_t lineEnd = text.find('\n', stop);
+  if (lineEnd == llvm::StringRef::npos) return std::nullopt;
+  llvm::StringRef rest = text.slice(stop, lineEnd).ltrim(" \t;");
+  if (!text.slice(lineStart, begin).trim().empty() || !(rest.empty() || rest.startswith("//"))) return std::nullopt;
+  SourceLocation lines = toLocation(range, sm, context.getLangOpts());
+  lines.column = 1;
+  lines.endLine = sm.getLineNumber(file, lineEnd);
+  lines.endColumn = sm.getColumnNumber(file, lineEnd);  // the newline itself
+  return lines;
 }
 
 // Options built in a local first (auto options = AdamWOptions(lr).eps(1e-4)): the local's initializer.

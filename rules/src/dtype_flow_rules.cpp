@@ -150,8 +150,12 @@ std::optional<FixIt> upcastFix(const OpEvent& event, const Operand& input) {
   const auto dtype = input.dtype.single();
   if (!dtype || !input.expression || !event.writtenInFile) return std::nullopt;
   std::vector<Edit> edits;
-  if (input.needsParentheses) edits.push_back(insertBefore(*input.expression, "("));
-  edits.push_back(insertAfter(*input.expression, std::string(input.needsParentheses ? ")" : "") + ".to(torch::kFloat)"));
+  if (const SourceLocation* cast = castInTheOp(event, input)) {
+    edits.push_back(replace(*cast, "torch::kFloat"));  // x.to(kHalf) in the op itself: cast to Float instead
+  } else {
+    if (input.needsParentheses) edits.push_back(insertBefore(*input.expression, "("));
+    edits.push_back(insertAfter(*input.expression, std::string(input.needsParentheses ? ")" : "") + ".to(torch::kFloat)"));
+  }
   const bool scalar = event.reducesAllDims || isLoss(event.op) || event.resultFullyReduced;
   if (!scalar) edits.push_back(insertAfter(event.location, fmt::format(".to(torch::k{})", name(*dtype))));
   return FixIt{fmt::format("compute '{}' on {} upcast to Float{}", event.op, input.description,

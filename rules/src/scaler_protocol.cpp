@@ -297,10 +297,21 @@ void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocat
 
 namespace {
 
-// DL205's fix: the one optimizer's gradients unscaled by the scaler that scaled them, before the clip.
+// DL205's fix: the one optimizer's gradients unscaled by the scaler that
+// scaled them, before the clip: the block's own later unscale moved up, or a
+// new one (never a second unscale: DL201).
 std::optional<FixIt> unscaleFix(const UnscaleSpelling& spelling, uintptr_t optimizerId, const OptimizerFacts& facts) {
-  const auto scaler = facts.scaledBy ? spelling.scalerCall(facts.scaledBy) : std::nullopt;
-  const auto optimizer = optimizerId ? spelling.optimizer(optimizerId) : std::nullopt;
+  if (!facts.scaledBy || !optimizerId) return std::nullopt;
+  for (const LaterUnscale& later : spelling.laterUnscales)
+    if (later.scaler == facts.scaledBy && later.optimizer == optimizerId) {
+      SourceLocation lineStart = spelling.statement;
+      lineStart.column = 1;
+      return FixIt{"move the unscale on line " + std::to_string(later.lines.line) + " before the clip",
+                   {insertBefore(lineStart, later.text), replace(later.lines, "")}};
+    }
+  if (spelling.scalerPassedOn) return std::nullopt;
+  const auto scaler = spelling.scalerCall(facts.scaledBy);
+  const auto optimizer = spelling.optimizer(optimizerId);
   if (!scaler || !optimizer) return std::nullopt;
   const std::string call = fmt::format("{}{}({});", *scaler, spelling.unscaleMethod, *optimizer);
   return FixIt{fmt::format("insert '{}' before the clip", call),

@@ -56,15 +56,25 @@ struct OptimizerFacts {
   uintptr_t scaledBy = 0;                 // the scaler of the last scaled backward, if known
 };
 
-// How the front end spells, at a clip, the unscale DL205's fix inserts before
-// it: the scaler's and the optimizer's names there (unset where they are not
-// in scope), and the statement to insert before with its indentation.
+// An unscale written after a clip in the same block, on lines of its own.
+struct LaterUnscale {
+  uintptr_t scaler = 0, optimizer = 0;
+  SourceLocation lines;  // its whole lines, their newline included
+  std::string text;      // those lines as written
+};
+
+// What DL205's fix needs from the front end at a clip: an unscale of the same
+// scaler and optimizer written later in the block is moved before the clip;
+// else one is inserted, named as the scaler and the optimizer are there (unset
+// where they are not in scope), before the statement, with its indentation.
 struct UnscaleSpelling {
   std::function<std::optional<std::string>(uintptr_t id)> scalerCall;  // "scaler." or "scaler->"
   std::function<std::optional<std::string>(uintptr_t id)> optimizer;   // "optimizer" or "*optimizer"
   std::string unscaleMethod;                                           // "unscale_"
   SourceLocation statement;
   std::string indentation;
+  std::vector<LaterUnscale> laterUnscales;
+  bool scalerPassedOn = false;  // the block later hands a scaler to other code, which may unscale
 };
 
 struct ScalerFacts {
