@@ -2,6 +2,8 @@
 // clang-tidy's keys, errors at their line and column, --dump-config.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_test_support.h"
 
 namespace {
@@ -93,6 +95,25 @@ TEST_F(Config, HeaderFilterAndExcludePathsChooseTheFilesReported) {
   CommandResult excluded = dtypeLint(file);
   EXPECT_EQ(excluded.exitCode, 0) << excluded.out;
   EXPECT_EQ(excluded.err.find("fallback flags"), std::string::npos) << "an excluded file is not even parsed";
+}
+
+// `run` reports what the config's Checks select, and its WarningsAsErrors.
+TEST_F(Config, RunReportsWhatTheConfigSelects) {
+  const std::string program = std::string(DTYPE_LINT_BINARY_DIR) + "/samples/sample_DL101_mixed_dtype_matmul_buggy";
+  const std::string report = (dir_ / "report.json").string();
+  auto findingsOf = [&](const std::string& binary, const std::string& options) {
+    dtypeLint("run " + options + " -o " + report + " -- " + binary);
+    return nlohmann::json::parse(dtype_lint::testing::readFile(report)).at("findings");
+  };
+  auto findings = [&](const std::string& options) { return findingsOf(program, options); };
+  EXPECT_EQ(findings("").size(), 2u);
+  EXPECT_EQ(findings("--config '{Checks: \"-*,DL2*\"}'").size(), 0u);
+  write(".dtype-lint.yaml", "Checks: \"-DL101\"\n");
+  EXPECT_EQ(findings("--checks=DL101 --config " + (dir_ / ".dtype-lint.yaml").string()).size(), 2u)
+      << "--checks on top of the config's";
+  const std::string reduction = std::string(DTYPE_LINT_BINARY_DIR) + "/samples/sample_DL105_low_precision_reduction_buggy";
+  EXPECT_EQ(findingsOf(reduction, "")[0].at("severity"), "warning");
+  EXPECT_EQ(findingsOf(reduction, "--config '{WarningsAsErrors: \"DL105\"}'")[0].at("severity"), "error");
 }
 
 TEST_F(Config, DumpConfigPrintsTheEffectiveConfiguration) {
