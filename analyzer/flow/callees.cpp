@@ -105,7 +105,7 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
   const FunctionDecl* forward = moduleForward(module.impl);
   if (!isAnalyzable(forward)) return nullptr;
   auto c = calleeContext(Inherit::ProcessOnly,
-                         note(at, fmt::format("in the call to module {} from here", describe(module.module))));
+                         note(at, fmt::format("in the call to module {} from here", describe(moduleObject(module.module)))));
   if (!c) return nullptr;
   c->thisModule = evalModule(module.module);
   size_t next = 0;
