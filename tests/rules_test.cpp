@@ -256,8 +256,8 @@ TEST(DtypeFlowRules, StepWithAFilledAutocastCacheIsDL107) {
 
 class Suppressions : public ::testing::Test {
  protected:
-  std::string write(const std::string& text) {
-    path_ = std::filesystem::temp_directory_path() / ("dtype_lint_nolint_" + std::to_string(::getpid()) + ".cpp");
+  std::string write(const std::string& text, const std::string& extension = ".cpp") {
+    path_ = std::filesystem::temp_directory_path() / ("dtype_lint_nolint_" + std::to_string(::getpid()) + extension);
     std::ofstream(path_) << text;
     return path_.string();
   }
@@ -294,6 +294,21 @@ TEST_F(Suppressions, NolintFormsFollowClangTidy) {
   EXPECT_TRUE(isSuppressed(at(file, 7, "DL102"), text));
   EXPECT_FALSE(isSuppressed(at(file, 7, "DL201"), text));
   EXPECT_FALSE(isSuppressed(at(file, 9, "DL102"), text));
+}
+
+// The runtime's Python findings: the same markers in Python's comments.
+TEST_F(Suppressions, PythonCommentsCarryTheSameMarkers) {
+  const std::string file = write(
+      "scaler.unscale_(opt)  # NOLINT(DL202)\n"
+      "# NOLINTNEXTLINE(DL1*)\n"
+      "y = layer(x.half())\n"
+      "z = layer(x.half())  // NOLINT\n",
+      ".py");
+  SourceText text;
+  EXPECT_TRUE(isSuppressed(at(file, 1, "DL202"), text));
+  EXPECT_FALSE(isSuppressed(at(file, 1, "DL201"), text));
+  EXPECT_TRUE(isSuppressed(at(file, 3, "DL101"), text));
+  EXPECT_FALSE(isSuppressed(at(file, 4, "DL101"), text)) << "'//' is no comment in Python";
 }
 
 TEST(Glob, MatchesRuleIdsAndNames) {

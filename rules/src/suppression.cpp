@@ -28,12 +28,10 @@ bool namesRule(std::optional<std::string_view> list, const RuleInfo& rule) {
   return false;
 }
 
-// Finds `marker` in a comment of this line and returns its rule list, if any.
-// Returns false when the marker is absent.
-bool findMarker(std::string_view line, std::string_view marker, std::optional<std::string_view>& list) {
-  const size_t comment = line.find("//");
-  const size_t blockComment = line.find("/*");
-  const size_t start = std::min(comment, blockComment);
+// Finds `marker` in a comment of this line (`#` in Python, `//` or `/*` else)
+// and returns its rule list, if any. Returns false when the marker is absent.
+bool findMarker(std::string_view line, std::string_view marker, std::optional<std::string_view>& list, bool python) {
+  const size_t start = python ? line.find('#') : std::min(line.find("//"), line.find("/*"));
   if (start == std::string_view::npos) return false;
   size_t at = line.find(marker, start);
   while (at != std::string_view::npos) {
@@ -58,17 +56,18 @@ bool findMarker(std::string_view line, std::string_view marker, std::optional<st
 bool isSuppressed(const Finding& finding, SourceText& source) {
   const SourceLocation& at = finding.location;
   if (!at.valid() || !finding.rule) return false;
+  const bool python = at.file.size() > 3 && at.file.compare(at.file.size() - 3, 3, ".py") == 0;
   std::optional<std::string_view> list;
-  if (findMarker(source.line(at.file, at.line), "NOLINT", list) && namesRule(list, *finding.rule)) return true;
-  if (at.line > 1 && findMarker(source.line(at.file, at.line - 1), "NOLINTNEXTLINE", list) &&
+  if (findMarker(source.line(at.file, at.line), "NOLINT", list, python) && namesRule(list, *finding.rule)) return true;
+  if (at.line > 1 && findMarker(source.line(at.file, at.line - 1), "NOLINTNEXTLINE", list, python) &&
       namesRule(list, *finding.rule))
     return true;
   // Inside a NOLINTBEGIN region that names the rule and has not ended.
   int open = 0;
   for (unsigned l = 1; l < at.line; ++l) {
     std::string_view text = source.line(at.file, l);
-    if (findMarker(text, "NOLINTBEGIN", list) && namesRule(list, *finding.rule)) ++open;
-    if (findMarker(text, "NOLINTEND", list) && namesRule(list, *finding.rule) && open > 0) --open;
+    if (findMarker(text, "NOLINTBEGIN", list, python) && namesRule(list, *finding.rule)) ++open;
+    if (findMarker(text, "NOLINTEND", list, python) && namesRule(list, *finding.rule) && open > 0) --open;
   }
   return open > 0;
 }
