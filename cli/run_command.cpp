@@ -50,6 +50,20 @@ std::vector<Finding> readRunDirectory(const std::string& dir) {
   return findings;
 }
 
+// A location the hooks know by its line only (Python's frames): the line's
+// code, from its first non-blank character to its last before a comment, for the caret.
+void spanTheLine(SourceLocation& at, SourceText& source) {
+  if (!at.line || at.column) return;
+  std::string_view text = source.line(at.file, at.line);
+  const bool python = at.file.size() > 3 && at.file.compare(at.file.size() - 3, 3, ".py") == 0;
+  if (const size_t comment = text.find(" #"); python && comment != std::string_view::npos) text = text.substr(0, comment);
+  const size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+  if (first == std::string_view::npos) return;
+  at.column = unsigned(first + 1);
+  at.endLine = at.line;
+  at.endColumn = unsigned(last + 1);
+}
+
 // One note per binary whose findings have no lines (no debug info): how to get them.
 std::vector<Note> missingLineNotes(const std::vector<Finding>& findings) {
   std::set<std::string> binaries;
@@ -96,6 +110,10 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   batches.front().findings = readRunDirectory(runDirectory);
   batches.front().policy = run.policy;
   SourceText source;
+  for (Finding& f : batches.front().findings) {
+    spanTheLine(f.location, source);
+    for (Note& n : f.notes) spanTheLine(n.location, source);
+  }
   std::vector<Finding> findings = finalizeFindings(std::move(batches), commandLine, source);
   const std::vector<Note> notes = missingLineNotes(findings);
   // Said on stderr too when the report goes to a file: the user reads it there.

@@ -234,6 +234,11 @@ TEST(PythonHooks, TheMissionFailuresAreExplained) {
   EXPECT_NE(run.err.find("ValueError: Attempting to unscale FP16 gradients."), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("'0.weight', '0.bias', '2.weight' and 1 more of the optimizer became Half here"),
             std::string::npos) << run.err;
+  // Python's frames give lines: the caret spans the line's code, its comment left out.
+  EXPECT_NE(run.err.find("buggy.py:14:5: error: scaler unscales the gradients of optimizer"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("    scaler.step(optimizer)  # dtype-lint-expect: DL202\n    ^~~~~~~~~~~~~~~~~~~~~~\n"),
+            std::string::npos) << run.err;
   run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
                    "DL101_mixed_dtype_matmul/buggy.py");
   EXPECT_NE(run.err.find("mat1 and mat2 must have the same dtype, but got Half and Float"), std::string::npos) << run.err;
