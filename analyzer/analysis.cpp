@@ -389,12 +389,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   SourceText source;
   result.findings = finalizeFindings(std::move(batches), options.commandLine, source);
   for (auto& notes : toolNotes)
-    for (Note& n : notes)
-      if (std::find_if(result.toolNotes.begin(), result.toolNotes.end(), [&](const Note& seen) {
-            return seen.message == n.message && seen.location.file == n.location.file &&
-                   seen.location.line == n.location.line;
-          }) == result.toolNotes.end())
-        result.toolNotes.push_back(std::move(n));
+    for (Note& n : notes) addToolNote(result.toolNotes, std::move(n));
   return result;
 }
 

@@ -13,10 +13,6 @@ namespace {
 
 constexpr int kFormatVersion = 1;
 
-std::string relativeTo(const std::string& path, const std::string& baseDir) {
-  return !baseDir.empty() && path.rfind(baseDir + "/", 0) == 0 ? path.substr(baseDir.size() + 1) : path;
-}
-
 }  // namespace
 
 llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& findings, SourceText& source,
@@ -27,7 +23,7 @@ llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& f
     const Finding& f = findings[i];
     entries.push_back(llvm::json::Object{{"fingerprint", prints[i]},
                                          {"rule", std::string(f.rule->id)},
-                                         {"file", relativeTo(f.location.file, baseDir)},
+                                         {"file", relativePath(f.location.file, baseDir)},
                                          {"line", int64_t(f.location.line)},
                                          {"message", f.message}});
   }

@@ -21,12 +21,7 @@ int mergeReports(const std::vector<std::string>& reports, const OutputOptions& o
     if (!readReport((*buffer)->getBuffer().str(), std::string(cwd), batch.findings, notes, error))
       return toolError("'" + path + "' is not a dtype-lint report: " + error);
     batches.push_back(std::move(batch));
-    for (Note& n : notes)
-      if (std::none_of(toolNotes.begin(), toolNotes.end(), [&](const Note& seen) {
-            return seen.message == n.message && seen.location.file == n.location.file &&
-                   seen.location.line == n.location.line;
-          }))
-        toolNotes.push_back(std::move(n));
+    for (Note& n : notes) addToolNote(toolNotes, std::move(n));
   }
   SourceText source;
   auto reported = emitReport(finalizeFindings(std::move(batches), FindingPolicy{}, source), toolNotes, output,

@@ -55,8 +55,8 @@ std::vector<Finding> readRunDirectory(const std::string& dir) {
 void spanTheLine(SourceLocation& at, SourceText& source) {
   if (!at.line || at.column) return;
   std::string_view text = source.line(at.file, at.line);
-  const bool python = at.file.size() > 3 && at.file.compare(at.file.size() - 3, 3, ".py") == 0;
-  if (const size_t comment = text.find(" #"); python && comment != std::string_view::npos) text = text.substr(0, comment);
+  if (const size_t comment = text.find(" #"); isPythonFile(at.file) && comment != std::string_view::npos)
+    text = text.substr(0, comment);
   const size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
   if (first == std::string_view::npos) return;
   at.column = unsigned(first + 1);

@@ -384,7 +384,6 @@ std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* c
 // other code there.
 void ScalerTracking::laterInBlock(const CompoundStmt& block, const Stmt* statement, UnscaleSpelling& spelling) {
   ASTContext& context = flow_.astContext();
-  const SourceManager& sm = context.getSourceManager();
   bool after = false;
   for (const Stmt* later : block.body()) {
     if (later == statement) {
@@ -412,14 +411,11 @@ void ScalerTracking::laterInBlock(const CompoundStmt& block, const Stmt* stateme
       if (!named(api_.unscale, calleeName(member)) || member->getNumArgs() != 1 || !written ||
           written->IgnoreImplicit() != c)
         continue;
-      const auto lines = ownLines(later, context);
+      auto lines = ownLines(later, context);
       if (!lines) continue;
-      const unsigned begin = sm.getFileOffset(sm.translateLineCol(sm.getFileID(later->getBeginLoc()), lines->line, 1));
-      const unsigned end = sm.getFileOffset(sm.translateLineCol(sm.getFileID(later->getBeginLoc()), lines->endLine, 1)) +
-                           lines->endColumn;
       spelling.laterUnscales.push_back(LaterUnscale{objectRef(member->getImplicitObjectArgument()).id,
-                                                    objectRef(member->getArg(0)).id, *lines,
-                                                    sm.getBufferData(sm.getFileID(later->getBeginLoc())).substr(begin, end - begin).str()});
+                                                    objectRef(member->getArg(0)).id, lines->first,
+                                                    std::move(lines->second)});
     }
   }
 }
@@ -548,9 +544,11 @@ void ScalerTracking::checkEpsilon(const ValueDecl* d, const std::vector<const Ex
                         parameters.origin, at, findings(), spelling);
 }
 
-// The whole lines a statement is written on, newline included, when nothing
-// but blanks and a trailing // comment shares them (and no macro wrote it).
-std::optional<SourceLocation> ScalerTracking::ownLines(const Stmt* statement, ASTContext& context) {
+// The whole lines a statement is written on, newline included, and their
+// text, when nothing but blanks and a trailing // comment shares them (and no
+// macro wrote it).
+std::optional<std::pair<SourceLocation, std::string>> ScalerTracking::ownLines(const Stmt* statement,
+                                                                               ASTContext& context) {
   const SourceManager& sm = context.getSourceManager();
   const SourceRange range = statement->getSourceRange();
   if (range.getBegin().isMacroID() || range.getEnd().isMacroID()) return std::nullopt;
@@ -558,8 +556,9 @@ std::optional<SourceLocation> ScalerTracking::ownLines(const Stmt* statement, AS
   const FileID file = sm.getFileID(range.getBegin());
   const llvm::StringRef text = sm.getBufferData(file);
   const unsigned begin = sm.getFileOffset(range.getBegin()), stop = sm.getFileOffset(end);
-  const size_t lineStart = text.rfind('\n', begin) == llvm::StringRef::npos ? 0 : text.rfind('\n', begin) + 1;
-  size_t lineEnd = text.find('\n', stop);
+  const size_t newlineBefore = text.rfind('\n', begin);
+  const size_t lineStart = newlineBefore == llvm::StringRef::npos ? 0 : newlineBefore + 1;
+  const size_t lineEnd = text.find('\n', stop);
   if (lineEnd == llvm::StringRef::npos) return std::nullopt;
   llvm::StringRef rest = text.slice(stop, lineEnd).ltrim(" \t;");
   if (!text.slice(lineStart, begin).trim().empty() || !(rest.empty() || rest.startswith("//"))) return std::nullopt;
@@ -567,7 +566,7 @@ std::optional<SourceLocation> ScalerTracking::ownLines(const Stmt* statement, AS
   lines.column = 1;
   lines.endLine = sm.getLineNumber(file, lineEnd);
   lines.endColumn = sm.getColumnNumber(file, lineEnd);  // the newline itself
-  return lines;
+  return std::pair{lines, text.slice(lineStart, lineEnd + 1).str()};
 }
 
 // Options built in a local first (auto options = AdamWOptions(lr).eps(1e-4)): the local's initializer.

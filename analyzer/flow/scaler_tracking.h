@@ -42,7 +42,8 @@ class ScalerTracking {
   void transferAnnotation(const clang::CallExpr* call, const std::string& name);
   std::optional<UnscaleSpelling> unscaleSpelling(const clang::CallExpr* call);
   void laterInBlock(const clang::CompoundStmt& block, const clang::Stmt* statement, UnscaleSpelling& spelling);
-  static std::optional<SourceLocation> ownLines(const clang::Stmt* statement, clang::ASTContext& context);
+  static std::optional<std::pair<SourceLocation, std::string>> ownLines(const clang::Stmt* statement,
+                                                                         clang::ASTContext& context);
   void transferClip(const clang::CallExpr* call);
   // A call the flow does not follow: a callable whose target is unknown may
   // drive every scaler; a user function without a body, the scalers passed to it.

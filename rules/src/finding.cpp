@@ -31,18 +31,19 @@ Edit insertAfter(const SourceLocation& range, std::string text) {
 
 Edit replace(const SourceLocation& range, std::string text) { return Edit{range, std::move(text)}; }
 
-std::string displayMessage(const Finding& finding) {
-  if (finding.ranks.empty()) return finding.message;
+std::string ranksSuffix(const std::vector<unsigned>& r) {
+  if (r.empty()) return "";
   std::string ranges;
-  const auto& r = finding.ranks;
   for (size_t i = 0; i < r.size();) {
     size_t j = i;
     while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
     ranges += (ranges.empty() ? "" : ", ") + std::to_string(r[i]) + (j > i ? "\u2013" + std::to_string(r[j]) : "");
     i = j + 1;
   }
-  return finding.message + (r.size() == 1 ? " (rank " : " (ranks ") + ranges + ")";
+  return (r.size() == 1 ? " (rank " : " (ranks ") + ranges + ")";
 }
+
+std::string displayMessage(const Finding& finding) { return finding.message + ranksSuffix(finding.ranks); }
 
 bool locationOrder(const Finding& a, const Finding& b) {
   const auto& l = a.location;

@@ -18,12 +18,6 @@ std::string_view patternOf(const std::string& glob) {
   return !glob.empty() && glob.front() == '-' ? std::string_view(glob).substr(1) : std::string_view(glob);
 }
 
-std::string_view trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 // POSIX extended syntax, as clang-tidy's HeaderFilterRegex (llvm::Regex).
 constexpr auto kRegexSyntax = std::regex::extended | std::regex::nosubs;
 
@@ -63,8 +57,7 @@ RuleSelection RuleSelection::parse(std::string_view text) {
 }
 
 bool FindingPolicy::excludes(const std::string& path) const {
-  std::string relative = path;
-  if (!baseDir.empty() && path.rfind(baseDir + "/", 0) == 0) relative = path.substr(baseDir.size() + 1);
+  const std::string relative = relativePath(path, baseDir);
   return std::any_of(excludePaths.begin(), excludePaths.end(),
                      [&](const std::string& glob) { return globMatch(glob, relative) || globMatch(glob, path); });
 }
@@ -77,6 +70,14 @@ FindingPolicy FindingPolicy::with(const FindingPolicy& commandLine) const {
                                        commandLine.warningsAsErrors.globs.end());
   if (commandLine.headerFilterRegex) merged.headerFilterRegex = commandLine.headerFilterRegex;
   return merged;
+}
+
+void addToolNote(std::vector<Note>& notes, Note note) {
+  if (std::none_of(notes.begin(), notes.end(), [&](const Note& seen) {
+        return seen.message == note.message && seen.location.file == note.location.file &&
+               seen.location.line == note.location.line;
+      }))
+    notes.push_back(std::move(note));
 }
 
 std::string regexError(const std::string& regex) {

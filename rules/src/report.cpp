@@ -15,17 +15,7 @@ namespace {
 using nlohmann::json;
 
 std::string displayPath(const std::string& file, const ReportOptions& options) {
-  const std::string& base = options.baseDir;
-  if (!base.empty() && file.size() > base.size() && file.compare(0, base.size(), base) == 0 &&
-      (file[base.size()] == '/' || base.back() == '/'))
-    return file.substr(base.size() + (base.back() == '/' ? 0 : 1));
-  return file;
-}
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
+  return relativePath(file, options.baseDir);
 }
 
 uint64_t fnv1a(std::string_view text) {
@@ -85,6 +75,13 @@ json locationJson(const SourceLocation& at, const ReportOptions& options) {
   return out;
 }
 
+// A fix as the JSON report and the hooks' lines write it.
+json fixJson(const FixIt& fix, const ReportOptions& options) {
+  json edits = json::array();
+  for (const Edit& e : fix.edits) edits.push_back({{"range", locationJson(e.range, options)}, {"replacement", e.replacement}});
+  return {{"description", fix.description}, {"edits", std::move(edits)}};
+}
+
 json findingsJson(const std::vector<Finding>& findings, const ReportOptions& options, SourceText& source,
                   const std::vector<Note>& toolNotes) {
   json list = json::array();
@@ -100,12 +97,7 @@ json findingsJson(const std::vector<Finding>& findings, const ReportOptions& opt
     json item = {{"rule", f.rule->id},       {"name", f.rule->name}, {"severity", name(f.severity)},
                  {"message", displayMessage(f)}, {"location", locationJson(f.location, options)},
                  {"notes", std::move(notes)}, {"fingerprint", prints[i]}};
-    if (f.fix) {
-      json edits = json::array();
-      for (const Edit& e : f.fix->edits)
-        edits.push_back({{"range", locationJson(e.range, options)}, {"replacement", e.replacement}});
-      item["fix"] = {{"description", f.fix->description}, {"edits", std::move(edits)}};
-    }
+    if (f.fix) item["fix"] = fixJson(*f.fix, options);
     if (!f.ranks.empty()) item["ranks"] = f.ranks;
     list.push_back(std::move(item));
   }
@@ -267,13 +259,19 @@ Severity severityFrom(const std::string& text) {
 
 // The message as reported, without the " (ranks ...)" the report added.
 std::string messageWithoutRanks(std::string message, const std::vector<unsigned>& ranks) {
-  Finding probe;
-  probe.ranks = ranks;
-  const std::string suffix = displayMessage(probe);
-  if (!ranks.empty() && message.size() >= suffix.size() &&
+  const std::string suffix = ranksSuffix(ranks);
+  if (!suffix.empty() && message.size() >= suffix.size() &&
       message.compare(message.size() - suffix.size(), suffix.size(), suffix) == 0)
     message.resize(message.size() - suffix.size());
   return message;
+}
+
+std::optional<FixIt> fixFrom(const json& fix, const std::string& baseDir) {
+  if (!fix.is_object()) return std::nullopt;
+  FixIt out{fix.value("description", ""), {}};
+  for (const json& e : fix.value("edits", json::array()))
+    out.edits.push_back(Edit{locationFrom(e.value("range", json::object()), baseDir), e.value("replacement", "")});
+  return out;
 }
 
 std::vector<unsigned> ranksFrom(const json& ranks) {
@@ -296,11 +294,7 @@ bool readJsonReport(const json& report, const std::string& baseDir, std::vector<
     f.location = locationFrom(item.value("location", json::object()), baseDir);
     for (const json& n : item.value("notes", json::array()))
       f.notes.push_back(Note{locationFrom(n, baseDir), n.value("message", "")});
-    if (const json fix = item.value("fix", json()); fix.is_object()) {
-      f.fix = FixIt{fix.value("description", ""), {}};
-      for (const json& e : fix.value("edits", json::array()))
-        f.fix->edits.push_back(Edit{locationFrom(e.value("range", json::object()), baseDir), e.value("replacement", "")});
-    }
+    f.fix = fixFrom(item.value("fix", json()), baseDir);
     findings.push_back(std::move(f));
   }
   for (const json& n : report.value("notifications", json::array()))
@@ -393,21 +387,12 @@ bool readReport(const std::string& text, const std::string& baseDir, std::vector
 }
 
 std::string findingToJsonLine(const Finding& f) {
-  auto location = [](const SourceLocation& at) {
-    json out{{"file", at.file}, {"line", at.line}, {"column", at.column}, {"endLine", at.endLine},
-             {"endColumn", at.endColumn}};
-    if (!at.symbol.empty()) out["symbol"] = at.symbol;
-    return out;
-  };
+  const ReportOptions absolute;  // paths as they are
   json notes = json::array();
-  for (const Note& n : f.notes) notes.push_back({{"location", location(n.location)}, {"message", n.message}});
+  for (const Note& n : f.notes) notes.push_back({{"location", locationJson(n.location, absolute)}, {"message", n.message}});
   json line{{"rule", f.rule->id}, {"severity", name(f.severity)}, {"message", f.message},
-            {"location", location(f.location)}, {"notes", std::move(notes)}};
-  if (f.fix) {
-    json edits = json::array();
-    for (const Edit& e : f.fix->edits) edits.push_back({{"range", location(e.range)}, {"replacement", e.replacement}});
-    line["fix"] = {{"description", f.fix->description}, {"edits", std::move(edits)}};
-  }
+            {"location", locationJson(f.location, absolute)}, {"notes", std::move(notes)}};
+  if (f.fix) line["fix"] = fixJson(*f.fix, absolute);
   if (!f.ranks.empty()) line["ranks"] = f.ranks;
   return line.dump();
 }
@@ -418,22 +403,14 @@ bool findingFromJsonLine(const std::string& line, Finding& f) {
   f.rule = findRule(j["rule"].get<std::string>());
   if (!f.rule) return false;
   const auto location = [](const json& at) { return locationFrom(at, ""); };
-  const std::string severity = j.value("severity", "warning");
-  f.severity = severity == "error" ? Severity::Error : severity == "note" ? Severity::Note : Severity::Warning;
+  f.severity = severityFrom(j.value("severity", "warning"));
   f.message = j.value("message", "");
   f.location = location(j.value("location", json::object()));
   f.notes.clear();
   for (const json& n : j.value("notes", json::array()))
     f.notes.push_back(Note{location(n.value("location", json::object())), n.value("message", "")});
-  f.ranks.clear();
-  for (const json& rank : j.value("ranks", json::array()))
-    if (rank.is_number_unsigned()) f.ranks.push_back(rank.get<unsigned>());
-  f.fix.reset();
-  if (const json fix = j.value("fix", json()); fix.is_object()) {
-    f.fix = FixIt{fix.value("description", ""), {}};
-    for (const json& e : fix.value("edits", json::array()))
-      f.fix->edits.push_back(Edit{location(e.value("range", json::object())), e.value("replacement", "")});
-  }
+  f.ranks = ranksFrom(j.value("ranks", json()));
+  f.fix = fixFrom(j.value("fix", json()), "");
   return true;
 }
 

@@ -23,6 +23,21 @@ std::string_view SourceText::line(const std::string& file, unsigned lineNumber) 
   return all[lineNumber - 1];
 }
 
+std::string_view trimmed(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::string relativePath(const std::string& path, const std::string& baseDir) {
+  if (!baseDir.empty() && path.size() > baseDir.size() && path.compare(0, baseDir.size(), baseDir) == 0 &&
+      (path[baseDir.size()] == '/' || baseDir.back() == '/'))
+    return path.substr(baseDir.size() + (baseDir.back() == '/' ? 0 : 1));
+  return path;
+}
+
+bool isPythonFile(std::string_view path) { return path.size() > 3 && path.substr(path.size() - 3) == ".py"; }
+
 bool globMatch(std::string_view pattern, std::string_view text) {
   size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
   while (t < text.size()) {

@@ -7,12 +7,6 @@
 namespace dtype_lint {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // Does a rule list such as "(DL101, DL2*)" name the rule? No list names every rule.
 bool namesRule(std::optional<std::string_view> list, const RuleInfo& rule) {
   if (!list) return true;
@@ -20,7 +14,7 @@ bool namesRule(std::optional<std::string_view> list, const RuleInfo& rule) {
   std::string_view rest = *list;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
-    std::string_view item = trim(rest.substr(0, comma));
+    std::string_view item = trimmed(rest.substr(0, comma));
     if (globMatch(item, rule.id) || globMatch(item, qualified)) return true;
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -56,7 +50,7 @@ bool findMarker(std::string_view line, std::string_view marker, std::optional<st
 bool isSuppressed(const Finding& finding, SourceText& source) {
   const SourceLocation& at = finding.location;
   if (!at.valid() || !finding.rule) return false;
-  const bool python = at.file.size() > 3 && at.file.compare(at.file.size() - 3, 3, ".py") == 0;
+  const bool python = isPythonFile(at.file);
   std::optional<std::string_view> list;
   if (findMarker(source.line(at.file, at.line), "NOLINT", list, python) && namesRule(list, *finding.rule)) return true;
   if (at.line > 1 && findMarker(source.line(at.file, at.line - 1), "NOLINTNEXTLINE", list, python) &&

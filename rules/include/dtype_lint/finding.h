@@ -35,8 +35,6 @@ struct Note {
 struct Edit {
   SourceLocation range;
   std::string replacement;
-
-  bool isInsertion() const { return range.endLine == range.line && range.endColumn + 1 == range.column; }
 };
 Edit insertBefore(const SourceLocation& range, std::string text);
 Edit insertAfter(const SourceLocation& range, std::string text);
@@ -61,7 +59,9 @@ struct Finding {
   std::vector<unsigned> ranks;
 };
 
-// The message as reports show it: with " (ranks 0–3)" when ranks made it.
+// " (ranks 0–3)", " (rank 2)"; empty for no ranks.
+std::string ranksSuffix(const std::vector<unsigned>& ranks);
+// The message as reports show it: with its ranks' suffix.
 std::string displayMessage(const Finding& finding);
 
 // A finding of a catalog rule, with the rule's default severity.

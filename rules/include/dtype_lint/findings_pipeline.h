@@ -63,6 +63,9 @@ struct FindingBatch {
 std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const FindingPolicy& commandLine,
                                       SourceText& source);
 
+// Adds a tool note unless one with the same message at the same file and line is there.
+void addToolNote(std::vector<Note>& notes, Note note);
+
 // The message when `regex` is not an extended regular expression; empty when it is.
 std::string regexError(const std::string& regex);
 

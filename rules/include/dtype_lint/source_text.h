@@ -21,4 +21,12 @@ class SourceText {
 // Shell-style glob with '*' and '?', as used by --rules and NOLINT(...).
 bool globMatch(std::string_view pattern, std::string_view text);
 
+// The text without the blanks (spaces, tabs, line ends) around it.
+std::string_view trimmed(std::string_view text);
+
+// The path relative to baseDir when it lies under it, else the path as it is.
+std::string relativePath(const std::string& path, const std::string& baseDir);
+// A Python script: its comments start with '#'.
+bool isPythonFile(std::string_view path);
+
 }  // namespace dtype_lint
