@@ -86,58 +86,81 @@ std::vector<std::string> userHeadersOf(const SourceManager& sm) {
 
 class DtypeFlowConsumer : public ASTConsumer {
  public:
-  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, CachedUnit& unit)
-      : ci_(ci), scalerApi_(scalerApi), findings_(unit.findings), userHeaders_(unit.userHeaders),
-        toolNotes_(unit.toolNotes), linkage_(unit.linkage) {}
+  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, const UnitBudget::Clock& budget,
+                    CachedUnit& unit)
+      : ci_(ci), scalerApi_(scalerApi), budget_(budget), unit_(unit) {}
 
   // Only declarations of user code are traversed: LibTorch's (parsed here or
-  // loaded from the preamble PCH) are only looked up, never walked.
+  // loaded from the preamble PCH) are only looked up, never walked. Returning
+  // false ends the parse: the TU's budget is spent.
   bool HandleTopLevelDecl(DeclGroupRef group) override {
     for (Decl* d : group)
       if (isUserCode(d->getLocation(), ci_.getSourceManager())) userDecls_.push_back(d);
+    // Sema passes instantiations here too and ignores the answer: the parse
+    // stops at the next declaration the parser itself hands over.
+    if (unit_.overBudget) return false;
+    if (auto spent = budget_.spent(ci_.getASTContext())) {
+      unit_.overBudget = true;
+      const SourceManager& sm = ci_.getSourceManager();
+      const PresumedLoc where = group.isNull() ? PresumedLoc() : sm.getPresumedLoc((*group.begin())->getLocation());
+      unit_.toolNotes.push_back(
+          Note{SourceLocation{sm.getFileEntryForID(sm.getMainFileID())->getName().str(), 1, 1},
+               fmt::format("not analyzed: the parse stopped{} because {} was spent",
+                           where.isValid() ? fmt::format(" at {}:{}", where.getFilename(), where.getLine()) : "",
+                           *spent)});
+      return false;
+    }
     return true;
   }
 
   void HandleTranslationUnit(ASTContext& context) override {
+    if (unit_.overBudget) return;  // the parse's note says so
     context.setTraversalScope(userDecls_);
-    userHeaders_ = userHeadersOf(ci_.getSourceManager());
+    unit_.userHeaders = userHeadersOf(ci_.getSourceManager());
     Preprocessor& pp = ci_.getPreprocessor();
     const TorchVersion torch{macroInteger(pp, "TORCH_VERSION_MAJOR", 1), macroInteger(pp, "TORCH_VERSION_MINOR", 13)};
-    DtypeFlowResult result = analyzeDtypeFlow(context, torch, scalerApi_);
-    std::move(result.findings.begin(), result.findings.end(), std::back_inserter(findings_));
-    toolNotes_.insert(toolNotes_.end(), result.truncations.begin(), result.truncations.end());
-    linkage_ = std::move(result.linkage);
+    AnalysisLimits limits;
+    limits.unitBudget = &budget_;
+    DtypeFlowResult result = analyzeDtypeFlow(context, torch, scalerApi_, limits);
+    std::move(result.findings.begin(), result.findings.end(), std::back_inserter(unit_.findings));
+    unit_.toolNotes.insert(unit_.toolNotes.end(), result.truncations.begin(), result.truncations.end());
+    unit_.overBudget = result.unitBudgetSpent;
+    unit_.linkage = std::move(result.linkage);
   }
 
  private:
   CompilerInstance& ci_;
   const ScalerApi& scalerApi_;
-  std::vector<Finding>& findings_;
-  std::vector<std::string>& userHeaders_;
-  std::vector<Note>& toolNotes_;
-  Linkage& linkage_;
+  const UnitBudget::Clock& budget_;
+  CachedUnit& unit_;
   std::vector<Decl*> userDecls_;
 };
 
 class DtypeFlowAction : public ASTFrontendAction {
  public:
-  DtypeFlowAction(const ScalerApi& scalerApi, CachedUnit& unit) : scalerApi_(scalerApi), unit_(unit) {}
+  DtypeFlowAction(const ScalerApi& scalerApi, const UnitBudget::Clock& budget, CachedUnit& unit)
+      : scalerApi_(scalerApi), budget_(budget), unit_(unit) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& ci, llvm::StringRef) override {
-    return std::make_unique<DtypeFlowConsumer>(ci, scalerApi_, unit_);
+    return std::make_unique<DtypeFlowConsumer>(ci, scalerApi_, budget_, unit_);
   }
 
  private:
   const ScalerApi& scalerApi_;
+  const UnitBudget::Clock& budget_;
   CachedUnit& unit_;
 };
 
 class ActionFactory : public tooling::FrontendActionFactory {
  public:
-  ActionFactory(const ScalerApi& scalerApi, CachedUnit& unit) : scalerApi_(scalerApi), unit_(unit) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<DtypeFlowAction>(scalerApi_, unit_); }
+  ActionFactory(const ScalerApi& scalerApi, const UnitBudget::Clock& budget, CachedUnit& unit)
+      : scalerApi_(scalerApi), budget_(budget), unit_(unit) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<DtypeFlowAction>(scalerApi_, budget_, unit_);
+  }
 
  private:
   const ScalerApi& scalerApi_;
+  const UnitBudget::Clock& budget_;
   CachedUnit& unit_;
 };
 
@@ -158,7 +181,8 @@ bool isPreambleFailure(const std::string& error) {
 // One parse of the TU, with the preamble PCH when there is one; `text`, when
 // set, stands for the main file's.
 CachedUnit parse(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
-                 const std::optional<std::string>& pch, const std::optional<std::string>& text) {
+                 const UnitBudget& budget, const std::optional<std::string>& pch,
+                 const std::optional<std::string>& text) {
   CachedUnit unit;
   TranslationUnitReport errors;
   // Its own file system: each tool's working directory is its compile
@@ -173,7 +197,8 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   ErrorCounter counter(errors);
   tool.setDiagnosticConsumer(&counter);
   tool.setPrintErrorMessage(false);
-  ActionFactory factory(config.scaler, unit);
+  const UnitBudget::Clock clock = budget.start();
+  ActionFactory factory(config.scaler, clock, unit);
   // A crash inside Clang or the analysis loses this TU, never the run.
   llvm::CrashRecoveryContext recovery;
   if (!recovery.RunSafely([&] { tool.run(&factory); })) {
@@ -263,8 +288,15 @@ UserHeaderReader userHeaderReader(const UnitInputs& inputs, const std::string& f
 
 // The TU, alone or with the files it is linked to (linked_units.h) included after its text.
 CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::string& file, const Config& config,
-                      PreambleCache* preambles, const ResultCache* results,
+                      const UnitBudget& budget, PreambleCache* preambles, const ResultCache* results,
                       const std::vector<std::string>& linked = {}) {
+  // Clang's tool would stop the process where it cannot enter the directory.
+  for (const tooling::CompileCommand& command : database.getCompileCommands(file))
+    if (!llvm::sys::fs::is_directory(command.Directory)) {
+      CachedUnit unit;
+      unit.failure = "the directory of its compile command, '" + command.Directory + "', does not exist";
+      return unit;
+    }
   const auto inputs = inputsOf(database, file);
   if (!linked.empty() && !inputs) return CachedUnit{};
   const std::optional<std::string> text =
@@ -279,15 +311,15 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
   if (preambles && inputs) includes = libTorchIncludePrefix(inputs->text, userHeaderReader(*inputs, file));
   if (!includes.empty())
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
-  CachedUnit unit = parse(database, file, config, pch, text);
+  CachedUnit unit = parse(database, file, config, budget, pch, text);
   if (pch && isPreambleFailure(unit.firstError)) {
     // Stale (LibTorch's headers changed since it was built): once more with a fresh one, else in full.
     preambles->discard(*pch);
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
-    unit = parse(database, file, config, pch, text);
-    if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, std::nullopt, text);
+    unit = parse(database, file, config, budget, pch, text);
+    if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, budget, std::nullopt, text);
   }
-  if (results && inputs && unit.failure.empty()) results->store(key, unit);
+  if (results && inputs && unit.failure.empty() && !unit.overBudget) results->store(key, unit);
   return unit;
 }
 
@@ -335,7 +367,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
     size_t done = 0;
     for (size_t i = 0; i < files.size(); ++i)
       pool.async([&, i] {
-        units[i] = analyzeOne(database, files[i], configOf(i), preambleCache, resultCache);
+        units[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache);
         if (!options.onUnitDone) return;
         std::lock_guard<std::mutex> lock(progress);
         options.onUnitDone(++done, files.size(), files[i]);
@@ -349,7 +381,7 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
         pool.async([&, i] {
           std::vector<std::string> paths;
           for (size_t j : linked[i]) paths.push_back(files[j]);
-          withCallees[i] = analyzeOne(database, files[i], configOf(i), preambleCache, resultCache, paths);
+          withCallees[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache, paths);
         });
     pool.wait();
   }

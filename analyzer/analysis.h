@@ -10,6 +10,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "caches.h"
 #include "config.h"
+#include "unit_budget.h"
 #include "dtype_lint/finding.h"
 #include "dtype_lint/findings_pipeline.h"
 
@@ -39,6 +40,7 @@ struct AnalysisOptions {
   uint64_t preambleSizeLimit = PreambleCache::kDefaultSizeLimit;  // bytes of PCHs kept
   bool useResultCache = true;               // unchanged TUs are not parsed again
   size_t maxLinkedFiles = 8;                // files defining a TU's callees analyzed with it (linked_units.h)
+  UnitBudget unitBudget;                    // each TU's time and memory (--tu-time-limit, --tu-memory-limit)
   // Called as each translation unit's analysis ends, from the worker threads
   // (one call at a time): how many are done, of how many, and which.
   std::function<void(size_t done, size_t total, const std::string& file)> onUnitDone;

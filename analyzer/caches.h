@@ -74,6 +74,7 @@ struct CachedUnit {
   std::vector<Note> toolNotes;           // functions whose analysis was cut short, and why
   Linkage linkage;                       // what it defines for, and calls in, other TUs
   std::string failure;                   // set when the TU could not be analyzed (never cached)
+  bool overBudget = false;               // its time or memory budget ended it early (never cached)
 };
 
 class ResultCache {

@@ -5,6 +5,8 @@
 
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "tool_flags.h"
 
@@ -45,12 +47,27 @@ std::string absolute(llvm::StringRef path) {
   return std::string(out);
 }
 
+std::string realPath(llvm::StringRef path) {
+  llvm::SmallString<256> out;
+  if (llvm::sys::fs::real_path(path, out)) return absolute(path);
+  return std::string(out);
+}
+
 bool isSourceFile(llvm::StringRef path) {
   const llvm::StringRef ext = llvm::sys::path::extension(path);
   return ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c++" || ext == ".cu";
 }
 
 llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::string& jsonPath) {
+  // Clang's loader parses with the YAML parser, which prints its own errors:
+  // what is not JSON is said here, in one line.
+  auto buffer = llvm::MemoryBuffer::getFile(jsonPath);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read compilation database '%s': %s", jsonPath.c_str(),
+                                   buffer.getError().message().c_str());
+  if (auto json = llvm::json::parse((*buffer)->getBuffer()); !json)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot load compilation database '%s': %s",
+                                   jsonPath.c_str(), llvm::toString(json.takeError()).c_str());
   std::string error;
   auto db = clang::tooling::JSONCompilationDatabase::loadFromFile(
       jsonPath, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
@@ -84,8 +101,13 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
   WorkList work;
   std::vector<std::string> inputs;
   for (const std::string& p : paths) {
-    if (!llvm::sys::fs::exists(p))
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::fs::status(p, status))
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "no such file or directory: '%s'", p.c_str());
+    // A FIFO or a device would block the parse or make no sense to it.
+    if (!llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a regular file or a directory: '%s'",
+                                     p.c_str());
     inputs.push_back(absolute(p));
   }
 
@@ -135,13 +157,19 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
                                      "no translation unit under '%s' in '%s'", input.c_str(),
                                      work.databasePath.c_str());
     // No database at all: every source file under the directory, with fallback flags.
+    // Symlinked directories are followed once each (a link back up is a cycle).
     std::error_code ec;
-    for (llvm::sys::fs::recursive_directory_iterator it(input, ec), end; it != end && !ec; it.increment(ec))
-      if (isSourceFile(it->path()) && !llvm::sys::fs::is_directory(it->path())) {
+    std::set<std::string> visited{realPath(input)};  // directories and files, by real path
+    for (llvm::sys::fs::recursive_directory_iterator it(input, ec), end; it != end && !ec; it.increment(ec)) {
+      if (llvm::sys::fs::is_directory(it->path())) {
+        if (!visited.insert(realPath(it->path())).second) it.no_push();
+      } else if (isSourceFile(it->path()) && llvm::sys::fs::is_regular_file(it->path()) &&
+                 visited.insert(realPath(it->path())).second) {
         files.insert(absolute(it->path()));
         outside.insert(absolute(it->path()));
         ++found;
       }
+    }
     if (!found)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "no C++ source files under '%s' and no compile_commands.json found",

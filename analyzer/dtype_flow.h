@@ -11,6 +11,7 @@
 #include "dtype_lint/events.h"
 #include "dtype_lint/op_contracts.h"
 #include "linked_units.h"
+#include "unit_budget.h"
 
 namespace dtype_lint::analyzer {
 
@@ -31,6 +32,7 @@ struct DtypeFlowResult {
   std::vector<Finding> findings;
   std::vector<Note> truncations;
   Linkage linkage;
+  bool unitBudgetSpent = false;  // the analysis stopped early: the TU's time or memory was spent
 };
 
 // Where the analysis stops, so that every translation unit ends in bounded time.
@@ -39,6 +41,7 @@ struct AnalysisLimits {
   int maxCallDepth = 6;           // callees followed below a root
   size_t functionBudget = 4000;   // function analyses per translation unit
   size_t maxRuntimeFlags = 3;     // flags a root is analyzed under every assignment of
+  const UnitBudget::Clock* unitBudget = nullptr;  // the TU's time and memory; none: unbounded
 };
 
 // Analyzes every function defined in user code of the translation unit.

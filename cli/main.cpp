@@ -3,8 +3,12 @@
 // findings, 1 findings, 2 usage or tool error (`run`: the program's own code).
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -104,6 +108,14 @@ cl::opt<unsigned> maxLinkedFiles("max-linked-files",
                                   cl::desc("Files of the run that define a translation unit's callees, analyzed "
                                            "with it so that calls across files are followed (default 8; 0: none)"),
                                   cl::init(8), cl::value_desc("N"), cl::cat(category));
+cl::opt<double> unitTimeLimit("tu-time-limit",
+                              cl::desc("Seconds one translation unit's parse and analysis may take; a unit past it "
+                                       "ends early with a note (default 300; 0: no limit)"),
+                              cl::init(300), cl::value_desc("seconds"), cl::cat(category));
+cl::opt<uint64_t> unitMemoryLimit("tu-memory-limit",
+                                  cl::desc("MiB one translation unit's AST and sources may take; a unit past it "
+                                           "ends early with a note (default 8192; 0: no limit)"),
+                                  cl::init(8192), cl::value_desc("MiB"), cl::cat(category));
 cl::list<std::string> extraArgs("extra-arg",
                                 cl::desc("Additional argument to append to the compiler command line (repeatable)"),
                                 cl::value_desc("arg"), cl::cat(category));
@@ -162,25 +174,80 @@ int explainRule(const std::string& id) {
   return 0;
 }
 
+// Holds what is written to stderr (fd 2) while it lives.
+class StderrCapture {
+ public:
+  StderrCapture() : file_(std::tmpfile()), saved_(file_ ? ::dup(STDERR_FILENO) : -1) {
+    if (saved_ >= 0) ::dup2(::fileno(file_), STDERR_FILENO);
+  }
+  ~StderrCapture() { release(); }
+  // Restores stderr; what was written meanwhile.
+  std::string release() {
+    if (saved_ < 0) return "";
+    llvm::errs().flush();
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    saved_ = -1;
+    std::string text;
+    std::rewind(file_);
+    for (int c; (c = std::fgetc(file_)) != EOF;) text += char(c);
+    std::fclose(file_);
+    return text;
+  }
+
+ private:
+  std::FILE* file_;
+  int saved_;
+};
+
 // Parses the options; an error message (cl's first line, without its prefix) on failure.
 std::optional<std::string> parseOptions(int argc, const char* const* argv) {
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter(printVersion);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
-  if (cl::ParseCommandLineOptions(argc, argv,
-                                  "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
-                                  "  dtype-lint [options] <file or directory>...      static analysis\n"
-                                  "  dtype-lint run [options] -- program args...       runtime hooks\n"
-                                  "  dtype-lint merge REPORT... [-o FILE]               one report from several\n",
-                                  &errorStream))
+  // cl writes some errors (an option's bad value) straight to stderr: they
+  // are caught there too, so that the user gets one line.
+  StderrCapture capture;
+  const bool parsed = cl::ParseCommandLineOptions(argc, argv,
+                                                  "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
+                                                  "  dtype-lint [options] <file or directory>...      static analysis\n"
+                                                  "  dtype-lint run [options] -- program args...       runtime hooks\n"
+                                                  "  dtype-lint merge REPORT... [-o FILE]               one report from several\n",
+                                                  &errorStream);
+  errors = capture.release() + errorStream.str();
+  if (parsed) {
+    std::cerr << errors;
     return std::nullopt;
-  errorStream.flush();
+  }
   std::string line = errors.substr(0, errors.find('\n'));
   return line.substr(line.find(": ") == std::string::npos ? 0 : line.find(": ") + 2);
 }
 
+// Why a file the run will write cannot be written, checked before the work
+// that fills it.
+std::optional<std::string> unwritable(const std::string& option, const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  const std::string cannot = option + ": cannot write '" + path + "': ";
+  llvm::SmallString<256> parent(path);
+  llvm::sys::path::remove_filename(parent);
+  if (parent.empty()) parent = ".";
+  if (llvm::sys::fs::is_directory(path)) return cannot + "it is a directory";
+  if (!llvm::sys::fs::is_directory(parent)) return cannot + "no directory '" + std::string(parent) + "'";
+  // Opened as the report will be (a file made for the test is removed again).
+  const bool existed = llvm::sys::fs::exists(path);
+  const int fd = ::open(path.c_str(), existed ? O_WRONLY | O_APPEND : O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return cannot + std::strerror(errno);
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+  return std::nullopt;
+}
+
 llvm::Expected<cli::OutputOptions> outputOptions() {
+  for (auto [option, path] : {std::pair{"-o", &outputFile}, {"--write-baseline", &writeBaseline},
+                              {"--export-fixes", &exportFixesFile}})
+    if (auto why = unwritable(option, *path))
+      return llvm::createStringError(std::make_error_code(std::errc::permission_denied), why->c_str());
   cli::OutputOptions out;
   out.format = format;
   out.file = outputFile;
@@ -225,6 +292,8 @@ std::vector<std::string> shardOf(const std::vector<std::string>& sorted, unsigne
 
 int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
+  if (!(unitTimeLimit >= 0))
+    return cli::toolError(fmt::format("--tu-time-limit: not a number of seconds: '{:g}'", unitTimeLimit.getValue()));
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
   auto configs = analyzer::configsFor(work->files, configFile);
@@ -264,6 +333,8 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
   options.preambleSizeLimit = cacheSizeLimit * (uint64_t(1) << 20);
   options.useResultCache = !noCache;
   options.maxLinkedFiles = maxLinkedFiles;
+  options.unitBudget.seconds = unitTimeLimit;
+  options.unitBudget.memoryBytes = unitMemoryLimit << 20;
   // A progress line for runs over many files, only where a person watches stderr.
   const bool showProgress = work->files.size() > 1 && isatty(STDERR_FILENO);
   if (showProgress)
@@ -348,7 +419,7 @@ int main(int argc, char** argv) {
     printRules();
     return 0;
   }
-  if (!explain.empty()) return explainRule(explain);
+  if (explain.getNumOccurrences()) return explainRule(explain);
   FindingPolicy commandLine;
   commandLine.checks.globs.assign(ruleGlobs.begin(), ruleGlobs.end());
   commandLine.warningsAsErrors.globs.assign(warningsAsErrors.begin(), warningsAsErrors.end());

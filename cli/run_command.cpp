@@ -96,8 +96,10 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
     setenv("DTYPE_LINT_RUN_DIR", runDirectory, 1);
     for (const auto& [name, value] : run.environment) setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
     execvp(program[0], program);
-    std::cerr << "dtype-lint: error: cannot run '" << program[0] << "': " << std::strerror(errno) << '\n';
-    _exit(127);
+    // As a shell: 127 when there is no such program, 126 when it cannot be run.
+    const int error = errno;
+    std::cerr << "dtype-lint: error: cannot run '" << program[0] << "': " << std::strerror(error) << '\n';
+    _exit(error == ENOENT ? 127 : 126);
   }
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);

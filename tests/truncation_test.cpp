@@ -67,5 +67,17 @@ TEST(Truncation, TheFilesBudgetSpentLeavesFunctionsUnanalyzed) {
   EXPECT_EQ(notes[0].location.line, 2u);
 }
 
+TEST(Truncation, ASpentUnitBudgetStopsTheFileWithOneNote) {
+  analyzer::UnitBudget budget;
+  budget.memoryBytes = 1;  // any AST is over it
+  const analyzer::UnitBudget::Clock clock = budget.start();
+  analyzer::AnalysisLimits limits;
+  limits.unitBudget = &clock;
+  const std::vector<Note> notes = truncationsOf(kCalls, limits);
+  ASSERT_EQ(notes.size(), 1u) << ::testing::PrintToString(messages(notes));  // not one per function
+  EXPECT_NE(notes[0].message.find("the file's analysis stopped at '"), std::string::npos) << notes[0].message;
+  EXPECT_NE(notes[0].message.find("its memory budget of 0 MiB"), std::string::npos) << notes[0].message;
+}
+
 }  // namespace
 }  // namespace dtype_lint::testing

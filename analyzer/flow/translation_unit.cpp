@@ -361,7 +361,8 @@ const CallClassification& TranslationUnitAnalysis::classify(const CallExpr* call
 }
 
 void TranslationUnitAnalysis::noteTruncation(const FunctionDecl* fn, Truncation why) {
-  if (!recording() || !truncated_.insert({fn, why}).second) return;
+  // The TU's budget stops every analysis, silent ones too: it is said once.
+  if ((!recording() && why != Truncation::UnitBudget) || !truncated_.insert({fn, why}).second) return;
   const std::string name = fn->getQualifiedNameAsString();
   std::string message;
   switch (why) {
@@ -375,6 +376,11 @@ void TranslationUnitAnalysis::noteTruncation(const FunctionDecl* fn, Truncation 
     case Truncation::Budget:
       message = fmt::format("the per-file budget of {} function analyses was spent: '{}' was not analyzed",
                             limits_.functionBudget, name);
+      break;
+    case Truncation::UnitBudget:
+      message = fmt::format("the file's analysis stopped at '{}': {} was spent; the functions not analyzed yet "
+                            "have no findings",
+                            name, *unitBudgetSpent_);
       break;
   }
   events_.truncations.push_back(Note{nameLocation(fn), std::move(message)});
@@ -485,6 +491,11 @@ const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, c
     noteTruncation(fn, Truncation::Budget);
     return nullptr;
   }
+  if (unitBudgetSpent_) return nullptr;
+  if (limits_.unitBudget && (unitBudgetSpent_ = limits_.unitBudget->spent(context_))) {
+    noteTruncation(fn, Truncation::UnitBudget);
+    return nullptr;
+  }
   --budget_;
   CFG* cfg = cfgFor(fn);
   if (!cfg) return nullptr;
@@ -547,7 +558,7 @@ DtypeFlowResult TranslationUnitAnalysis::run() {
   std::vector<Note> truncations = std::move(events_.truncations);
   std::vector<Finding> findings = std::move(findings_);
   for (Finding& f : findingsOf(std::move(events_))) findings.push_back(std::move(f));
-  return DtypeFlowResult{std::move(findings), std::move(truncations), collector.linkage()};
+  return DtypeFlowResult{std::move(findings), std::move(truncations), collector.linkage(), unitBudgetSpent_.has_value()};
 }
 
 }  // namespace flow

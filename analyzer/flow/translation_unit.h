@@ -19,7 +19,7 @@
 namespace dtype_lint::analyzer::flow {
 
 // Why the analysis of a function was cut short.
-enum class Truncation { BlockVisits, CallDepth, Budget };
+enum class Truncation { BlockVisits, CallDepth, Budget, UnitBudget };
 
 class TranslationUnitAnalysis {
  public:
@@ -111,6 +111,7 @@ class TranslationUnitAnalysis {
   std::set<const clang::FunctionDecl*> onStack_;
   std::set<const clang::FunctionDecl*> analyzedOnce_;
   size_t budget_;  // callee analyses left in this translation unit
+  std::optional<std::string> unitBudgetSpent_;  // the TU's time or memory is spent: why
   std::set<std::pair<const clang::FunctionDecl*, Truncation>> truncated_;
   // By class and assumed flags; nullopt: being computed.
   std::map<std::pair<const clang::CXXRecordDecl*, std::string>, std::optional<ClassInvariant>> invariants_;

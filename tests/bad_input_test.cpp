@@ -1,0 +1,329 @@
+// Bad input, swept: every case gives one clear line and exit code 2, or a
+// normal result (exit 0 or 1, what went wrong said in a note), and never a
+// signal, a hang, an LLVM error or a stack trace.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <functional>
+#include <regex>
+
+#include "cli_test_support.h"
+
+namespace {
+
+using dtype_lint::testing::CommandResult;
+using dtype_lint::testing::lineCount;
+using dtype_lint::testing::readFile;
+using dtype_lint::testing::runCommand;
+
+const std::string kSource = DTYPE_LINT_SOURCE_DIR;
+const std::string kMatmul = kSource + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
+
+enum class Expect {
+  ToolError,   // "dtype-lint: error: <needle>...", one line, exit 2
+  ConfigError, // "<file>[:<line>:<col>]: error: <needle>", one line, exit 2
+  Normal,      // exit 0 or 1; the needle in stdout or stderr when given
+  UnitFailure, // exit 2; the needle in the file's note
+  RunError,    // `run`: "dtype-lint: error: <needle>", one line, the shell's exit code (126, 127)
+};
+
+struct Case {
+  const char* name;
+  // Makes the case's files in the scratch directory (the working directory of
+  // the command); returns the arguments.
+  std::function<std::string(const std::filesystem::path& dir)> setup;
+  Expect expect;
+  const char* needle = "";
+  int exitCode = -1;  // RunError's
+};
+
+std::string write(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+std::string repeated(const std::string& unit, size_t times) {
+  std::string out;
+  out.reserve(unit.size() * times);
+  for (size_t i = 0; i < times; ++i) out += unit;
+  return out;
+}
+
+std::string database(const std::filesystem::path& dir, const std::string& entries) {
+  return write(dir / "build" / "compile_commands.json", entries);
+}
+
+std::string entry(const std::string& directory, const std::string& command, const std::string& file) {
+  return "{\"directory\":\"" + directory + "\",\"command\":\"" + command + "\",\"file\":\"" + file + "\"}";
+}
+
+const std::string kPlain = "int twice(int x) { return 2 * x; }\n";
+const std::string kBinary(std::string("\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0\xff\xfe\0\x80", 32));
+
+std::vector<Case> cases() {
+  using P = const std::filesystem::path&;
+  auto plainFile = [](P d) { return write(d / "ok.cpp", kPlain); };
+  return {
+      // Paths.
+      {"MissingPath", [](P) { return "nothere.cpp"; }, Expect::ToolError, "no such file or directory: 'nothere.cpp'"},
+      {"DanglingSymlink",
+       [](P d) {
+         std::filesystem::create_symlink(d / "gone.cpp", d / "link.cpp");
+         return "link.cpp";
+       },
+       Expect::ToolError, "no such file or directory: 'link.cpp'"},
+      {"Fifo",
+       [](P d) {
+         ::mkfifo((d / "pipe.cpp").c_str(), 0644);
+         return "pipe.cpp";
+       },
+       Expect::ToolError, "not a regular file or a directory: 'pipe.cpp'"},
+      {"DeviceFile", [](P) { return "/dev/null"; }, Expect::ToolError, "not a regular file or a directory: '/dev/null'"},
+      {"DirectoryWithoutSources",
+       [](P d) {
+         write(d / "src" / "notes.txt", "text");
+         return "src";
+       },
+       Expect::ToolError, "no C++ source files under"},
+      {"EmptySource", [](P d) { return write(d / "empty.cpp", ""); }, Expect::Normal},
+      {"BinarySource", [](P d) { return write(d / "blob.cpp", repeated(kBinary, 64)); }, Expect::Normal,
+       "compile error(s)"},
+      {"HugeSource",
+       [](P d) { return write(d / "huge.cpp", "/*" + repeated(std::string(1023, 'x') + "\n", 48 * 1024) + "*/\n" + kPlain); },
+       Expect::Normal},
+      {"TwentyThousandFunctions",
+       [](P d) {
+         std::string text;
+         for (int i = 0; i < 20000; ++i) text += "int f" + std::to_string(i) + "(int x) { return x + " + std::to_string(i) + "; }\n";
+         return write(d / "many.cpp", text);
+       },
+       Expect::Normal},
+      {"NestedThreeThousandDeep",
+       [](P d) { return write(d / "deep.cpp", "int f() { return " + repeated("(", 3000) + "1" + repeated(")", 3000) + "; }\n"); },
+       Expect::Normal, "compile error(s)"},
+      {"BracesThreeThousandDeep",
+       [](P d) { return write(d / "blocks.cpp", "void f() " + repeated("{", 3000) + repeated("}", 3000) + "\n"); },
+       Expect::Normal, "compile error(s)"},
+      {"SymlinkCycle",
+       [](P d) {
+         write(d / "src" / "a.cpp", kPlain);
+         std::filesystem::create_directory_symlink("..", d / "src" / "loop");
+         return "src";
+       },
+       Expect::Normal},
+      {"PathWithSpacesAndUnicode", [](P d) { return "'" + write(d / "dir é x" / "train step.cpp", kPlain) + "'"; },
+       Expect::Normal},
+      {"NonCppSourceGiven", [](P d) { return write(d / "script.py", "import torch\n"); }, Expect::Normal,
+       "compile error(s)"},
+      // Compile databases.
+      {"BuildDirMissing", [=](P d) { return "-p nothere " + plainFile(d); }, Expect::ToolError,
+       "no compile_commands.json in 'nothere'"},
+      {"DatabaseNotJson",
+       [=](P d) {
+         database(d, "this is not json");
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "cannot load compilation database"},
+      {"DatabaseBinary",
+       [=](P d) {
+         database(d, kBinary);
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "cannot load compilation database"},
+      {"DatabaseNotAnArray",
+       [=](P d) {
+         database(d, "{\"directory\": \"/\"}");
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "Expected array"},
+      {"DatabaseEntryWithoutFile",
+       [=](P d) {
+         database(d, "[{\"directory\":\"/tmp\",\"command\":\"c++ -c x.cpp\"}]");
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "Missing key: \"file\""},
+      {"DatabaseEmptyForDirectory",
+       [=](P d) {
+         database(d, "[]");
+         plainFile(d);
+         return std::string("-p build .");
+       },
+       Expect::ToolError, "no translation unit under"},
+      {"DatabaseIsADirectory",
+       [=](P d) {
+         std::filesystem::create_directories(d / "build" / "compile_commands.json");
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "cannot read compilation database"},
+      {"DatabaseCompilerMissing",
+       [=](P d) {
+         const std::string file = plainFile(d);
+         database(d, "[" + entry(d.string(), "/no/such/compiler -std=c++17 -c " + file, file) + "]");
+         return "-p build " + file;
+       },
+       Expect::Normal},
+      {"DatabaseDirectoryMissing",
+       [=](P d) {
+         const std::string file = plainFile(d);
+         database(d, "[" + entry("/no/such/dir", "c++ -c " + file, file) + "]");
+         return "-p build " + file;
+       },
+       Expect::UnitFailure, "the directory of its compile command, '/no/such/dir', does not exist"},
+      {"DatabaseCommandWithUnbalancedQuote",
+       [=](P d) {
+         const std::string file = plainFile(d);
+         database(d, "[" + entry(d.string(), "c++ '-DX -c " + file, file) + "]");
+         return "-p build " + file;
+       },
+       Expect::Normal, "compile error(s)"},
+      {"DatabaseEmptyArguments",
+       [=](P d) {
+         const std::string file = plainFile(d);
+         database(d, "[{\"directory\":\"" + d.string() + "\",\"arguments\":[],\"file\":\"" + file + "\"}]");
+         return "-p build " + file;
+       },
+       Expect::Normal, "compile error(s)"},
+      {"DatabaseUnknownFlags",
+       [=](P d) {
+         const std::string file = plainFile(d);
+         database(d, "[" + entry(d.string(), "nvcc --expt-relaxed-constexpr -Xcompiler -fopenmp -c " + file, file) + "]");
+         return "-p build " + file;
+       },
+       Expect::Normal},
+      // Configs.
+      {"ConfigBrokenYaml",
+       [=](P d) { return "--config " + write(d / "c.yaml", "Checks: [DL101\n") + " " + plainFile(d); },
+       Expect::ConfigError, "Could not find closing ]"},
+      {"ConfigUnknownKey", [=](P d) { return "--config " + write(d / "c.yaml", "Chekcs: DL1*\n") + " " + plainFile(d); },
+       Expect::ConfigError, "unknown key 'Chekcs'"},
+      {"ConfigBinary", [=](P d) { return "--config " + write(d / "c.yaml", kBinary) + " " + plainFile(d); },
+       Expect::ConfigError, "error: "},
+      {"ConfigIsADirectory", [=](P d) { return "--config " + d.string() + " " + plainFile(d); }, Expect::ConfigError,
+       "error: cannot read the config: Is a directory"},
+      {"ConfigMissing", [=](P d) { return "--config nothere.yaml " + plainFile(d); }, Expect::ConfigError,
+       "nothere.yaml: error: cannot read the config: No such file or directory"},
+      {"NearestConfigBroken",
+       [=](P d) {
+         write(d / ".dtype-lint.yaml", "Checks: {\n");
+         return plainFile(d);
+       },
+       Expect::ConfigError, "error: "},
+      {"InlineConfigBroken", [=](P d) { return "--config '{Checks: \"DL1*\"' " + plainFile(d); }, Expect::ConfigError,
+       "error: "},
+      // Option values.
+      {"UnknownOption", [=](P d) { return "--frobnicate " + plainFile(d); }, Expect::ToolError,
+       "Unknown command line argument '--frobnicate'"},
+      {"FormatUnknown", [=](P d) { return "--format xml " + plainFile(d); }, Expect::ToolError,
+       "Cannot find option named 'xml'"},
+      {"JobsNotANumber", [=](P d) { return "-j abc " + plainFile(d); }, Expect::ToolError, "'abc' value invalid"},
+      {"JobsNegative", [=](P d) { return "-j -1 " + plainFile(d); }, Expect::ToolError, "'-1' value invalid"},
+      {"BoolOptionGivenAValue", [=](P d) { return "--fix=maybe " + plainFile(d); }, Expect::ToolError,
+       "'maybe' is invalid value"},
+      {"RulesMatchNothing", [=](P d) { return "--rules=DL999 " + plainFile(d); }, Expect::ToolError,
+       "'DL999' matches no rule"},
+      {"HeaderFilterNotARegex", [=](P d) { return "--header-filter='src/(' " + plainFile(d); }, Expect::ToolError,
+       "--header-filter: not a regular expression"},
+      {"ShardZero", [=](P d) { return "--shard 0/0 " + plainFile(d); }, Expect::ToolError, "--shard: '0/0'"},
+      {"ShardText", [=](P d) { return "--shard half " + plainFile(d); }, Expect::ToolError, "--shard: 'half'"},
+      {"TimeLimitNegative", [=](P d) { return "--tu-time-limit=-1 " + plainFile(d); }, Expect::ToolError,
+       "--tu-time-limit: not a number of seconds: '-1'"},
+      {"TimeLimitText", [=](P d) { return "--tu-time-limit=soon " + plainFile(d); }, Expect::ToolError,
+       "'soon' value invalid"},
+      {"MemoryLimitNegative", [=](P d) { return "--tu-memory-limit=-5 " + plainFile(d); }, Expect::ToolError,
+       "'-5' value invalid"},
+      {"CacheSizeText", [=](P d) { return "--cache-size-limit lots " + plainFile(d); }, Expect::ToolError,
+       "'lots' value invalid"},
+      {"CacheDirIsAFile", [=](P d) { return "--cache-dir " + plainFile(d) + " " + plainFile(d); }, Expect::Normal},
+      {"ExplainEmpty", [](P) { return "--explain ''"; }, Expect::ToolError, "--explain: no rule ''"},
+      {"ExplainUnknown", [](P) { return "--explain DL999"; }, Expect::ToolError, "--explain: no rule 'DL999'"},
+      {"NoInputs", [](P) { return ""; }, Expect::ToolError, "no input paths"},
+      // Outputs that cannot be written: said before any analysis.
+      {"OutputIsADirectory", [=](P d) { return "-o " + d.string() + " " + plainFile(d); }, Expect::ToolError,
+       "-o: cannot write"},
+      {"OutputDirectoryMissing", [=](P d) { return "-o nothere/report.json " + plainFile(d); }, Expect::ToolError,
+       "-o: cannot write 'nothere/report.json': no directory 'nothere'"},
+      {"OutputInProc", [=](P d) { return "-o /proc/dtype-lint.sarif " + plainFile(d); }, Expect::ToolError,
+       "-o: cannot write '/proc/dtype-lint.sarif'"},
+      {"BaselineWrittenToADirectory", [=](P d) { return "--write-baseline " + d.string() + " " + plainFile(d); },
+       Expect::ToolError, "--write-baseline: cannot write"},
+      {"FixesExportedToAMissingDirectory",
+       [=](P d) { return "--export-fixes nothere/fixes.yaml " + plainFile(d); }, Expect::ToolError,
+       "--export-fixes: cannot write"},
+      {"BaselineMissing", [=](P d) { return "--baseline nothere.json " + plainFile(d); }, Expect::ToolError,
+       "cannot read the baseline 'nothere.json'"},
+      {"BaselineBinary", [=](P d) { return "--baseline " + write(d / "b.json", kBinary) + " " + plainFile(d); },
+       Expect::ToolError, "is not a baseline"},
+      // The translation unit's budgets.
+      {"TimeBudgetSpent", [](P) { return "--no-cache --tu-time-limit=0.000001 " + kMatmul; }, Expect::Normal,
+       "its time budget of 1e-06 s was spent"},
+      {"MemoryBudgetSpent", [](P) { return "--no-cache --tu-memory-limit=1 " + kMatmul; }, Expect::Normal,
+       "its memory budget of 1 MiB"},
+      // merge.
+      {"MergeNothing", [](P) { return "merge"; }, Expect::ToolError, "no reports to merge"},
+      {"MergeMissing", [](P) { return "merge nothere.json"; }, Expect::ToolError, "nothere.json"},
+      {"MergeBinary", [](P d) { return "merge " + write(d / "r.sarif", kBinary); }, Expect::ToolError, "r.sarif"},
+      {"MergeEmptyObject", [](P d) { return "merge " + write(d / "r.json", "{}"); }, Expect::ToolError, "r.json"},
+      // run.
+      {"RunNoProgram", [](P) { return "run --"; }, Expect::ToolError, "no program to run"},
+      {"RunMissingProgram", [](P) { return "run -- ./no-such-program"; }, Expect::RunError,
+       "cannot run './no-such-program'", 127},
+      {"RunADirectory", [](P d) { return "run -- " + d.string(); }, Expect::RunError, "cannot run", 126},
+      {"RunBadExitCode", [](P) { return "run --error-exitcode 300 -- true"; }, Expect::ToolError,
+       "--error-exitcode: not an exit code: '300'"},
+  };
+}
+
+void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+
+class BadInput : public ::testing::TestWithParam<Case> {};
+
+// What no input may cause.
+void expectNoCrash(const CommandResult& run) {
+  for (const char* crash : {"Stack dump", "LLVM ERROR", "PLEASE submit", "terminate called", "Segmentation",
+                            "AddressSanitizer", "runtime error:"})
+    EXPECT_EQ(run.err.find(crash), std::string::npos) << run.err;
+  EXPECT_NE(run.exitCode, 124) << "hung (killed by timeout)";
+  EXPECT_LT(run.exitCode, 128) << "killed by signal " << run.exitCode - 128 << "\n" << run.err;
+}
+
+TEST_P(BadInput, OneClearLineOrANormalResult) {
+  const Case& c = GetParam();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("dtype_lint_bad_input_" + std::to_string(::getpid()) + "_" + c.name);
+  std::filesystem::create_directories(dir);
+  const std::string args = c.setup(dir);
+  const CommandResult run =
+      runCommand("cd '" + dir.string() + "' && timeout 300 " + std::string(DTYPE_LINT_EXE) + " " + args);
+  std::filesystem::remove_all(dir);
+  SCOPED_TRACE("dtype-lint " + args);
+  expectNoCrash(run);
+  switch (c.expect) {
+    case Expect::ToolError:
+    case Expect::RunError:
+      EXPECT_EQ(run.exitCode, c.expect == Expect::RunError ? c.exitCode : 2) << run.err;
+      EXPECT_EQ(lineCount(run.err), 1u) << run.err;
+      EXPECT_EQ(run.err.rfind("dtype-lint: error: ", 0), 0u) << run.err;
+      EXPECT_NE(run.err.find(c.needle), std::string::npos) << run.err;
+      break;
+    case Expect::ConfigError:
+      EXPECT_EQ(run.exitCode, 2) << run.err;
+      EXPECT_EQ(lineCount(run.err), 1u) << run.err;
+      EXPECT_TRUE(std::regex_search(run.err, std::regex(R"(^[^\n]+: error: )"))) << run.err;
+      EXPECT_NE(run.err.find(c.needle), std::string::npos) << run.err;
+      break;
+    case Expect::Normal:
+      EXPECT_TRUE(run.exitCode == 0 || run.exitCode == 1) << run.exitCode << "\n" << run.out << run.err;
+      EXPECT_NE((run.out + run.err).find(c.needle), std::string::npos) << run.out << run.err;
+      break;
+    case Expect::UnitFailure:
+      EXPECT_EQ(run.exitCode, 2) << run.err;
+      EXPECT_NE(run.out.find(c.needle), std::string::npos) << run.out << run.err;
+      break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, BadInput, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+}  // namespace
