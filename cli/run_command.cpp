@@ -1,11 +1,13 @@
 #include "run_command.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,22 @@
 
 namespace dtype_lint::cli {
 namespace {
+
+// Ends this process as the program ended, by its signal, so that the shell
+// and the parent see what they would have seen without the hooks ("Aborted",
+// WIFSIGNALED). dtype-lint's own core is not dumped.
+void dieBy(int signal) {
+  std::cout.flush();
+  std::cerr.flush();
+  const rlimit noCore{0, 0};
+  setrlimit(RLIMIT_CORE, &noCore);
+  std::signal(signal, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, signal);
+  sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  std::raise(signal);
+}
 
 // DTYPE_LINT_PRELOAD, else lib/libdtype_lint_preload.so beside the executable's directory.
 std::string preloadPath() {
@@ -124,6 +142,7 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   const auto reported = emitReport(findings, notes, output, /*toStderr=*/true);
   if (!reported) return 2;
   if (run.errorExitCode && !reported->empty()) return *run.errorExitCode;
+  if (WIFSIGNALED(status)) dieBy(WTERMSIG(status));
   return exitCode;
 }
 

@@ -35,6 +35,21 @@
 namespace dtype_lint::runtime {
 namespace {
 
+// Every callback runs inside the core's fork gate (boundary.h).
+class InsideHooks {
+ public:
+  InsideHooks() : entered_(dtype_lint_runtime_enter() != 0) {}
+  ~InsideHooks() {
+    if (entered_) dtype_lint_runtime_leave();
+  }
+  InsideHooks(const InsideHooks&) = delete;
+  InsideHooks& operator=(const InsideHooks&) = delete;
+  explicit operator bool() const { return entered_; }
+
+ private:
+  bool entered_;
+};
+
 thread_local int backwardDepth = 0;  // inside an autograd node's backward
 thread_local int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
 // Inside a backward() Python announced: ops outside any node (the engine's
@@ -487,6 +502,8 @@ thread_local size_t nextCast = 0;
 thread_local bool anyCast = false;
 
 void onCastExit(const at::RecordFunction& fn, at::ObserverContext*) {
+  const InsideHooks inside;
+  if (!inside) return;
   if (pendingCast.running != &fn) return;
   pendingCast.running = nullptr;
   const auto& outputs = fn.outputs();
@@ -630,6 +647,8 @@ void observeBackward(const at::Tensor& loss) {
 }
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
+  const InsideHooks inside;
+  if (!inside) return nullptr;
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
     ++backwardDepth;
     return nullptr;
@@ -739,6 +758,8 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
 }
 
 void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
+  const InsideHooks inside;
+  if (!inside) return;
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) --backwardDepth;
   else if (fn.operator_name() && --opDepth == 0 && gemmAnnounced) {
     gemmAnnounced = false;
@@ -761,6 +782,8 @@ __attribute__((constructor)) void attach() {
 // hooks call this with the loss (its TensorImpl, Tensor._cdata) as it starts,
 // and dtype_lint_adapter_backward_end() when it returns or raises.
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward(void* tensorImpl) {
+  const dtype_lint::runtime::InsideHooks inside;
+  if (!inside) return;
   if (!tensorImpl) return;
   const at::Tensor loss(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::unsafe_reclaim_from_nonowning(
       static_cast<c10::TensorImpl*>(tensorImpl)));
@@ -769,5 +792,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backwa
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward_end() {
+  const dtype_lint::runtime::InsideHooks inside;
+  if (!inside) return;
   if (dtype_lint::runtime::pythonBackwardDepth > 0) --dtype_lint::runtime::pythonBackwardDepth;
 }

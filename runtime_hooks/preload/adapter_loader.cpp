@@ -1,5 +1,7 @@
 #include "adapter_loader.h"
 
+#include "dtype_lint_runtime/boundary.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/stat.h>
@@ -70,6 +72,12 @@ std::optional<std::string> registeredAdapter(const std::string& root, const std:
   return std::nullopt;
 }
 
+// Where adapters built on first use are cached: per boundary version, so that
+// an upgraded dtype-lint never finds one that speaks an older boundary.
+std::string cachedAdapters(const std::string& cache) {
+  return cache + "/adapters/boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION);
+}
+
 // Builds an adapter for `libTorch` into the cache with build_adapter.sh and
 // the compiler at hand; one line on stderr while it builds. Empty on failure
 // (the script said why).
@@ -81,7 +89,7 @@ std::string buildAdapter(const std::string& libTorch) {
                          "runtime hooks are off for this process\n", libTorch.c_str(), script.c_str());
     return "";
   }
-  const std::string out = cache + "/adapters/" + std::to_string(std::hash<std::string>{}(identityOf(libTorch)));
+  const std::string out = cachedAdapters(cache) + "/" + std::to_string(std::hash<std::string>{}(identityOf(libTorch)));
   std::fprintf(stderr, "dtype-lint: building the runtime adapter for %s (once; cached in %s)\n", libTorch.c_str(),
                out.c_str());
   const pid_t child = fork();
@@ -111,7 +119,7 @@ std::string adapterFor(const std::string& libTorch) {
   const std::string libraryDir = directoryOf(reinterpret_cast<const void*>(&adapterFor));
   if (auto adapter = registeredAdapter(libraryDir + "/adapters", libTorch)) return *adapter;
   if (const std::string cache = defaultCacheDirectory(); !cache.empty())
-    if (auto adapter = registeredAdapter(cache + "/adapters", libTorch)) return *adapter;
+    if (auto adapter = registeredAdapter(cachedAdapters(cache), libTorch)) return *adapter;
   return buildAdapter(libTorch);
 }
 

@@ -24,6 +24,7 @@
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"
 #include "adapter_loader.h"
+#include "fork_gate.h"
 #include "gemm_accounting.h"
 #include "op_record.h"
 #include "python_frames.h"
@@ -57,6 +58,7 @@ Core& core() {
 }
 
 __attribute__((constructor)) void start() {
+  installForkGate();
   core().report.open();
   std::string optionError;
   core().numericHealth = NumericHealthRules(numericHealthOptionsFrom(std::getenv, optionError));
@@ -69,6 +71,8 @@ __attribute__((constructor)) void start() {
 
 // A manual scaling still pending when the program ends normally is decided now.
 __attribute__((destructor)) void finish() {
+  const HookScope scope;
+  if (!scope) return;
   auto& c = core();
   std::vector<Finding> findings;
   std::set<std::string> uncountedDevices;
@@ -93,6 +97,8 @@ thread_local bool gemmOpRunning = false;
 bool dispatcherGemmRunning() { return gemmOpRunning; }
 
 void addGemm(const GemmKind& kind, double flops) {
+  const HookScope scope;  // cuBLAS calls come straight from the program
+  if (!scope) return;
   auto& c = core();
   bool wantsSite;
   {
@@ -147,6 +153,8 @@ using namespace dtype_lint;
 
 extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(uint32_t boundaryVersion,
                                                                                 int32_t torchMajor, int32_t torchMinor) {
+  const runtime::HookScope scope;
+  if (!scope) return 0;
   if (boundaryVersion != DTYPE_LINT_BOUNDARY_VERSION) {
     std::fprintf(stderr,
                  "dtype-lint: error: the adapter speaks boundary version %u, this preload library %u: rebuild the "
@@ -161,6 +169,8 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(const dtype_lint_op_record* record) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   const OpEvent event = runtime::opEventOf(*record);
   if (record->flops > 0) runtime::countDispatcherGemm(*record, event);
@@ -190,6 +200,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaler(int event, const void* scaler,
                                                                                  const void* optimizer) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   const ObjectRef scalerRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
   const ObjectRef optimizerRef{reinterpret_cast<uintptr_t>(optimizer), "optimizer"};
@@ -226,6 +238,8 @@ bool followRawAmpOps(runtime::Core& c) {
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_unscale(const void* firstGradient,
                                                                                      int32_t gradientDtype) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
   const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "optimizer"};
@@ -244,6 +258,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_un
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_update() {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
   const auto at = runtime::firstUserFrame();
@@ -257,6 +273,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_up
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_step(const void* firstGradient) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
   const ObjectRef optimizer{reinterpret_cast<uintptr_t>(firstGradient), "optimizer"};
@@ -272,6 +290,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_st
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_backward(int32_t loss) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   const auto kind = runtime::ampLossOf(loss);
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
@@ -283,6 +303,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_ba
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss, double lossFactor) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   std::optional<ObjectRef> scaledBy;
   bool followProtocol = false;
@@ -312,6 +334,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backwa
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_multiplied_in_place(double multiplier) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -323,6 +347,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_multip
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_nonfinite_check() {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.manualScaling.nonFiniteCheck();
@@ -330,6 +356,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_nonfin
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_parameters(const void* optimizer,
                                                                                     const char* dtype) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   const auto parameterDtype = scalarTypeFromName(dtype ? dtype : "");
   if (!parameterDtype) return;
   auto& c = runtime::core();
@@ -340,6 +368,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_param
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaled_loss(const void* scaler,
                                                                                      const void* loss) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.scalerAnnounced = true;
@@ -350,6 +380,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
 
 
 extern "C" __attribute__((visibility("default"))) uint64_t dtype_lint_runtime_capture_site() {
+  const runtime::HookScope scope;
+  if (!scope) return 0;
   runtime::CapturedSite site = runtime::captureSite();
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
@@ -362,6 +394,8 @@ extern "C" __attribute__((visibility("default"))) uint64_t dtype_lint_runtime_ca
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_cast_consumed(
     const dtype_lint_op_record* record, uint32_t input, int32_t castFrom, int32_t castTo, uint64_t castSite) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   const auto from = runtime::scalarTypeOf(castFrom), to = runtime::scalarTypeOf(castTo);
   OpEvent event = runtime::opEventOf(*record);
   if (!to || input >= event.inputs.size()) return;
@@ -391,12 +425,16 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_cast_c
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_uncounted(const dtype_lint_text* device) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.uncountedDevices.insert(runtime::textOf(*device));
 }
 
 extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_values(int32_t check) {
+  const runtime::HookScope scope;
+  if (!scope) return 0;
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   return check == DTYPE_LINT_CHECK_HALF_CAST ? c.numericHealth.sampleCast() : c.numericHealth.sampleGradients();
@@ -405,6 +443,8 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_v
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradients(int32_t point,
                                                                                   const dtype_lint_tensor_values* gradients,
                                                                                   uint32_t count, double lossScale) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   GradientCheck check;
   check.point = point == DTYPE_LINT_POINT_UNSCALE ? GradientPoint::Unscale : GradientPoint::Step;
   if (lossScale > 0) check.lossScale = lossScale;
@@ -427,6 +467,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_c
                                                                                   const dtype_lint_text* source,
                                                                                   uint8_t byAutocast,
                                                                                   const dtype_lint_tensor_values* values) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   const auto sourceDtype = runtime::scalarTypeOf(values->dtype);
   if (!sourceDtype) return;
   const ValueCounts counts = runtime::countValues(*values);
@@ -441,6 +483,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_c
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gemm_done() {
+  const runtime::HookScope scope;
+  if (!scope) return;
   runtime::gemmOpRunning = false;
 }
 
@@ -463,6 +507,8 @@ enum PythonEvent : int {
 extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(int event, uintptr_t scaler,
                                                                               uintptr_t optimizer, const char* file,
                                                                               int line, const char* detail) {
+  const runtime::HookScope scope;
+  if (!scope) return;
   auto& c = runtime::core();
   const ObjectRef scalerRef{scaler, "scaler"};
   const ObjectRef optimizerRef{optimizer, "optimizer"};
@@ -508,5 +554,11 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
 // pythonStartsWithHooks) calls this once `import torch` has loaded LibTorch.
 // 1 when the adapter for that LibTorch is in.
 extern "C" __attribute__((visibility("default"))) int dtype_lint_python_torch_loaded() {
+  const runtime::HookScope scope;
+  if (!scope) return 0;
   return runtime::attachAdapterIfLibTorchLoaded() ? 1 : 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_enter() { return runtime::enterHooks(); }
+
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_leave() { runtime::leaveHooks(); }

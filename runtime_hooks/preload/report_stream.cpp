@@ -31,8 +31,9 @@ int ReportStream::descriptor() {
   if (openedBy_) ::close(fd_);
   openedBy_ = getpid();
   const std::string path = runDirectory_ + "/" + std::to_string(openedBy_) + ".jsonl";
+  // No file (a daemon outliving `dtype-lint run`, which removed the directory):
+  // the finding is dropped, never written into the program's own stderr.
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fd_ = 2;
   return fd_;
 }
 
@@ -45,6 +46,7 @@ void ReportStream::write(const Finding& finding) {
   if (rank_) ranked.ranks = {*rank_};
   const std::string line = findingToJsonLine(ranked) + "\n";
   const int fd = descriptor();
+  if (fd < 0) return;
   // One write per line: O_APPEND keeps lines whole.
   for (size_t done = 0; done < line.size();) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
