@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 
@@ -15,11 +17,13 @@
 #include "caches.h"
 #include "dtype_flow.h"
 #include "dtype_lint/dtype_flow_rules.h"
+#include "input_files.h"
 #include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/thread.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "tool_flags.h"
 #include "torch_api.h"
@@ -173,6 +177,87 @@ std::string fingerprint(const ScalerApi& api) {
   return out;
 }
 
+// Reads only regular files, none larger than the TU's memory budget: an
+// #include of a FIFO would block the parse, one of /dev/zero never end.
+class RegularFilesOnly : public llvm::vfs::ProxyFileSystem {
+ public:
+  RegularFilesOnly(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> fs, uint64_t maxBytes)
+      : ProxyFileSystem(std::move(fs)), maxBytes_(maxBytes) {}
+  llvm::ErrorOr<std::unique_ptr<llvm::vfs::File>> openFileForRead(const llvm::Twine& path) override {
+    auto status = getUnderlyingFS().status(path);
+    if (!status) return status.getError();
+    if (status->getType() != llvm::sys::fs::file_type::regular_file)
+      return std::make_error_code(std::errc::invalid_argument);
+    if (maxBytes_ && status->getSize() > maxBytes_) return std::make_error_code(std::errc::file_too_large);
+    return ProxyFileSystem::openFileForRead(path);
+  }
+
+ private:
+  uint64_t maxBytes_;
+};
+
+// LLVM's fatal errors (a damaged PCH, a full disk) end the TU's analysis, not
+// the run: the message goes into the TU's failure instead of to stderr.
+thread_local std::string* fatalErrorOfThisThread = nullptr;
+
+void onFatalError(void*, const char* reason, bool) {
+  if (fatalErrorOfThisThread) *fatalErrorOfThisThread = reason;
+  if (llvm::CrashRecoveryContext* recovery = llvm::CrashRecoveryContext::GetCurrent()) recovery->HandleExit(70);
+  std::fprintf(stderr, "dtype-lint: error: LLVM: %s\n", reason);
+}
+
+// Runs work(0) ... work(count - 1) on up to `jobs` threads. The threads have
+// large stacks (deep recursion in Clang and in the flow, an expression of
+// 100,000 terms, needs more than the default 8 MiB, which llvm::ThreadPool
+// cannot change) and live as long as the process: they are made once and
+// never exit, which also keeps ASan's thread-exit bookkeeping (that clang 16's
+// runtime gets wrong with glibc 2.36) out of the sanitizer builds' runs.
+class Workers {
+ public:
+  static Workers& instance() {
+    static auto* workers = new Workers();  // never destroyed: its threads end with the process
+    return *workers;
+  }
+
+  void run(size_t count, unsigned jobs, llvm::function_ref<void(size_t)> work) {
+    std::lock_guard<std::mutex> oneBatchAtATime(batchMutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (threads_.size() < std::min<size_t>(std::max(1u, jobs), count))
+      threads_.emplace_back(std::optional<unsigned>(kStackBytes), [this] { serve(); });
+    work_ = work;
+    count_ = count;
+    next_ = 0;
+    pending_ = count;
+    ++batch_;
+    wake_.notify_all();
+    done_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  static constexpr unsigned kStackBytes = 512u << 20;  // address space; pages are used only as deep as the recursion goes
+
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (uint64_t seen = 0;; seen = batch_) {
+      wake_.wait(lock, [&] { return batch_ != seen && next_ < count_; });
+      while (next_ < count_) {
+        const size_t i = next_++;
+        lock.unlock();
+        work_(i);
+        lock.lock();
+        if (--pending_ == 0) done_.notify_all();
+      }
+    }
+  }
+
+  std::mutex batchMutex_, mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<llvm::thread> threads_;
+  llvm::function_ref<void(size_t)> work_;
+  size_t count_ = 0, next_ = 0, pending_ = 0;
+  uint64_t batch_ = 0;
+};
+
 bool isPreambleFailure(const std::string& error) {
   return llvm::StringRef(error).contains("precompiled header") || llvm::StringRef(error).contains("PCH file") ||
          llvm::StringRef(error).contains("AST file");
@@ -188,7 +273,9 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   // Its own file system: each tool's working directory is its compile
   // command's, never the process's (workers run side by side).
   tooling::ClangTool tool(database, {file}, std::make_shared<PCHContainerOperations>(),
-                          llvm::vfs::createPhysicalFileSystem());
+                          llvm::makeIntrusiveRefCnt<RegularFilesOnly>(
+                              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(llvm::vfs::createPhysicalFileSystem()),
+                              budget.memoryBytes));
   if (text) tool.mapVirtualFile(file, *text);
   tool.appendArgumentsAdjuster(analyzerArgumentsAdjuster());
   if (pch)
@@ -201,9 +288,13 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   ActionFactory factory(config.scaler, clock, unit);
   // A crash inside Clang or the analysis loses this TU, never the run.
   llvm::CrashRecoveryContext recovery;
-  if (!recovery.RunSafely([&] { tool.run(&factory); })) {
+  std::string fatalError;
+  fatalErrorOfThisThread = &fatalError;
+  const bool finished = recovery.RunSafely([&] { tool.run(&factory); });
+  fatalErrorOfThisThread = nullptr;
+  if (!finished) {
     CachedUnit crashed;
-    crashed.failure = "the analysis crashed";
+    crashed.failure = fatalError.empty() ? "the analysis crashed" : "the analysis stopped: " + fatalError;
     return crashed;
   }
   unit.compileErrors = errors.compileErrors;
@@ -221,8 +312,11 @@ struct UnitInputs {
 
 std::optional<UnitInputs> inputsOf(const tooling::CompilationDatabase& database, const std::string& file) {
   const auto commands = database.getCompileCommands(file);
-  auto buffer = llvm::MemoryBuffer::getFile(file);
-  if (commands.empty() || !buffer) return std::nullopt;
+  auto buffer = readInputFile(file);
+  if (commands.empty() || !buffer) {
+    if (!buffer) llvm::consumeError(buffer.takeError());
+    return std::nullopt;
+  }
   UnitInputs inputs;
   inputs.commandLine = analyzerArgumentsAdjuster()(commands.front().CommandLine, file);
   inputs.directory = commands.front().Directory;
@@ -280,7 +374,8 @@ UserHeaderReader userHeaderReader(const UnitInputs& inputs, const std::string& f
     for (const std::string& dir : directories) {
       llvm::SmallString<256> path(dir);
       llvm::sys::path::append(path, quoted);
-      if (auto buffer = llvm::MemoryBuffer::getFile(path)) return (*buffer)->getBuffer().str();
+      if (auto buffer = readInputFile(std::string(path))) return (*buffer)->getBuffer().str();
+      else llvm::consumeError(buffer.takeError());
     }
     return std::nullopt;
   };
@@ -312,12 +407,14 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
   if (!includes.empty())
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
   CachedUnit unit = parse(database, file, config, budget, pch, text);
-  if (pch && isPreambleFailure(unit.firstError)) {
-    // Stale (LibTorch's headers changed since it was built): once more with a fresh one, else in full.
+  if (pch && (isPreambleFailure(unit.firstError) || !unit.failure.empty())) {
+    // Stale (LibTorch's headers changed since it was built) or damaged (the
+    // parse failed reading it): once more with a fresh one, else in full.
     preambles->discard(*pch);
     pch = preambles->pchFor(includes, withoutInput(inputs->commandLine, file, inputs->directory), inputs->directory);
     unit = parse(database, file, config, budget, pch, text);
-    if (pch && isPreambleFailure(unit.firstError)) unit = parse(database, file, config, budget, std::nullopt, text);
+    if (pch && (isPreambleFailure(unit.firstError) || !unit.failure.empty()))
+      unit = parse(database, file, config, budget, std::nullopt, text);
   }
   if (results && inputs && unit.failure.empty() && !unit.overBudget) results->store(key, unit);
   return unit;
@@ -346,6 +443,8 @@ void addCalleesAnalysis(CachedUnit& unit, CachedUnit withCallees, unsigned error
 
 AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::vector<std::string>& files,
                        const AnalysisOptions& options) {
+  static std::once_flag fatalErrorHandler;
+  std::call_once(fatalErrorHandler, [] { llvm::install_fatal_error_handler(onFatalError); });
   std::optional<PreambleCache> preambles;
   std::optional<ResultCache> results;
   if (!options.cacheDirectory.empty()) {
@@ -362,28 +461,23 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
   std::vector<CachedUnit> withCallees(files.size());
   std::vector<std::vector<size_t>> linked;
   {
-    llvm::ThreadPool pool(llvm::hardware_concurrency(std::max(1u, options.jobs)));
     std::mutex progress;
     size_t done = 0;
-    for (size_t i = 0; i < files.size(); ++i)
-      pool.async([&, i] {
-        units[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache);
-        if (!options.onUnitDone) return;
-        std::lock_guard<std::mutex> lock(progress);
-        options.onUnitDone(++done, files.size(), files[i]);
-      });
-    pool.wait();
+    Workers::instance().run(files.size(), options.jobs, [&](size_t i) {
+      units[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache);
+      if (!options.onUnitDone) return;
+      std::lock_guard<std::mutex> lock(progress);
+      options.onUnitDone(++done, files.size(), files[i]);
+    });
     std::vector<Linkage> linkage;
     for (const CachedUnit& unit : units) linkage.push_back(unit.linkage);
     linked = linkedFiles(files, linkage, options.maxLinkedFiles);
-    for (size_t i = 0; i < files.size(); ++i)
-      if (!linked[i].empty())
-        pool.async([&, i] {
-          std::vector<std::string> paths;
-          for (size_t j : linked[i]) paths.push_back(files[j]);
-          withCallees[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache, paths);
-        });
-    pool.wait();
+    Workers::instance().run(files.size(), options.jobs, [&](size_t i) {
+      if (linked[i].empty()) return;
+      std::vector<std::string> paths;
+      for (size_t j : linked[i]) paths.push_back(files[j]);
+      withCallees[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache, paths);
+    });
   }
   for (size_t i = 0; i < files.size(); ++i) {
     if (linked[i].empty() || !units[i].failure.empty()) continue;

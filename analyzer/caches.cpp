@@ -13,6 +13,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "dtype_lint/report.h"
+#include "input_files.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -53,8 +54,11 @@ std::string hashOf(const std::vector<std::string>& parts) {
 }
 
 std::optional<std::string> readFile(const std::string& path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) return std::nullopt;
+  auto buffer = readInputFile(path);
+  if (!buffer) {
+    llvm::consumeError(buffer.takeError());
+    return std::nullopt;
+  }
   return (*buffer)->getBuffer().str();
 }
 
@@ -270,7 +274,7 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
   llvm::SmallString<256> path(directory_);
   llvm::sys::path::append(path, "results", key + ".json");
   const auto text = readFile(std::string(path));
-  if (!text) return std::nullopt;
+  if (!text || tooDeeplyNested(*text)) return std::nullopt;  // a damaged entry is a miss
   auto parsed = llvm::json::parse(*text);
   if (!parsed) {
     llvm::consumeError(parsed.takeError());

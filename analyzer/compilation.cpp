@@ -8,6 +8,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "input_files.h"
 #include "tool_flags.h"
 
 namespace dtype_lint::analyzer {
@@ -61,10 +63,14 @@ bool isSourceFile(llvm::StringRef path) {
 llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::string& jsonPath) {
   // Clang's loader parses with the YAML parser, which prints its own errors:
   // what is not JSON is said here, in one line.
-  auto buffer = llvm::MemoryBuffer::getFile(jsonPath);
+  auto buffer = readInputFile(jsonPath);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read compilation database '%s': %s", jsonPath.c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError(std::make_error_code(std::errc::io_error), "cannot read compilation database '%s': %s",
+                                   jsonPath.c_str(), llvm::toString(buffer.takeError()).c_str());
+  if (auto where = tooDeeplyNested((*buffer)->getBuffer()))
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "cannot load compilation database '%s': nested more than %zu deep at %s",
+                                   jsonPath.c_str(), kMaxNesting, where->c_str());
   if (auto json = llvm::json::parse((*buffer)->getBuffer()); !json)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot load compilation database '%s': %s",
                                    jsonPath.c_str(), llvm::toString(json.takeError()).c_str());
@@ -84,7 +90,7 @@ llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::str
 std::string findDatabaseNear(const std::string& path) {
   llvm::SmallString<256> dir(path);
   if (!llvm::sys::fs::is_directory(dir)) llvm::sys::path::remove_filename(dir);
-  for (; !dir.empty(); dir = llvm::sys::path::parent_path(dir)) {
+  for (; !dir.empty(); dir.resize(llvm::sys::path::parent_path(dir).size())) {  // a prefix: no self-assignment
     for (const char* candidate : {"compile_commands.json", "build/compile_commands.json"}) {
       llvm::SmallString<256> file(dir);
       llvm::sys::path::append(file, candidate);
@@ -102,8 +108,11 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
   std::vector<std::string> inputs;
   for (const std::string& p : paths) {
     llvm::sys::fs::file_status status;
-    if (llvm::sys::fs::status(p, status))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no such file or directory: '%s'", p.c_str());
+    if (const std::error_code error = llvm::sys::fs::status(p, status))
+      return llvm::createStringError(error, "%s: '%s'",
+                                     error == std::errc::no_such_file_or_directory ? "no such file or directory"
+                                                                                  : error.message().c_str(),
+                                     p.c_str());
     // A FIFO or a device would block the parse or make no sense to it.
     if (!llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status))
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a regular file or a directory: '%s'",
@@ -130,7 +139,8 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
   if (!work.databasePath.empty()) {
     auto loaded = loadDatabase(work.databasePath);
     if (!loaded) return loaded.takeError();
-    db = std::move(*loaded);
+    // Commands that take their flags from @response files, as CMake writes them for long lines.
+    db = clang::tooling::expandResponseFiles(std::move(*loaded), llvm::vfs::getRealFileSystem());
   }
 
   std::set<std::string> inDatabase;

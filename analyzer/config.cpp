@@ -1,13 +1,16 @@
 #include "config.h"
 
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
+#include "input_files.h"
 
 namespace dtype_lint::analyzer {
 namespace {
@@ -155,6 +158,18 @@ struct MappingTraits<dtype_lint::analyzer::Config> {
 namespace dtype_lint::analyzer {
 
 llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name, const std::string& baseDir) {
+  // YAML is UTF-8 text: other bytes would read back as something else.
+  size_t bad = text.find('\0'), invalid = 0;
+  if (!llvm::json::isUTF8(text, &invalid)) bad = std::min(bad, invalid);
+  if (auto where = tooDeeplyNested(text))
+    return llvm::createStringError(std::errc::invalid_argument, "%s:%s: error: nested more than %zu deep",
+                                   name.c_str(), where->c_str(), kMaxNesting);
+  if (bad != llvm::StringRef::npos) {
+    const llvm::StringRef before = text.take_front(bad);
+    const size_t line = before.count('\n') + 1, column = bad - (before.rfind('\n') + 1) + 1;
+    return llvm::createStringError(std::errc::illegal_byte_sequence, "%s:%zu:%zu: error: not UTF-8 text",
+                                   name.c_str(), line, column);
+  }
   Config config;
   std::string firstError;
   llvm::yaml::Input input(llvm::MemoryBufferRef(text, name), nullptr, [](const llvm::SMDiagnostic& d, void* context) {
@@ -172,10 +187,10 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name
 }
 
 llvm::Expected<Config> readConfig(const std::string& path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = readInputFile(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "%s: error: cannot read the config: %s", path.c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError(std::make_error_code(std::errc::io_error), "%s: error: cannot read the config: %s",
+                                   path.c_str(), llvm::toString(buffer.takeError()).c_str());
   llvm::SmallString<256> dir(path);
   llvm::sys::fs::make_absolute(dir);
   llvm::sys::path::remove_filename(dir);
@@ -183,6 +198,14 @@ llvm::Expected<Config> readConfig(const std::string& path) {
 }
 
 llvm::Expected<Config> givenConfig(const std::string& value) {
+  // Inline YAML is a flow mapping; a file name that does not exist but reads
+  // like YAML was meant as one.
+  if (!llvm::sys::fs::exists(value) && llvm::StringRef(value).contains(':') &&
+      !llvm::StringRef(value).ltrim().startswith("{"))
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "<command line>: error: --config: no file '%s'; inline YAML goes in braces: "
+                                   "--config='{Checks: \"DL1*\"}'",
+                                   llvm::StringRef(value).take_until([](char c) { return c == '\n'; }).str().c_str());
   if (llvm::StringRef(value).ltrim().startswith("{")) {
     llvm::SmallString<256> cwd;
     llvm::sys::fs::current_path(cwd);
@@ -194,7 +217,7 @@ llvm::Expected<Config> givenConfig(const std::string& value) {
 llvm::Expected<Config> configFor(const std::string& sourceFile) {
   llvm::SmallString<256> dir(sourceFile);
   llvm::sys::path::remove_filename(dir);
-  for (; !dir.empty(); dir = llvm::sys::path::parent_path(dir)) {
+  for (; !dir.empty(); dir.resize(llvm::sys::path::parent_path(dir).size())) {  // a prefix: no self-assignment
     llvm::SmallString<256> candidate(dir);
     llvm::sys::path::append(candidate, ".dtype-lint.yaml");
     if (llvm::sys::fs::exists(candidate)) return readConfig(std::string(candidate));

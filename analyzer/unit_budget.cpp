@@ -9,7 +9,8 @@ namespace dtype_lint::analyzer {
 
 UnitBudget::Clock UnitBudget::start() const {
   auto deadline = std::chrono::steady_clock::time_point::max();
-  if (seconds > 0)
+  constexpr double kYear = 365.0 * 24 * 3600;  // beyond it (inf too): no limit, not an overflow
+  if (seconds > 0 && seconds < kYear)
     deadline = std::chrono::steady_clock::now() +
                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
   return Clock{deadline, this};

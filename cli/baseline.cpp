@@ -3,6 +3,7 @@
 #include <map>
 
 #include "dtype_lint/report.h"
+#include "input_files.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -35,14 +36,24 @@ llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& f
                                     {"tool", "dtype-lint"}, {"baselineVersion", kFormatVersion},
                                     {"findings", std::move(entries)}}))
       << '\n';
+  out.close();
+  if (out.has_error()) {  // a full disk: said, not left to raw_fd_ostream's fatal error
+    const std::error_code failed = out.error();
+    out.clear_error();
+    return llvm::createStringError(failed, "cannot write the baseline '%s': %s", path.c_str(),
+                                   failed.message().c_str());
+  }
   return llvm::Error::success();
 }
 
 llvm::Expected<Baseline> readBaseline(const std::string& path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = analyzer::readInputFile(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read the baseline '%s': %s", path.c_str(),
-                                   buffer.getError().message().c_str());
+    return llvm::createStringError(std::make_error_code(std::errc::io_error), "cannot read the baseline '%s': %s",
+                                   path.c_str(), llvm::toString(buffer.takeError()).c_str());
+  if (auto where = analyzer::tooDeeplyNested((*buffer)->getBuffer()))
+    return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: nested more than %zu deep at %s",
+                                   path.c_str(), analyzer::kMaxNesting, where->c_str());
   auto parsed = llvm::json::parse((*buffer)->getBuffer());
   if (!parsed) return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: %s",
                                               path.c_str(), llvm::toString(parsed.takeError()).c_str());

@@ -11,6 +11,16 @@
 namespace dtype_lint::cli {
 namespace {
 
+// Closes a written file; a failed write (a full disk) as an error, not as
+// raw_fd_ostream's fatal error at destruction.
+llvm::Error closed(llvm::raw_fd_ostream& out, const std::string& path) {
+  out.close();
+  if (!out.has_error()) return llvm::Error::success();
+  const std::error_code failed = out.error();
+  out.clear_error();
+  return llvm::createStringError(failed, "cannot write '%s': %s", path.c_str(), failed.message().c_str());
+}
+
 namespace tooling = clang::tooling;
 
 // Byte offsets of line/column positions (1-based, as clang counts columns).
@@ -69,17 +79,29 @@ llvm::Error exportFixes(const std::string& path, const std::vector<Finding>& fin
   llvm::raw_fd_ostream out(path, error);
   if (error)
     return llvm::createStringError(error, "cannot write '%s': %s", path.c_str(), error.message().c_str());
-  llvm::yaml::Output yaml(out);
-  yaml << diagnostics;
-  return llvm::Error::success();
+  {
+    llvm::yaml::Output yaml(out);
+    yaml << diagnostics;
+  }
+  return closed(out, path);
 }
 
-llvm::Expected<size_t> applyFixes(const std::vector<Finding>& findings) {
+llvm::Expected<size_t> applyFixes(const std::vector<Finding>& findings, llvm::sys::TimePoint<> analyzedAt,
+                                  std::set<std::string>& changedSince) {
   FileOffsets offsets;
   std::map<std::string, tooling::Replacements> perFile;
   size_t applied = 0;
+  // A file edited since the analysis read it would get its edits at the wrong places.
+  auto changed = [&](const std::string& file) {
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::fs::status(file, status) || status.getLastModificationTime() > analyzedAt) {
+      changedSince.insert(file);
+      return true;
+    }
+    return false;
+  };
   for (const Finding& f : findings) {
-    if (!f.fix) continue;
+    if (!f.fix || llvm::any_of(f.fix->edits, [&](const Edit& e) { return changed(e.range.file); })) continue;
     std::map<std::string, tooling::Replacements> trial = perFile;
     bool whole = true;
     for (const Edit& edit : f.fix->edits) {
@@ -103,6 +125,7 @@ llvm::Expected<size_t> applyFixes(const std::vector<Finding>& findings) {
     llvm::raw_fd_ostream out(file, error);
     if (error) return llvm::createStringError(error, "cannot write '%s': %s", file.c_str(), error.message().c_str());
     out << *fixed;
+    if (llvm::Error failed = closed(out, file)) return std::move(failed);
   }
   return applied;
 }

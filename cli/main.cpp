@@ -243,11 +243,40 @@ std::optional<std::string> unwritable(const std::string& option, const std::stri
   return std::nullopt;
 }
 
+// Two paths that name one file (the same real path, or the same path where it
+// does not exist yet).
+bool sameFile(const std::string& a, const std::string& b) {
+  llvm::sys::fs::UniqueID first, second;
+  if (!llvm::sys::fs::getUniqueID(a, first) && !llvm::sys::fs::getUniqueID(b, second)) return first == second;
+  llvm::SmallString<256> x(a), y(b);
+  llvm::sys::fs::make_absolute(x);
+  llvm::sys::fs::make_absolute(y);
+  llvm::sys::path::remove_dots(x, true);
+  llvm::sys::path::remove_dots(y, true);
+  return x == y;
+}
+
 llvm::Expected<cli::OutputOptions> outputOptions() {
-  for (auto [option, path] : {std::pair{"-o", &outputFile}, {"--write-baseline", &writeBaseline},
-                              {"--export-fixes", &exportFixesFile}})
-    if (auto why = unwritable(option, *path))
-      return llvm::createStringError(std::make_error_code(std::errc::permission_denied), why->c_str());
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"-o", &outputFile}, {"--write-baseline", &writeBaseline}, {"--export-fixes", &exportFixesFile}};
+  auto refuse = [](const std::string& why) {
+    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument), why.c_str());
+  };
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const auto [option, path] = outputs[i];
+    if (path->empty()) continue;
+    // An input, or another output, is never written over.
+    for (const std::string& input : paths)
+      if (sameFile(*path, input)) return refuse(std::string(option) + ": '" + *path + "' is an input");
+    for (const std::string& input : mergeInputs)
+      if (sameFile(*path, input)) return refuse(std::string(option) + ": '" + *path + "' is an input");
+    if (!baseline.empty() && sameFile(*path, baseline) && outputs[i].second != &writeBaseline)
+      return refuse(std::string(option) + ": '" + *path + "' is the baseline read");
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second->empty() && sameFile(*path, *outputs[j].second))
+        return refuse(std::string(outputs[j].first) + " and " + option + " both write '" + *path + "'");
+    if (auto why = unwritable(option, *path)) return refuse(*why);
+  }
   cli::OutputOptions out;
   out.format = format;
   out.file = outputFile;
@@ -292,6 +321,14 @@ std::vector<std::string> shardOf(const std::vector<std::string>& sorted, unsigne
 
 int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
+  constexpr unsigned kMaxJobs = 1024;  // llvm::ThreadPool's limit is far below what -j can say
+  if (jobs > kMaxJobs) return cli::toolError(fmt::format("-j: at most {} ({} asked)", kMaxJobs, jobs.getValue()));
+  // Flags that make clang print instead of compile would write into the report.
+  for (const auto* args : {&extraArgs, &extraArgsBefore})
+    for (const std::string& arg : *args)
+      if (llvm::StringRef a(arg); a == "-###" || a == "-v" || a.startswith("--help") || a.startswith("-help") ||
+                                  a.startswith("--version") || a.startswith("-print-") || a.startswith("--print-"))
+        return cli::toolError("--extra-arg: '" + arg + "' makes clang print instead of compile");
   if (!(unitTimeLimit >= 0))
     return cli::toolError(fmt::format("--tu-time-limit: not a number of seconds: '{:g}'", unitTimeLimit.getValue()));
   auto work = analyzer::selectWork(paths, buildDir);
@@ -311,10 +348,10 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
     work->database = std::move(adjusted);
   }
   if (!shard.empty()) {
-    unsigned index = 0, count = 0;
-    char slash = 0, rest = 0;
-    if (std::sscanf(shard.c_str(), "%u%c%u%c", &index, &slash, &count, &rest) != 3 || slash != '/' || count == 0 ||
-        index == 0 || index > count)
+    const auto [indexText, countText] = llvm::StringRef(shard).split('/');
+    unsigned index = 0, count = 0;  // getAsInteger refuses what does not fit, unlike %u
+    if (indexText.getAsInteger(10, index) || countText.getAsInteger(10, count) || count == 0 || index == 0 ||
+        index > count)
       return cli::toolError("--shard: '" + shard + "' is not I/N with 1 <= I <= N");
     work->files = shardOf(work->files, index, count);
     llvm::erase_if(work->outsideDatabase, [&](const std::string& file) { return !llvm::is_contained(work->files, file); });
@@ -344,6 +381,7 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
       std::cerr << std::flush;
     };
   llvm::CrashRecoveryContext::Enable();
+  auto analyzedAt = std::chrono::system_clock::now();
   analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
   if (!exportFixesFile.empty())
     if (llvm::Error error = cli::exportFixes(exportFixesFile, result.findings))
@@ -352,13 +390,17 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
     // A fix can uncover a finding its own hid (one per place and rule): a few passes, as ruff does.
     constexpr int kFixPasses = 4;
     size_t applied = 0;
+    std::set<std::string> changedSince;
     for (int pass = 0; pass < kFixPasses; ++pass) {
-      auto count = cli::applyFixes(result.findings);
+      auto count = cli::applyFixes(result.findings, analyzedAt, changedSince);
       if (!count) return cli::toolError(llvm::toString(count.takeError()));
       if (!*count) break;
       applied += *count;
+      analyzedAt = std::chrono::system_clock::now();
       result = analyzer::analyze(*work->database, work->files, options);
     }
+    for (const std::string& file : changedSince)
+      std::cerr << "dtype-lint: note: '" << file << "' changed during the analysis: its fixes were not applied\n";
     std::cerr << "dtype-lint: note: applied " << applied << " fix(es)\n";
   }
 

@@ -1,6 +1,7 @@
 #include "merge_command.h"
 
 #include "dtype_lint/findings_pipeline.h"
+#include "input_files.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -13,8 +14,11 @@ int mergeReports(const std::vector<std::string>& reports, const OutputOptions& o
   std::vector<FindingBatch> batches;
   std::vector<Note> toolNotes;
   for (const std::string& path : reports) {
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    if (!buffer) return toolError("cannot read '" + path + "': " + buffer.getError().message());
+    auto buffer = analyzer::readInputFile(path);
+    if (!buffer) return toolError("cannot read '" + path + "': " + llvm::toString(buffer.takeError()));
+    if (auto where = analyzer::tooDeeplyNested((*buffer)->getBuffer()))
+      return toolError("'" + path + "' is not a dtype-lint report: nested more than " +
+                       std::to_string(analyzer::kMaxNesting) + " deep at " + *where);
     FindingBatch batch;
     std::vector<Note> notes;
     std::string error;

@@ -1,7 +1,10 @@
 #include "report_output.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -11,7 +14,14 @@
 namespace dtype_lint::cli {
 
 int toolError(const std::string& message) {
-  std::cerr << "dtype-lint: error: " << message << '\n';
+  // One line, whatever the names in it hold (a path with a newline).
+  std::string line;
+  for (const char c : message) {
+    if (c == '\n') line += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) line += fmt::format("\\x{:02x}", c);
+    else line += c;
+  }
+  std::cerr << "dtype-lint: error: " << line << '\n';
   return 2;
 }
 
@@ -44,10 +54,21 @@ std::optional<std::vector<Finding>> emitReport(std::vector<Finding> findings, co
       return std::nullopt;
     }
     writeReport(out, options.format, findings, report, source, toolNotes);
+    out.close();
+    if (!out) {  // a full disk: a truncated report must not pass for a clean one
+      toolError("cannot write '" + options.file + "': " + std::strerror(errno));
+      return std::nullopt;
+    }
   } else {
     report.color = options.format == ReportFormat::Text &&
                    options.color.value_or(isatty(toStderr ? STDERR_FILENO : STDOUT_FILENO) != 0);
-    writeReport(toStderr ? std::cerr : std::cout, options.format, findings, report, source, toolNotes);
+    std::ostream& out = toStderr ? std::cerr : std::cout;
+    writeReport(out, options.format, findings, report, source, toolNotes);
+    if (!out.flush()) {
+      toolError(std::string("cannot write the report to ") + (toStderr ? "stderr" : "stdout") + ": " +
+                std::strerror(errno));
+      return std::nullopt;
+    }
   }
   // Findings just recorded in a baseline are accepted: nothing new to fail on.
   if (!options.writeBaseline.empty()) findings.clear();

@@ -103,8 +103,9 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   char runDirectory[] = "/tmp/dtype-lint-run-XXXXXX";
   if (!mkdtemp(runDirectory)) return toolError("cannot create a run directory in /tmp");
 
+  // After what the user preloads already (a sanitizer's runtime must come first).
   std::string ldPreload = preload;
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) ldPreload += ":" + std::string(existing);
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) ldPreload = existing + (":" + preload);
 
   // The program's stdio and signals are its own; the launcher only waits.
   const pid_t child = fork();

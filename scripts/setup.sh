@@ -3,13 +3,15 @@
 # then configure and build (tests and samples included) into build/ (against
 # Debian's LibTorch 1.13) and build-torch2/ (against the torch wheel's LibTorch:
 # the samples, the runtime adapter and the runtime programs; the analyzer and
-# the preload library are build/'s, whose ctest runs build-torch2/'s tests too).
+# the preload library are build/'s), then the sanitizer builds build-asan/ and
+# build-tsan/. build/'s ctest runs the other three's tests too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++
   llvm-16-dev libclang-16-dev clang-16   # the analyzer (Clang LibTooling)
+  libclang-rt-16-dev                     # build-asan/: the sanitizers' runtimes and libFuzzer
   clang-tidy-16                          # bench/analyzer_speed.py baseline
   clang-tools-16                         # clang-apply-replacements: the --export-fixes test
   libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
@@ -43,9 +45,21 @@ fi
 
 # The optimized builds of the samples (and their three precompiled headers,
 # ~2 GB) are built and tested against one LibTorch: build-torch2/'s.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTYPE_LINT_SATELLITE_BUILDS=build-torch2 \
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTYPE_LINT_SATELLITE_BUILDS="build-torch2;build-asan;build-tsan" \
   -DDTYPE_LINT_OPTIMIZED_BUILDS=OFF
 cmake --build build -j "$(nproc)"
 cmake -S . -B build-torch2 -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTYPE_LINT_TORCH_WHEEL="$PWD/.venv" \
   -DDTYPE_LINT_MAIN_BUILD=build
 cmake --build build-torch2 -j "$(nproc)"
+
+# Sanitizer builds of dtype-lint's own code, tested against build/'s samples
+# and programs (docs/RELIABILITY.md): ASan+UBSan with clang, with the fuzz
+# targets; TSan for the runtime hooks.
+# -O1 and line tables: what the sanitizers need, at half the build time of -O2 -g.
+CC=clang-16 CXX=clang++-16 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None \
+  "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS=-O1 -gline-tables-only" \
+  -DDTYPE_LINT_SANITIZE=address,undefined -DDTYPE_LINT_PROGRAMS_FROM=build
+cmake --build build-asan -j "$(nproc)"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCMAKE_C_FLAGS=-O1 -g1" \
+  -DDTYPE_LINT_SANITIZE=thread -DDTYPE_LINT_PROGRAMS_FROM=build
+cmake --build build-tsan -j "$(nproc)"

@@ -34,7 +34,8 @@ struct Case {
   std::function<std::string(const std::filesystem::path& dir)> setup;
   Expect expect;
   const char* needle = "";
-  int exitCode = -1;  // RunError's
+  int exitCode = -1;   // RunError's
+  const char* absent = "";  // Normal's: what must not be said
 };
 
 std::string write(const std::filesystem::path& path, const std::string& text) {
@@ -59,7 +60,16 @@ std::string entry(const std::string& directory, const std::string& command, cons
 }
 
 const std::string kPlain = "int twice(int x) { return 2 * x; }\n";
-const std::string kBinary(std::string("\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0\xff\xfe\0\x80", 32));
+constexpr char kElfHeader[] = "\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0\xff\xfe\0\x80";
+const std::string kBinary(kElfHeader, sizeof kElfHeader);
+
+std::string fifo(const std::filesystem::path& path) {
+  std::filesystem::create_directories(path.parent_path());
+  ::mkfifo(path.c_str(), 0644);
+  return path.string();
+}
+
+const std::string kDeep = std::string(100000, '[');
 
 std::vector<Case> cases() {
   using P = const std::filesystem::path&;
@@ -200,7 +210,7 @@ std::vector<Case> cases() {
       {"ConfigBinary", [=](P d) { return "--config " + write(d / "c.yaml", kBinary) + " " + plainFile(d); },
        Expect::ConfigError, "error: "},
       {"ConfigIsADirectory", [=](P d) { return "--config " + d.string() + " " + plainFile(d); }, Expect::ConfigError,
-       "error: cannot read the config: Is a directory"},
+       "error: cannot read the config: it is a directory"},
       {"ConfigMissing", [=](P d) { return "--config nothere.yaml " + plainFile(d); }, Expect::ConfigError,
        "nothere.yaml: error: cannot read the config: No such file or directory"},
       {"NearestConfigBroken",
@@ -259,6 +269,93 @@ std::vector<Case> cases() {
        "its time budget of 1e-06 s was spent"},
       {"MemoryBudgetSpent", [](P) { return "--no-cache --tu-memory-limit=1 " + kMatmul; }, Expect::Normal,
        "its memory budget of 1 MiB"},
+      // Found by the sweep of issue 17 made outside the repository (docs/RELIABILITY.md).
+      {"OutputIsAnInput", [=](P d) { return "-o " + plainFile(d) + " " + plainFile(d); }, Expect::ToolError,
+       "is an input"},
+      {"ExportedFixesOverAnInput", [=](P d) { return "--export-fixes " + plainFile(d) + " " + plainFile(d); },
+       Expect::ToolError, "--export-fixes: '"},
+      {"BaselineAndReportToOneFile", [=](P d) { return "-o r.json --write-baseline r.json " + plainFile(d); },
+       Expect::ToolError, "-o and --write-baseline both write 'r.json'"},
+      {"MergeOverItsInput", [](P d) { return "merge " + write(d / "r.json", "{}") + " -o " + (d / "r.json").string(); },
+       Expect::ToolError, "is an input"},
+      {"PathWithANewline", [](P) { return "'a\nb.cpp'"; }, Expect::ToolError,
+       "no such file or directory: 'a\\nb.cpp'"},
+      {"DatabaseNestedDeep",
+       [=](P d) {
+         database(d, kDeep);
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "nested more than 256 deep at 1:257"},
+      {"BaselineNestedDeep", [=](P d) { return "--baseline " + write(d / "b.json", kDeep) + " " + plainFile(d); },
+       Expect::ToolError, "nested more than 256 deep"},
+      {"ConfigNestedDeep", [=](P d) { return "--config " + write(d / "c.yaml", "Checks: " + kDeep) + " " + plainFile(d); },
+       Expect::ConfigError, "1:265: error: nested more than 256 deep"},
+      {"InlineConfigNestedDeep", [=](P d) { return "--config '{" + kDeep + "' " + plainFile(d); }, Expect::ConfigError,
+       "nested more than 256 deep"},
+      {"MergeNestedDeep", [](P d) { return "merge " + write(d / "r.json", kDeep); }, Expect::ToolError,
+       "nested more than 256 deep"},
+      {"DatabaseIsAFifo",
+       [=](P d) {
+         fifo(d / "build" / "compile_commands.json");
+         return "-p build " + plainFile(d);
+       },
+       Expect::ToolError, "not a regular file"},
+      {"BaselineIsAFifo", [=](P d) { return "--baseline " + fifo(d / "b.json") + " " + plainFile(d); },
+       Expect::ToolError, "not a regular file"},
+      {"ConfigIsAFifo", [=](P d) { return "--config " + fifo(d / "c.yaml") + " " + plainFile(d); },
+       Expect::ConfigError, "not a regular file"},
+      {"NearestConfigIsAFifo",
+       [=](P d) {
+         fifo(d / ".dtype-lint.yaml");
+         return plainFile(d);
+       },
+       Expect::ConfigError, "not a regular file"},
+      {"MergeInputIsAFifo", [](P d) { return "merge " + fifo(d / "r.json"); }, Expect::ToolError,
+       "not a regular file"},
+      {"IncludeOfAFifo",
+       [](P d) {
+         fifo(d / "pipe.h");
+         return write(d / "inc.cpp", "#include \"pipe.h\"\nint f();\n");
+       },
+       Expect::Normal, "compile error(s)"},
+      {"IncludeOfDevZero", [](P d) { return write(d / "zero.cpp", "#include \"/dev/zero\"\nint f();\n"); },
+       Expect::Normal, "compile error(s)"},
+      {"ExpressionOfAHundredThousandTerms",
+       [=](P d) {
+         std::string sum = "1";
+         for (int i = 1; i < 100000; ++i) sum += "+1";
+         return write(d / "sum.cpp", "int x = " + sum + ";\n") + " " + plainFile(d);
+       },
+       Expect::Normal, "", -1, "crashed"},
+      {"JobsBeyondThreads", [=](P d) { return "-j 4294967295 " + plainFile(d); }, Expect::ToolError,
+       "-j: at most 1024"},
+      {"TimeLimitAYearOrMore", [](P) { return "--no-cache --tu-time-limit=1e300 " + kMatmul; }, Expect::Normal,
+       "DL101", -1, "budget"},
+      {"TimeLimitInfinite", [](P) { return "--no-cache --tu-time-limit=inf " + kMatmul; }, Expect::Normal, "DL101",
+       -1, "budget"},
+      {"ShardBeyond32Bits", [=](P d) { return "--shard 1/4294967297 " + plainFile(d); }, Expect::ToolError,
+       "--shard: '1/4294967297'"},
+      {"ExtraArgThatPrints", [=](P d) { return "--extra-arg=--help " + plainFile(d); }, Expect::ToolError,
+       "--extra-arg: '--help' makes clang print"},
+      {"InlineConfigWithoutBraces", [=](P d) { return "--config 'Checks: DL1*' " + plainFile(d); },
+       Expect::ConfigError, "inline YAML goes in braces"},
+      {"ConfigNotUtf8", [=](P d) { return "--config " + write(d / "c.yaml", "Checks: \"DL1\xff\"\n") + " " + plainFile(d); },
+       Expect::ConfigError, "1:13: error: not UTF-8 text"},
+      {"ResponseFileInTheDatabase",
+       [](P d) {
+         write(d / "flags.rsp", "-DFROM_RESPONSE_FILE -std=c++17");
+         const std::string file =
+             write(d / "rsp.cpp", "#ifndef FROM_RESPONSE_FILE\n#error the response file was not read\n#endif\n");
+         database(d, "[" + entry(d.string(), "c++ @flags.rsp -c " + file, file) + "]");
+         return "-p build " + file;
+       },
+       Expect::Normal, "", -1, "compile error"},
+      {"ReportLineNotANumber",
+       [](P d) {
+         return "merge " + write(d / "r.json", R"({"tool":"dtype-lint","findings":[{"rule":"DL101","message":"m",)"
+                                               R"("location":{"file":"t.cpp","line":1e30}}]})");
+       },
+       Expect::ToolError, "'line' is not a line or column number"},
       // merge.
       {"MergeNothing", [](P) { return "merge"; }, Expect::ToolError, "no reports to merge"},
       {"MergeMissing", [](P) { return "merge nothere.json"; }, Expect::ToolError, "nothere.json"},
@@ -315,6 +412,7 @@ TEST_P(BadInput, OneClearLineOrANormalResult) {
     case Expect::Normal:
       EXPECT_TRUE(run.exitCode == 0 || run.exitCode == 1) << run.exitCode << "\n" << run.out << run.err;
       EXPECT_NE((run.out + run.err).find(c.needle), std::string::npos) << run.out << run.err;
+      if (*c.absent) EXPECT_EQ((run.out + run.err).find(c.absent), std::string::npos) << run.out << run.err;
       break;
     case Expect::UnitFailure:
       EXPECT_EQ(run.exitCode, 2) << run.err;

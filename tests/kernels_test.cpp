@@ -113,7 +113,7 @@ TEST(TensorStats, ReadsTransposedExpandedAndSlicedViewsElementByElement) {
   EXPECT_EQ(scan(expanded).beyondHalf, 4u);
   expectSame(scan(expanded), referenceTensorStats(expanded));
 
-  TensorView columns = contiguous(base.data() + 1, ElementType::Float, {6, 3});  // every other column of 6x5
+  TensorView columns = contiguous(base.data() + 1, ElementType::Float, {6, 2});  // columns 1 and 3 of 6x5
   columns.strides[0] = 5;
   columns.strides[1] = 2;
   expectSame(scan(columns), referenceTensorStats(columns));

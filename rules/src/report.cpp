@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace dtype_lint {
 
@@ -200,7 +202,8 @@ json sarif(const std::vector<Finding>& findings, const ReportOptions& options, S
     if (!f.location.symbol.empty())
       result["locations"][0]["logicalLocations"] = {{{"fullyQualifiedName", f.location.symbol}, {"kind", "function"}}};
     if (!related.empty()) result["relatedLocations"] = std::move(related);
-    if (f.fix) result["fixes"] = {sarifFix(*f.fix, options)};
+    // json::array: a braced {x} is [x] with GCC but x with clang.
+    if (f.fix) result["fixes"] = json::array({sarifFix(*f.fix, options)});
     if (!f.ranks.empty()) result["properties"] = {{"ranks", f.ranks}};
     results.push_back(std::move(result));
   }
@@ -246,11 +249,21 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
 namespace {
 
 // A location as the JSON report and the hooks' lines write it; relative paths resolved against baseDir.
+// A line or column number of a report: a whole number that fits, else the
+// report is refused (a float or negative number would wrap).
+unsigned positionField(const json& object, const char* key, unsigned fallback) {
+  if (!object.contains(key)) return fallback;
+  const json& value = object[key];
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > std::numeric_limits<unsigned>::max())
+    throw std::invalid_argument(std::string("'") + key + "' is not a line or column number: " + value.dump());
+  return value.get<unsigned>();
+}
+
 SourceLocation locationFrom(const json& at, const std::string& baseDir) {
   std::string file = at.value("file", "");
   if (!file.empty() && file.front() != '/' && !baseDir.empty()) file = baseDir + "/" + file;
-  return SourceLocation{file, at.value("line", 0u), at.value("column", 0u), at.value("endLine", 0u),
-                        at.value("endColumn", 0u), at.value("symbol", "")};
+  return SourceLocation{file, positionField(at, "line", 0), positionField(at, "column", 0),
+                        positionField(at, "endLine", 0), positionField(at, "endColumn", 0), at.value("symbol", "")};
 }
 
 Severity severityFrom(const std::string& text) {
@@ -312,10 +325,10 @@ SourceLocation sarifLocationFrom(const json& physical, const std::string& source
   else if (!uri.empty() && uri.front() != '/') uri = (sourceRoot.empty() ? baseDir + "/" : sourceRoot) + uri;
   at.file = uri;
   const json region = physical.value("region", json::object());
-  at.line = region.value("startLine", 0u);
-  at.column = region.value("startColumn", 0u);
-  at.endLine = region.value("endLine", at.line);
-  at.endColumn = region.contains("endColumn") ? region.value("endColumn", 1u) - 1 : at.column;
+  at.line = positionField(region, "startLine", 0);
+  at.column = positionField(region, "startColumn", 0);
+  at.endLine = positionField(region, "endLine", at.line);
+  at.endColumn = region.contains("endColumn") ? std::max(positionField(region, "endColumn", 1), 1u) - 1 : at.column;
   return at;
 }
 
@@ -379,6 +392,9 @@ bool readReport(const std::string& text, const std::string& baseDir, std::vector
       return false;
     }
   } catch (const json::exception& e) {
+    error = std::string("a field has the wrong type (") + e.what() + ")";
+    return false;
+  } catch (const std::invalid_argument& e) {
     error = e.what();
     return false;
   }
@@ -397,7 +413,7 @@ std::string findingToJsonLine(const Finding& f) {
   return line.dump();
 }
 
-bool findingFromJsonLine(const std::string& line, Finding& f) {
+bool findingFromJsonLine(const std::string& line, Finding& f) try {
   const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("rule") || !j["rule"].is_string()) return false;
   f.rule = findRule(j["rule"].get<std::string>());
@@ -412,6 +428,8 @@ bool findingFromJsonLine(const std::string& line, Finding& f) {
   f.ranks = ranksFrom(j.value("ranks", json()));
   f.fix = fixFrom(j.value("fix", json()), "");
   return true;
+} catch (const std::exception&) {  // a field of the wrong type: not a finding
+  return false;
 }
 
 void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,

@@ -1,43 +1,45 @@
 #include "fork_gate.h"
 
 #include <pthread.h>
-#include <time.h>
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace dtype_lint::runtime {
 namespace {
 
-// Writer-preferring: a waiting fork is not starved by threads entering the hooks.
-pthread_rwlock_t gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-thread_local unsigned depth = 0;  // this thread's nested entries
-bool heldForFork = false;         // the fork in progress holds the gate
-bool hooksOff = false;            // a child forked without the gate
+// A count and a flag rather than a lock: a child can reset them with plain
+// stores (a lock held by the forking thread cannot be released in the child),
+// and every order between them is sequentially consistent: an entry either
+// sees the fork coming or is counted before the fork looks.
+std::atomic<unsigned> inside{0};      // threads inside the hooks (outermost entries)
+std::atomic<bool> forking{false};     // a fork waits for `inside` to reach 0
+thread_local unsigned depth = 0;      // this thread's nested entries
+bool forkedWhileQuiet = false;        // the fork in progress saw no thread inside
+std::atomic<bool> hooksOff{false};    // a child forked while a thread was inside
 
 // How long a fork waits for the threads inside the hooks to leave.
-constexpr long kForkWaitNanoseconds = 250'000'000;
+constexpr auto kForkWait = std::chrono::milliseconds(250);
 
 void beforeFork() {
-  heldForFork = false;
+  forkedWhileQuiet = false;
   // A fork from inside the hooks (the adapter's compiler) is followed by exec.
   if (depth > 0) return;
-  timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_nsec += kForkWaitNanoseconds;
-  if (deadline.tv_nsec >= 1'000'000'000) {
-    deadline.tv_sec += 1;
-    deadline.tv_nsec -= 1'000'000'000;
-  }
-  heldForFork = pthread_rwlock_timedwrlock(&gate, &deadline) == 0;
+  forking = true;
+  const auto deadline = std::chrono::steady_clock::now() + kForkWait;
+  while (inside != 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  forkedWhileQuiet = inside == 0;
 }
 
-void afterForkInParent() {
-  if (heldForFork) pthread_rwlock_unlock(&gate);
-}
+void afterForkInParent() { forking = false; }
 
-// The child's only thread is the forking one: the gate starts afresh (an
-// unlock would name the parent's thread as the writer).
+// The child's only thread is the forking one.
 void afterForkInChild() {
-  gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-  hooksOff = hooksOff || !heldForFork;
+  if (!forkedWhileQuiet) hooksOff = true;  // a lock inside the hooks may be held by a thread it does not have
+  inside = depth > 0 ? 1 : 0;
+  forking = false;
 }
 
 }  // namespace
@@ -46,12 +48,17 @@ void installForkGate() { pthread_atfork(beforeFork, afterForkInParent, afterFork
 
 bool enterHooks() {
   if (hooksOff) return false;
-  if (depth++ == 0) pthread_rwlock_rdlock(&gate);
-  return true;
+  if (depth++ > 0) return true;
+  for (;;) {
+    while (forking) sched_yield();
+    ++inside;
+    if (!forking) return true;
+    --inside;  // a fork started meanwhile: let it go first
+  }
 }
 
 void leaveHooks() {
-  if (--depth == 0) pthread_rwlock_unlock(&gate);
+  if (--depth == 0) --inside;
 }
 
 }  // namespace dtype_lint::runtime
