@@ -33,8 +33,10 @@ for target in "${targets[@]}"; do
   [ -d "fuzz/regressions/$target" ] && inputs+=("fuzz/regressions/$target")
   log="$build/fuzz-$target.log"
   before=$(ls "$artifacts" | grep -c "^$target-" || true)
+  parallel=()  # -jobs runs the fuzzer in child processes that log to ./fuzz-N.log: only when asked
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   LD_PRELOAD="$runtime" "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
-    -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$artifacts/$target-" "${inputs[@]}" \
+    -print_final_stats=1 "${parallel[@]}" -artifact_prefix="$artifacts/$target-" "${inputs[@]}" \
     >"$log" 2>&1 || status=1
   after=$(ls "$artifacts" | grep -c "^$target-" || true)
   executions=$(grep -h "stat::number_of_executed_units" "$log" | awk '{s += $2} END {print s + 0}')
