@@ -392,6 +392,12 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
       unit.failure = "the directory of its compile command, '" + command.Directory + "', does not exist";
       return unit;
     }
+  // A source that cannot be read is a failure, not a clean result.
+  if (auto source = readInputFile(file); !source) {
+    CachedUnit unit;
+    unit.failure = "cannot read it: " + llvm::toString(source.takeError());
+    return unit;
+  }
   const auto inputs = inputsOf(database, file);
   if (!linked.empty() && !inputs) return CachedUnit{};
   const std::optional<std::string> text =

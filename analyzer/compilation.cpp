@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "clang/Driver/Types.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -31,6 +32,11 @@ class DatabaseWithFallback : public CompilationDatabase {
     }
     std::vector<std::string> line{"clang++"};
     for (const std::string& flag : fallbackFlags()) line.push_back(flag);
+    // A file whose name says no language (none, or ".txt") would be a linker input.
+    llvm::StringRef extension = llvm::sys::path::extension(file);
+    if (extension.empty() || clang::driver::types::lookupTypeForExtension(extension.drop_front()) ==
+                                 clang::driver::types::TY_INVALID)
+      line.insert(line.end(), {"-x", "c++"});
     line.push_back(file.str());
     return {CompileCommand(llvm::sys::path::parent_path(file), file, line, "")};
   }
@@ -75,8 +81,8 @@ llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::str
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot load compilation database '%s': %s",
                                    jsonPath.c_str(), llvm::toString(json.takeError()).c_str());
   std::string error;
-  auto db = clang::tooling::JSONCompilationDatabase::loadFromFile(
-      jsonPath, error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
+      (*buffer)->getBuffer(), error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
   if (!db) {
     // The loader's message spans lines; the user gets the first.
     std::string firstLine = error.substr(0, error.find('\n'));
@@ -147,21 +153,37 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
   if (db)
     for (const std::string& f : db->getAllFiles()) inDatabase.insert(absolute(f));
 
-  std::set<std::string> files, outside;
+  // Each file once, however it was reached (an explicit input is also under a
+  // symlinked directory): explicit files first, then directories.
+  std::set<std::string> files, outside, analyzedRealPaths;
+  auto add = [&](const std::string& file, bool outsideDatabase) {
+    if (!analyzedRealPaths.insert(realPath(file)).second) return false;
+    files.insert(file);
+    if (outsideDatabase) outside.insert(file);
+    return true;
+  };
+  for (const std::string& input : inputs)
+    if (!llvm::sys::fs::is_directory(input)) add(input, !inDatabase.count(input));
   for (const std::string& input : inputs) {
-    if (!llvm::sys::fs::is_directory(input)) {
-      files.insert(input);
-      if (!inDatabase.count(input)) outside.insert(input);
-      continue;
-    }
+    if (!llvm::sys::fs::is_directory(input)) continue;
     const std::string prefix = input + "/";
-    size_t found = 0;
-    for (const std::string& f : inDatabase)
-      if (f.compare(0, prefix.size(), prefix) == 0) {
-        files.insert(f);
-        ++found;
+    size_t found = 0, missing = 0;
+    for (const std::string& f : inDatabase) {
+      if (f.compare(0, prefix.size(), prefix) != 0) continue;
+      // A stale database names files since deleted or never generated.
+      if (!llvm::sys::fs::exists(f)) {
+        if (!missing++) work.firstMissingFile = f;
+        continue;
       }
+      add(f, false);
+      ++found;
+    }
+    work.missingFiles += missing;
     if (found) continue;
+    if (db && missing)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the %zu entries under '%s' in '%s' name files that do not exist (first: '%s')",
+                                     missing, input.c_str(), work.databasePath.c_str(), work.firstMissingFile.c_str());
     if (db)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "no translation unit under '%s' in '%s'", input.c_str(),
@@ -169,14 +191,12 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
     // No database at all: every source file under the directory, with fallback flags.
     // Symlinked directories are followed once each (a link back up is a cycle).
     std::error_code ec;
-    std::set<std::string> visited{realPath(input)};  // directories and files, by real path
+    std::set<std::string> visited{realPath(input)};
     for (llvm::sys::fs::recursive_directory_iterator it(input, ec), end; it != end && !ec; it.increment(ec)) {
       if (llvm::sys::fs::is_directory(it->path())) {
         if (!visited.insert(realPath(it->path())).second) it.no_push();
-      } else if (isSourceFile(it->path()) && llvm::sys::fs::is_regular_file(it->path()) &&
-                 visited.insert(realPath(it->path())).second) {
-        files.insert(absolute(it->path()));
-        outside.insert(absolute(it->path()));
+      } else if (isSourceFile(it->path()) && llvm::sys::fs::is_regular_file(it->path())) {
+        add(absolute(it->path()), true);
         ++found;
       }
     }

@@ -17,6 +17,8 @@ struct WorkList {
   std::string databasePath;                  // empty when none was found
   std::vector<std::string> files;            // absolute, sorted, unique
   std::vector<std::string> outsideDatabase;  // analyzed with fallbackFlags()
+  size_t missingFiles = 0;                   // database entries under the inputs whose files do not exist
+  std::string firstMissingFile;
 };
 
 // Errors are one line each, for the user.

@@ -158,12 +158,12 @@ struct MappingTraits<dtype_lint::analyzer::Config> {
 namespace dtype_lint::analyzer {
 
 llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name, const std::string& baseDir) {
-  // YAML is UTF-8 text: other bytes would read back as something else.
-  size_t bad = text.find('\0'), invalid = 0;
-  if (!llvm::json::isUTF8(text, &invalid)) bad = std::min(bad, invalid);
   if (auto where = tooDeeplyNested(text))
     return llvm::createStringError(std::errc::invalid_argument, "%s:%s: error: nested more than %zu deep",
                                    name.c_str(), where->c_str(), kMaxNesting);
+  // YAML is UTF-8 text: other bytes would read back as something else.
+  size_t bad = text.find('\0'), invalid = 0;
+  if (!llvm::json::isUTF8(text, &invalid)) bad = std::min(bad, invalid);
   if (bad != llvm::StringRef::npos) {
     const llvm::StringRef before = text.take_front(bad);
     const size_t line = before.count('\n') + 1, column = bad - (before.rfind('\n') + 1) + 1;
@@ -181,6 +181,10 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name
   input >> config;
   if (input.error())
     return llvm::createStringError(input.error(), firstError.empty() ? name + ": error: not a config" : firstError);
+  // The documents after the first would be ignored without a word.
+  if (input.nextDocument())
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "%s: error: more than one YAML document ('---'); a config is one", name.c_str());
   config.path = name;
   config.policy.baseDir = baseDir;
   return config;

@@ -4,6 +4,7 @@
 
 #include "dtype_lint/report.h"
 #include "input_files.h"
+#include "report_output.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -36,14 +37,7 @@ llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& f
                                     {"tool", "dtype-lint"}, {"baselineVersion", kFormatVersion},
                                     {"findings", std::move(entries)}}))
       << '\n';
-  out.close();
-  if (out.has_error()) {  // a full disk: said, not left to raw_fd_ostream's fatal error
-    const std::error_code failed = out.error();
-    out.clear_error();
-    return llvm::createStringError(failed, "cannot write the baseline '%s': %s", path.c_str(),
-                                   failed.message().c_str());
-  }
-  return llvm::Error::success();
+  return closeWritten(out, "the baseline '" + path + "'");
 }
 
 llvm::Expected<Baseline> readBaseline(const std::string& path) {

@@ -7,19 +7,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "report_output.h"
 
 namespace dtype_lint::cli {
 namespace {
-
-// Closes a written file; a failed write (a full disk) as an error, not as
-// raw_fd_ostream's fatal error at destruction.
-llvm::Error closed(llvm::raw_fd_ostream& out, const std::string& path) {
-  out.close();
-  if (!out.has_error()) return llvm::Error::success();
-  const std::error_code failed = out.error();
-  out.clear_error();
-  return llvm::createStringError(failed, "cannot write '%s': %s", path.c_str(), failed.message().c_str());
-}
 
 namespace tooling = clang::tooling;
 
@@ -83,7 +74,7 @@ llvm::Error exportFixes(const std::string& path, const std::vector<Finding>& fin
     llvm::yaml::Output yaml(out);
     yaml << diagnostics;
   }
-  return closed(out, path);
+  return closeWritten(out, "'" + path + "'");
 }
 
 llvm::Expected<size_t> applyFixes(const std::vector<Finding>& findings, llvm::sys::TimePoint<> analyzedAt,
@@ -125,7 +116,7 @@ llvm::Expected<size_t> applyFixes(const std::vector<Finding>& findings, llvm::sy
     llvm::raw_fd_ostream out(file, error);
     if (error) return llvm::createStringError(error, "cannot write '%s': %s", file.c_str(), error.message().c_str());
     out << *fixed;
-    if (llvm::Error failed = closed(out, file)) return std::move(failed);
+    if (llvm::Error failed = closeWritten(out, "'" + file + "'")) return failed;
   }
   return applied;
 }

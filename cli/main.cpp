@@ -266,10 +266,9 @@ llvm::Expected<cli::OutputOptions> outputOptions() {
     const auto [option, path] = outputs[i];
     if (path->empty()) continue;
     // An input, or another output, is never written over.
-    for (const std::string& input : paths)
-      if (sameFile(*path, input)) return refuse(std::string(option) + ": '" + *path + "' is an input");
-    for (const std::string& input : mergeInputs)
-      if (sameFile(*path, input)) return refuse(std::string(option) + ": '" + *path + "' is an input");
+    for (const auto* inputs : {&paths, &mergeInputs})
+      for (const std::string& input : *inputs)
+        if (sameFile(*path, input)) return refuse(std::string(option) + ": '" + *path + "' is an input");
     if (!baseline.empty() && sameFile(*path, baseline) && outputs[i].second != &writeBaseline)
       return refuse(std::string(option) + ": '" + *path + "' is the baseline read");
     for (size_t j = 0; j < i; ++j)
@@ -321,7 +320,7 @@ std::vector<std::string> shardOf(const std::vector<std::string>& sorted, unsigne
 
 int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
-  constexpr unsigned kMaxJobs = 1024;  // llvm::ThreadPool's limit is far below what -j can say
+  constexpr unsigned kMaxJobs = 1024;  // each worker reserves 512 MiB of stack address space
   if (jobs > kMaxJobs) return cli::toolError(fmt::format("-j: at most {} ({} asked)", kMaxJobs, jobs.getValue()));
   // Flags that make clang print instead of compile would write into the report.
   for (const auto* args : {&extraArgs, &extraArgsBefore})
@@ -331,6 +330,13 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
         return cli::toolError("--extra-arg: '" + arg + "' makes clang print instead of compile");
   if (!(unitTimeLimit >= 0))
     return cli::toolError(fmt::format("--tu-time-limit: not a number of seconds: '{:g}'", unitTimeLimit.getValue()));
+  // The default place may be unusable (a read-only home) and the run goes on
+  // without caches; a directory the user named must work.
+  if (!cacheDir.empty() && !(noCache && noPreamble))
+    if (std::error_code error = llvm::sys::fs::create_directories(cacheDir.getValue());
+        error || !llvm::sys::fs::is_directory(cacheDir.getValue()))
+      return cli::toolError("--cache-dir: cannot make '" + cacheDir + "' a directory: " +
+                            (error ? error.message() : std::string("a file is in the way")));
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
   auto configs = analyzer::configsFor(work->files, configFile);
@@ -356,6 +362,10 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
     work->files = shardOf(work->files, index, count);
     llvm::erase_if(work->outsideDatabase, [&](const std::string& file) { return !llvm::is_contained(work->files, file); });
   }
+  if (work->missingFiles)
+    std::cerr << "dtype-lint: note: " << work->missingFiles << " entries of '" << work->databasePath
+              << "' name files that do not exist (first: '" << work->firstMissingFile
+              << "'); skipped: is the database stale?\n";
   for (const std::string& file : work->outsideDatabase)
     std::cerr << "dtype-lint: note: '" << file << "' is not in "
               << (work->databasePath.empty() ? std::string("a compilation database") : "'" + work->databasePath + "'")

@@ -25,6 +25,14 @@ int toolError(const std::string& message) {
   return 2;
 }
 
+llvm::Error closeWritten(llvm::raw_fd_ostream& out, const std::string& what) {
+  out.close();
+  if (!out.has_error()) return llvm::Error::success();
+  const std::error_code failed = out.error();
+  out.clear_error();
+  return llvm::createStringError(failed, "cannot write %s: %s", what.c_str(), failed.message().c_str());
+}
+
 std::optional<std::vector<Finding>> emitReport(std::vector<Finding> findings, const std::vector<Note>& toolNotes,
                                                const OutputOptions& options, bool toStderr) {
   ReportOptions report;

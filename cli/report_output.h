@@ -10,6 +10,8 @@
 #include "baseline.h"
 #include "dtype_lint/finding.h"
 #include "dtype_lint/report.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace dtype_lint::cli {
 
@@ -29,5 +31,9 @@ std::optional<std::vector<Finding>> emitReport(std::vector<Finding> findings, co
 
 // "dtype-lint: error: <message>" on stderr; the tool-error exit code, 2.
 int toolError(const std::string& message);
+
+// Closes a file the run wrote; a failed write (a full disk) as "cannot write
+// <what>: <why>", not as raw_fd_ostream's fatal error at destruction.
+llvm::Error closeWritten(llvm::raw_fd_ostream& out, const std::string& what);
 
 }  // namespace dtype_lint::cli

@@ -1,5 +1,6 @@
 #include "run_command.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -52,20 +53,27 @@ std::string preloadPath() {
   return "";
 }
 
-// The findings every traced process wrote into the run directory, one JSON
-// line each, whatever way the processes ended; the directory is removed.
-std::vector<Finding> readRunDirectory(const std::string& dir) {
+// What the traced processes wrote into the run directory, one JSON line each,
+// whatever way they ended: their findings, and whether any checked its ops
+// (the hooks attached to its LibTorch). The directory is removed.
+struct RunRecords {
   std::vector<Finding> findings;
+  bool anyAttached = false;
+};
+
+RunRecords readRunDirectory(const std::string& dir) {
+  RunRecords records;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     std::ifstream in(entry.path());
     for (std::string line; std::getline(in, line);) {
       Finding f;
-      if (findingFromJsonLine(line, f)) findings.push_back(std::move(f));
+      if (findingFromJsonLine(line, f)) records.findings.push_back(std::move(f));
+      else if (line.rfind("{\"attached\":", 0) == 0) records.anyAttached = true;
     }
   }
   std::filesystem::remove_all(dir, error);
-  return findings;
+  return records;
 }
 
 // A location the hooks know by its line only (Python's frames): the line's
@@ -107,10 +115,14 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   std::string ldPreload = preload;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) ldPreload = existing + (":" + preload);
 
+  // Closed by a successful exec: a byte on it says the program never started.
+  int execFailed[2];
+  if (pipe2(execFailed, O_CLOEXEC) != 0) return toolError("cannot create a pipe");
   // The program's stdio and signals are its own; the launcher only waits.
   const pid_t child = fork();
   if (child < 0) return toolError("fork failed");
   if (child == 0) {
+    close(execFailed[0]);
     setenv("LD_PRELOAD", ldPreload.c_str(), 1);
     setenv("DTYPE_LINT_RUN_DIR", runDirectory, 1);
     for (const auto& [name, value] : run.environment) setenv(name.c_str(), value.c_str(), /*overwrite=*/0);
@@ -118,17 +130,27 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
     // As a shell: 127 when there is no such program, 126 when it cannot be run.
     const int error = errno;
     std::cerr << "dtype-lint: error: cannot run '" << program[0] << "': " << std::strerror(error) << '\n';
+    (void)!::write(execFailed[1], "x", 1);
     _exit(error == ENOENT ? 127 : 126);
   }
+  close(execFailed[1]);
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   const int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  char failure;
+  const bool started = ::read(execFailed[0], &failure, 1) == 0;
+  close(execFailed[0]);
 
+  RunRecords records = readRunDirectory(runDirectory);
+  // An empty report must not pass for a clean run.
+  if (started && !records.anyAttached)
+    std::cerr << "dtype-lint: note: no process of this run loaded LibTorch (or its LibTorch was not traced): "
+                 "its ops were not checked\n";
   std::vector<FindingBatch> batches(1);
-  batches.front().findings = readRunDirectory(runDirectory);
+  batches.front().findings = std::move(records.findings);
   batches.front().policy = run.policy;
   SourceText source;
   for (Finding& f : batches.front().findings) {

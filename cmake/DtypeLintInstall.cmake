@@ -25,7 +25,7 @@ set(data_dir share/dtype-lint)
 install(PROGRAMS runtime_hooks/adapter/build_adapter.sh DESTINATION ${data_dir}/runtime_hooks/adapter)
 install(FILES runtime_hooks/adapter/adapter.cpp DESTINATION ${data_dir}/runtime_hooks/adapter)
 install(FILES ${DTYPE_LINT_OP_CONTRACT_SOURCES} DESTINATION ${data_dir}/rules/src)
-install(FILES runtime_hooks/include/dtype_lint_runtime/boundary.h
+install(FILES runtime_hooks/include/dtype_lint_runtime/boundary.h runtime_hooks/include/dtype_lint_runtime/hook_scope.h
         DESTINATION ${data_dir}/runtime_hooks/include/dtype_lint_runtime)
 install(FILES rules/include/dtype_lint/op_contracts.h rules/include/dtype_lint/dtype.h
         DESTINATION ${data_dir}/rules/include/dtype_lint)

@@ -13,8 +13,8 @@ namespace {
 
 using dtype_lint::testing::CommandResult;
 using dtype_lint::testing::lineCount;
-using dtype_lint::testing::readFile;
 using dtype_lint::testing::runCommand;
+using dtype_lint::testing::writeFile;
 
 const std::string kSource = DTYPE_LINT_SOURCE_DIR;
 const std::string kMatmul = kSource + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
@@ -38,12 +38,6 @@ struct Case {
   const char* absent = "";  // Normal's: what must not be said
 };
 
-std::string write(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
-
 std::string repeated(const std::string& unit, size_t times) {
   std::string out;
   out.reserve(unit.size() * times);
@@ -52,7 +46,7 @@ std::string repeated(const std::string& unit, size_t times) {
 }
 
 std::string database(const std::filesystem::path& dir, const std::string& entries) {
-  return write(dir / "build" / "compile_commands.json", entries);
+  return writeFile(dir / "build" / "compile_commands.json", entries);
 }
 
 std::string entry(const std::string& directory, const std::string& command, const std::string& file) {
@@ -73,7 +67,7 @@ const std::string kDeep = std::string(100000, '[');
 
 std::vector<Case> cases() {
   using P = const std::filesystem::path&;
-  auto plainFile = [](P d) { return write(d / "ok.cpp", kPlain); };
+  auto plainFile = [](P d) { return writeFile(d / "ok.cpp", kPlain); };
   return {
       // Paths.
       {"MissingPath", [](P) { return "nothere.cpp"; }, Expect::ToolError, "no such file or directory: 'nothere.cpp'"},
@@ -92,39 +86,39 @@ std::vector<Case> cases() {
       {"DeviceFile", [](P) { return "/dev/null"; }, Expect::ToolError, "not a regular file or a directory: '/dev/null'"},
       {"DirectoryWithoutSources",
        [](P d) {
-         write(d / "src" / "notes.txt", "text");
+         writeFile(d / "src" / "notes.txt", "text");
          return "src";
        },
        Expect::ToolError, "no C++ source files under"},
-      {"EmptySource", [](P d) { return write(d / "empty.cpp", ""); }, Expect::Normal},
-      {"BinarySource", [](P d) { return write(d / "blob.cpp", repeated(kBinary, 64)); }, Expect::Normal,
+      {"EmptySource", [](P d) { return writeFile(d / "empty.cpp", ""); }, Expect::Normal},
+      {"BinarySource", [](P d) { return writeFile(d / "blob.cpp", repeated(kBinary, 64)); }, Expect::Normal,
        "compile error(s)"},
       {"HugeSource",
-       [](P d) { return write(d / "huge.cpp", "/*" + repeated(std::string(1023, 'x') + "\n", 48 * 1024) + "*/\n" + kPlain); },
+       [](P d) { return writeFile(d / "huge.cpp", "/*" + repeated(std::string(1023, 'x') + "\n", 48 * 1024) + "*/\n" + kPlain); },
        Expect::Normal},
       {"TwentyThousandFunctions",
        [](P d) {
          std::string text;
          for (int i = 0; i < 20000; ++i) text += "int f" + std::to_string(i) + "(int x) { return x + " + std::to_string(i) + "; }\n";
-         return write(d / "many.cpp", text);
+         return writeFile(d / "many.cpp", text);
        },
        Expect::Normal},
       {"NestedThreeThousandDeep",
-       [](P d) { return write(d / "deep.cpp", "int f() { return " + repeated("(", 3000) + "1" + repeated(")", 3000) + "; }\n"); },
+       [](P d) { return writeFile(d / "deep.cpp", "int f() { return " + repeated("(", 3000) + "1" + repeated(")", 3000) + "; }\n"); },
        Expect::Normal, "compile error(s)"},
       {"BracesThreeThousandDeep",
-       [](P d) { return write(d / "blocks.cpp", "void f() " + repeated("{", 3000) + repeated("}", 3000) + "\n"); },
+       [](P d) { return writeFile(d / "blocks.cpp", "void f() " + repeated("{", 3000) + repeated("}", 3000) + "\n"); },
        Expect::Normal, "compile error(s)"},
       {"SymlinkCycle",
        [](P d) {
-         write(d / "src" / "a.cpp", kPlain);
+         writeFile(d / "src" / "a.cpp", kPlain);
          std::filesystem::create_directory_symlink("..", d / "src" / "loop");
          return "src";
        },
        Expect::Normal},
-      {"PathWithSpacesAndUnicode", [](P d) { return "'" + write(d / "dir é x" / "train step.cpp", kPlain) + "'"; },
+      {"PathWithSpacesAndUnicode", [](P d) { return "'" + writeFile(d / "dir é x" / "train step.cpp", kPlain) + "'"; },
        Expect::Normal},
-      {"NonCppSourceGiven", [](P d) { return write(d / "script.py", "import torch\n"); }, Expect::Normal,
+      {"NonCppSourceGiven", [](P d) { return writeFile(d / "script.py", "import torch\n"); }, Expect::Normal,
        "compile error(s)"},
       // Compile databases.
       {"BuildDirMissing", [=](P d) { return "-p nothere " + plainFile(d); }, Expect::ToolError,
@@ -201,13 +195,48 @@ std::vector<Case> cases() {
          return "-p build " + file;
        },
        Expect::Normal},
+      {"DatabaseNamesMissingFiles",
+       [=](P d) {
+         const std::string file = plainFile(d);
+         std::string entries = entry(d.string(), "c++ -c " + file, file);
+         for (const char* gone : {"gone1.cpp", "gone2.cpp", "gone3.cpp"})
+           entries += "," + entry(d.string(), std::string("c++ -c ") + gone, (d / gone).string());
+         database(d, "[" + entries + "]");
+         return std::string("-p build .");
+       },
+       Expect::Normal, "3 entries of", -1, "gone2.cpp"},
+      {"DatabaseNamesOnlyMissingFiles",
+       [=](P d) {
+         database(d, "[" + entry(d.string(), "c++ -c gone.cpp", (d / "gone.cpp").string()) + "]");
+         return std::string("-p build .");
+       },
+       Expect::ToolError, "name files that do not exist (first: '"},
+      {"DatabaseEntryIsADirectory",
+       [=](P d) {
+         std::filesystem::create_directories(d / "src.cpp");
+         database(d, "[" + entry(d.string(), "c++ -c src.cpp", (d / "src.cpp").string()) + "]");
+         return std::string("-p build .");
+       },
+       Expect::UnitFailure, "cannot read it: it is a directory"},
+      {"SourceWithoutExtension", [](P d) { return writeFile(d / "train", kPlain); }, Expect::Normal, "", -1,
+       "compile error"},
+      {"ExplicitFileAlsoUnderASymlinkedDirectory",
+       [](P d) {
+         const std::string file = writeFile(d / "real" / "step.cpp", kPlain);
+         std::filesystem::create_directory_symlink(d / "real", d / "link");
+         return file + " link";
+       },
+       Expect::Normal, "real/step.cpp' is not in", -1, "link/step.cpp"},
       // Configs.
       {"ConfigBrokenYaml",
-       [=](P d) { return "--config " + write(d / "c.yaml", "Checks: [DL101\n") + " " + plainFile(d); },
+       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: [DL101\n") + " " + plainFile(d); },
        Expect::ConfigError, "Could not find closing ]"},
-      {"ConfigUnknownKey", [=](P d) { return "--config " + write(d / "c.yaml", "Chekcs: DL1*\n") + " " + plainFile(d); },
+      {"ConfigOfTwoDocuments",
+       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1*\"\n---\nChecks: \"-*\"\n") + " " + plainFile(d); },
+       Expect::ConfigError, "more than one YAML document"},
+      {"ConfigUnknownKey", [=](P d) { return "--config " + writeFile(d / "c.yaml", "Chekcs: DL1*\n") + " " + plainFile(d); },
        Expect::ConfigError, "unknown key 'Chekcs'"},
-      {"ConfigBinary", [=](P d) { return "--config " + write(d / "c.yaml", kBinary) + " " + plainFile(d); },
+      {"ConfigBinary", [=](P d) { return "--config " + writeFile(d / "c.yaml", kBinary) + " " + plainFile(d); },
        Expect::ConfigError, "error: "},
       {"ConfigIsADirectory", [=](P d) { return "--config " + d.string() + " " + plainFile(d); }, Expect::ConfigError,
        "error: cannot read the config: it is a directory"},
@@ -215,7 +244,7 @@ std::vector<Case> cases() {
        "nothere.yaml: error: cannot read the config: No such file or directory"},
       {"NearestConfigBroken",
        [=](P d) {
-         write(d / ".dtype-lint.yaml", "Checks: {\n");
+         writeFile(d / ".dtype-lint.yaml", "Checks: {\n");
          return plainFile(d);
        },
        Expect::ConfigError, "error: "},
@@ -244,7 +273,8 @@ std::vector<Case> cases() {
        "'-5' value invalid"},
       {"CacheSizeText", [=](P d) { return "--cache-size-limit lots " + plainFile(d); }, Expect::ToolError,
        "'lots' value invalid"},
-      {"CacheDirIsAFile", [=](P d) { return "--cache-dir " + plainFile(d) + " " + plainFile(d); }, Expect::Normal},
+      {"CacheDirIsAFile", [=](P d) { return "--cache-dir " + plainFile(d) + " " + plainFile(d); }, Expect::ToolError,
+       "--cache-dir: cannot make '"},
       {"ExplainEmpty", [](P) { return "--explain ''"; }, Expect::ToolError, "--explain: no rule ''"},
       {"ExplainUnknown", [](P) { return "--explain DL999"; }, Expect::ToolError, "--explain: no rule 'DL999'"},
       {"NoInputs", [](P) { return ""; }, Expect::ToolError, "no input paths"},
@@ -262,7 +292,7 @@ std::vector<Case> cases() {
        "--export-fixes: cannot write"},
       {"BaselineMissing", [=](P d) { return "--baseline nothere.json " + plainFile(d); }, Expect::ToolError,
        "cannot read the baseline 'nothere.json'"},
-      {"BaselineBinary", [=](P d) { return "--baseline " + write(d / "b.json", kBinary) + " " + plainFile(d); },
+      {"BaselineBinary", [=](P d) { return "--baseline " + writeFile(d / "b.json", kBinary) + " " + plainFile(d); },
        Expect::ToolError, "is not a baseline"},
       // The translation unit's budgets.
       {"TimeBudgetSpent", [](P) { return "--no-cache --tu-time-limit=0.000001 " + kMatmul; }, Expect::Normal,
@@ -276,7 +306,7 @@ std::vector<Case> cases() {
        Expect::ToolError, "--export-fixes: '"},
       {"BaselineAndReportToOneFile", [=](P d) { return "-o r.json --write-baseline r.json " + plainFile(d); },
        Expect::ToolError, "-o and --write-baseline both write 'r.json'"},
-      {"MergeOverItsInput", [](P d) { return "merge " + write(d / "r.json", "{}") + " -o " + (d / "r.json").string(); },
+      {"MergeOverItsInput", [](P d) { return "merge " + writeFile(d / "r.json", "{}") + " -o " + (d / "r.json").string(); },
        Expect::ToolError, "is an input"},
       {"PathWithANewline", [](P) { return "'a\nb.cpp'"; }, Expect::ToolError,
        "no such file or directory: 'a\\nb.cpp'"},
@@ -286,13 +316,13 @@ std::vector<Case> cases() {
          return "-p build " + plainFile(d);
        },
        Expect::ToolError, "nested more than 256 deep at 1:257"},
-      {"BaselineNestedDeep", [=](P d) { return "--baseline " + write(d / "b.json", kDeep) + " " + plainFile(d); },
+      {"BaselineNestedDeep", [=](P d) { return "--baseline " + writeFile(d / "b.json", kDeep) + " " + plainFile(d); },
        Expect::ToolError, "nested more than 256 deep"},
-      {"ConfigNestedDeep", [=](P d) { return "--config " + write(d / "c.yaml", "Checks: " + kDeep) + " " + plainFile(d); },
+      {"ConfigNestedDeep", [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: " + kDeep) + " " + plainFile(d); },
        Expect::ConfigError, "1:265: error: nested more than 256 deep"},
       {"InlineConfigNestedDeep", [=](P d) { return "--config '{" + kDeep + "' " + plainFile(d); }, Expect::ConfigError,
        "nested more than 256 deep"},
-      {"MergeNestedDeep", [](P d) { return "merge " + write(d / "r.json", kDeep); }, Expect::ToolError,
+      {"MergeNestedDeep", [](P d) { return "merge " + writeFile(d / "r.json", kDeep); }, Expect::ToolError,
        "nested more than 256 deep"},
       {"DatabaseIsAFifo",
        [=](P d) {
@@ -315,16 +345,16 @@ std::vector<Case> cases() {
       {"IncludeOfAFifo",
        [](P d) {
          fifo(d / "pipe.h");
-         return write(d / "inc.cpp", "#include \"pipe.h\"\nint f();\n");
+         return writeFile(d / "inc.cpp", "#include \"pipe.h\"\nint f();\n");
        },
        Expect::Normal, "compile error(s)"},
-      {"IncludeOfDevZero", [](P d) { return write(d / "zero.cpp", "#include \"/dev/zero\"\nint f();\n"); },
+      {"IncludeOfDevZero", [](P d) { return writeFile(d / "zero.cpp", "#include \"/dev/zero\"\nint f();\n"); },
        Expect::Normal, "compile error(s)"},
       {"ExpressionOfAHundredThousandTerms",
        [=](P d) {
          std::string sum = "1";
          for (int i = 1; i < 100000; ++i) sum += "+1";
-         return write(d / "sum.cpp", "int x = " + sum + ";\n") + " " + plainFile(d);
+         return writeFile(d / "sum.cpp", "int x = " + sum + ";\n") + " " + plainFile(d);
        },
        Expect::Normal, "", -1, "crashed"},
       {"JobsBeyondThreads", [=](P d) { return "-j 4294967295 " + plainFile(d); }, Expect::ToolError,
@@ -339,33 +369,49 @@ std::vector<Case> cases() {
        "--extra-arg: '--help' makes clang print"},
       {"InlineConfigWithoutBraces", [=](P d) { return "--config 'Checks: DL1*' " + plainFile(d); },
        Expect::ConfigError, "inline YAML goes in braces"},
-      {"ConfigNotUtf8", [=](P d) { return "--config " + write(d / "c.yaml", "Checks: \"DL1\xff\"\n") + " " + plainFile(d); },
+      {"ConfigNotUtf8", [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1\xff\"\n") + " " + plainFile(d); },
        Expect::ConfigError, "1:13: error: not UTF-8 text"},
       {"ResponseFileInTheDatabase",
        [](P d) {
-         write(d / "flags.rsp", "-DFROM_RESPONSE_FILE -std=c++17");
+         writeFile(d / "flags.rsp", "-DFROM_RESPONSE_FILE -std=c++17");
          const std::string file =
-             write(d / "rsp.cpp", "#ifndef FROM_RESPONSE_FILE\n#error the response file was not read\n#endif\n");
+             writeFile(d / "rsp.cpp", "#ifndef FROM_RESPONSE_FILE\n#error the response file was not read\n#endif\n");
          database(d, "[" + entry(d.string(), "c++ @flags.rsp -c " + file, file) + "]");
          return "-p build " + file;
        },
        Expect::Normal, "", -1, "compile error"},
       {"ReportLineNotANumber",
        [](P d) {
-         return "merge " + write(d / "r.json", R"({"tool":"dtype-lint","findings":[{"rule":"DL101","message":"m",)"
+         return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":[{"rule":"DL101","message":"m",)"
                                                R"("location":{"file":"t.cpp","line":1e30}}]})");
        },
        Expect::ToolError, "'line' is not a line or column number"},
       // merge.
       {"MergeNothing", [](P) { return "merge"; }, Expect::ToolError, "no reports to merge"},
       {"MergeMissing", [](P) { return "merge nothere.json"; }, Expect::ToolError, "nothere.json"},
-      {"MergeBinary", [](P d) { return "merge " + write(d / "r.sarif", kBinary); }, Expect::ToolError, "r.sarif"},
-      {"MergeEmptyObject", [](P d) { return "merge " + write(d / "r.json", "{}"); }, Expect::ToolError, "r.json"},
+      {"MergeBinary", [](P d) { return "merge " + writeFile(d / "r.sarif", kBinary); }, Expect::ToolError, "r.sarif"},
+      {"MergeEmptyObject", [](P d) { return "merge " + writeFile(d / "r.json", "{}"); }, Expect::ToolError, "r.json"},
+      {"MergeUnknownSeverity",
+       [](P d) {
+         return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":[{"rule":"DL101","message":"m",)"
+                                               R"("severity":"fatal","location":{"file":"t.cpp","line":1}}]})");
+       },
+       Expect::ToolError, "'severity' is not error, warning or note: \"fatal\""},
+      {"MergeSarifRunsNull",
+       [](P d) { return "merge " + writeFile(d / "r.sarif", R"({"version":"2.1.0","runs":null})"); },
+       Expect::ToolError, "'runs' is not an array"},
+      {"MergeFindingsAnObject",
+       [](P d) {
+         return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":{"rule":"DL101"}})");
+       },
+       Expect::ToolError, "'findings' is not an array"},
       // run.
       {"RunNoProgram", [](P) { return "run --"; }, Expect::ToolError, "no program to run"},
       {"RunMissingProgram", [](P) { return "run -- ./no-such-program"; }, Expect::RunError,
        "cannot run './no-such-program'", 127},
       {"RunADirectory", [](P d) { return "run -- " + d.string(); }, Expect::RunError, "cannot run", 126},
+      {"RunOfAProgramWithoutLibTorch", [](P) { return "run -- true"; }, Expect::Normal,
+       "no process of this run loaded LibTorch"},
       {"RunBadExitCode", [](P) { return "run --error-exitcode 300 -- true"; }, Expect::ToolError,
        "--error-exitcode: not an exit code: '300'"},
   };

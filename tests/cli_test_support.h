@@ -28,6 +28,13 @@ inline void expectToolError(const CommandResult& run, const std::string& needle)
   EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
 }
 
+// Writes `text` to `path`, making its directories; the path.
+inline std::string writeFile(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,11 +44,7 @@ class TempDir : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::filesystem::create_directories((dir_ / name).parent_path());
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
+  std::string write(const std::string& name, const std::string& text) { return writeFile(dir_ / name, text); }
   std::filesystem::path dir_;
 };
 

@@ -51,7 +51,7 @@ capture "$tool" run -- cat /proc/self/maps
 grep -q " $prefix/lib/libdtype_lint_preload.so$" "$work/out" || fail "run did not preload $prefix/lib/libdtype_lint_preload.so"
 # ... which takes the Python hooks from the prefix...
 capture "$tool" run -- python3 -c 'import sitecustomize; print(sitecustomize.__file__)'
-[ "$(tail -n1 "$work/out")" = "$prefix/share/dtype-lint/runtime_hooks/python/sitecustomize.py" ] ||
+grep -qx "$prefix/share/dtype-lint/runtime_hooks/python/sitecustomize.py" "$work/out" ||
   fail "the preload did not take the Python hooks from $prefix/share/dtype-lint/"
 # ... and the adapter registered there,
 program=$build/samples/sample_DL101_mixed_dtype_matmul_buggy

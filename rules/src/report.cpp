@@ -266,8 +266,22 @@ SourceLocation locationFrom(const json& at, const std::string& baseDir) {
                         positionField(at, "endLine", 0), positionField(at, "endColumn", 0), at.value("symbol", "")};
 }
 
-Severity severityFrom(const std::string& text) {
-  return text == "error" ? Severity::Error : text == "note" ? Severity::Note : Severity::Warning;
+// A finding's severity, or a SARIF result's level; absent means a warning.
+Severity severityFrom(const json& object, const char* key) {
+  const std::string text = object.value(key, "warning");
+  if (text == "error") return Severity::Error;
+  if (text == "warning") return Severity::Warning;
+  if (text == "note" || text == "none") return Severity::Note;
+  throw std::invalid_argument(std::string("'") + key + "' is not error, warning or note: " + json(text).dump());
+}
+
+// A field that must be an array where present.
+const json& arrayField(const json& object, const char* key) {
+  static const json empty = json::array();
+  const auto it = object.find(key);
+  if (it == object.end()) return empty;
+  if (!it->is_array()) throw std::invalid_argument(std::string("'") + key + "' is not an array");
+  return *it;
 }
 
 // The message as reported, without the " (ranks ...)" the report added.
@@ -297,11 +311,11 @@ std::vector<unsigned> ranksFrom(const json& ranks) {
 
 bool readJsonReport(const json& report, const std::string& baseDir, std::vector<Finding>& findings,
                     std::vector<Note>& toolNotes) {
-  for (const json& item : report.at("findings")) {
+  for (const json& item : arrayField(report, "findings")) {
     Finding f;
     f.rule = findRule(item.value("rule", ""));
     if (!f.rule) return false;
-    f.severity = severityFrom(item.value("severity", "warning"));
+    f.severity = severityFrom(item, "severity");
     f.ranks = ranksFrom(item.value("ranks", json()));
     f.message = messageWithoutRanks(item.value("message", ""), f.ranks);
     f.location = locationFrom(item.value("location", json::object()), baseDir);
@@ -334,14 +348,14 @@ SourceLocation sarifLocationFrom(const json& physical, const std::string& source
 
 bool readSarifReport(const json& report, const std::string& baseDir, std::vector<Finding>& findings,
                      std::vector<Note>& toolNotes) {
-  for (const json& run : report.at("runs")) {
+  for (const json& run : arrayField(report, "runs")) {
     std::string sourceRoot = run.value("originalUriBaseIds", json::object()).value("%SRCROOT%", json::object()).value("uri", "");
     if (sourceRoot.rfind("file://", 0) == 0) sourceRoot = sourceRoot.substr(7);
-    for (const json& result : run.value("results", json::array())) {
+    for (const json& result : arrayField(run, "results")) {
       Finding f;
       f.rule = findRule(result.value("ruleId", ""));
       if (!f.rule) return false;
-      f.severity = severityFrom(result.value("level", "warning"));
+      f.severity = severityFrom(result, "level");
       f.ranks = ranksFrom(result.value("properties", json::object()).value("ranks", json()));
       f.message = messageWithoutRanks(result.value("message", json::object()).value("text", ""), f.ranks);
       const json location = firstOf(result.value("locations", json::array()));
@@ -419,7 +433,7 @@ bool findingFromJsonLine(const std::string& line, Finding& f) try {
   f.rule = findRule(j["rule"].get<std::string>());
   if (!f.rule) return false;
   const auto location = [](const json& at) { return locationFrom(at, ""); };
-  f.severity = severityFrom(j.value("severity", "warning"));
+  f.severity = severityFrom(j, "severity");
   f.message = j.value("message", "");
   f.location = location(j.value("location", json::object()));
   f.notes.clear();

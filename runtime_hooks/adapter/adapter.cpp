@@ -24,6 +24,7 @@
 
 #include "dtype_lint/op_contracts.h"
 #include "dtype_lint_runtime/boundary.h"
+#include "dtype_lint_runtime/hook_scope.h"
 
 #ifdef DTYPE_LINT_ADAPTER_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -34,21 +35,6 @@
 
 namespace dtype_lint::runtime {
 namespace {
-
-// Every callback runs inside the core's fork gate (boundary.h).
-class InsideHooks {
- public:
-  InsideHooks() : entered_(dtype_lint_runtime_enter() != 0) {}
-  ~InsideHooks() {
-    if (entered_) dtype_lint_runtime_leave();
-  }
-  InsideHooks(const InsideHooks&) = delete;
-  InsideHooks& operator=(const InsideHooks&) = delete;
-  explicit operator bool() const { return entered_; }
-
- private:
-  bool entered_;
-};
 
 thread_local int backwardDepth = 0;  // inside an autograd node's backward
 thread_local int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
@@ -148,12 +134,66 @@ struct RecentProducts {
 thread_local RecentProducts constantProducts;
 thread_local RecentProducts scaleProducts;
 
+// The parameters backward()s on this thread reached (the AccumulateGrad
+// leaves of their losses' graphs) that are still alive. Kept per thread: the
+// hooks read their gradients, which only the thread training them may read
+// (its zero_grad() frees them, from LibTorch 2.0 on).
+class ReachedParameters {
+ public:
+  void add(const at::Tensor& parameter) {
+    if (parameter.defined()) parameters_.try_emplace(parameter.unsafeGetTensorImpl(), parameter.getIntrusivePtr());
+  }
+
+  std::vector<at::Tensor> live() const {
+    std::vector<at::Tensor> out;
+    for (const auto& entry : parameters_)
+      if (auto parameter = entry.second.lock()) out.emplace_back(std::move(parameter));
+    return out;
+  }
+
+  // Leaves made every step (a fresh tensor with requires_grad) must not pile up.
+  void forgetFreed() {
+    if (parameters_.size() < 2 * afterLastSweep_ + 64) return;
+    for (auto it = parameters_.begin(); it != parameters_.end();) it = it->second.expired() ? parameters_.erase(it) : std::next(it);
+    afterLastSweep_ = parameters_.size();
+  }
+
+ private:
+  std::unordered_map<const c10::TensorImpl*, c10::weak_intrusive_ptr<c10::TensorImpl>> parameters_;
+  size_t afterLastSweep_ = 0;
+};
+thread_local ReachedParameters reachedParameters;
+
+// Follows backward(loss)'s graph: the parameters it reaches join
+// reachedParameters; returns what the graph says of the loss, a DTYPE_LINT_LOSS_*.
+int32_t followBackward(const at::Tensor& loss) {
+  bool scaled = false, multipliedByLargeNumber = false;
+  std::vector<torch::autograd::Node*> pending;
+  std::unordered_set<torch::autograd::Node*> seen;
+  if (loss.grad_fn()) pending.push_back(loss.grad_fn().get());
+  while (!pending.empty()) {
+    torch::autograd::Node* node = pending.back();
+    pending.pop_back();
+    if (!seen.insert(node).second) continue;
+    if (auto* leaf = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
+      reachedParameters.add(leaf->variable);
+      continue;
+    }
+    scaled = scaled || scaleProducts.valueOf(node->sequence_nr()) != 0;
+    multipliedByLargeNumber = multipliedByLargeNumber || constantProducts.valueOf(node->sequence_nr()) > 1;
+    for (const auto& edge : node->next_edges())
+      if (edge.function) pending.push_back(edge.function.get());
+  }
+  reachedParameters.forgetFreed();
+  if (scaled) return DTYPE_LINT_LOSS_SCALED;
+  return multipliedByLargeNumber ? DTYPE_LINT_LOSS_UNKNOWN : DTYPE_LINT_LOSS_UNSCALED;
+}
+
 // What the runtime follows of a scaler built on the raw AMP ops, which carry
 // no optimizer and show no step(): the scale tensor (the one
-// _amp_update_scale_ updates), the parameters backward() calls reach (the
-// AccumulateGrad leaves of the loss's graph), and, from an unscale until the
-// optimizer's step updates them, the optimizer each parameter's storage
-// belongs to (LibTorch's optimizers update `p.data()`, another TensorImpl).
+// _amp_update_scale_ updates) and, from an unscale until the optimizer's step
+// updates them, the optimizer each parameter's storage belongs to (LibTorch's
+// optimizers update `p.data()`, another TensorImpl).
 class AmpScalerTrace {
  public:
   bool isScale(const at::Tensor& t) const { return t.unsafeGetTensorImpl() == scaleImpl_.load(std::memory_order_relaxed); }
@@ -168,55 +208,20 @@ class AmpScalerTrace {
     awaitingStep_ = false;
   }
 
-  // The parameters the backward of `loss` reaches, and what its graph says of the loss.
-  // A DTYPE_LINT_LOSS_*.
-  int32_t backward(const at::Tensor& loss) {
-    bool scaled = false, multipliedByLargeNumber = false;
-    std::vector<torch::autograd::Node*> pending;
-    std::unordered_set<torch::autograd::Node*> seen;
-    if (loss.grad_fn()) pending.push_back(loss.grad_fn().get());
-    std::lock_guard<std::mutex> lock(mutex_);
-    while (!pending.empty()) {
-      torch::autograd::Node* node = pending.back();
-      pending.pop_back();
-      if (!seen.insert(node).second) continue;
-      if (auto* leaf = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
-        const at::Tensor& parameter = leaf->variable;
-        if (parameter.defined()) parameters_.try_emplace(parameter.unsafeGetTensorImpl(), parameter.getIntrusivePtr());
-        continue;
-      }
-      scaled = scaled || scaleProducts.valueOf(node->sequence_nr()) != 0;
-      multipliedByLargeNumber = multipliedByLargeNumber || constantProducts.valueOf(node->sequence_nr()) > 1;
-      for (const auto& edge : node->next_edges())
-        if (edge.function) pending.push_back(edge.function.get());
-    }
-    forgetFreedParameters();
-    if (scaled) return DTYPE_LINT_LOSS_SCALED;
-    return multipliedByLargeNumber ? DTYPE_LINT_LOSS_UNKNOWN : DTYPE_LINT_LOSS_UNSCALED;
-  }
-
-  // The parameters backward()s reached that are still alive.
-  std::vector<at::Tensor> liveParameters() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<at::Tensor> out;
-    for (const auto& entry : parameters_)
-      if (auto parameter = entry.second.lock()) out.emplace_back(std::move(parameter));
-    return out;
-  }
-
-  // An unscale of `gradients`: their parameters await the optimizer's step.
+  // An unscale of `gradients`: their parameters (among this thread's) await the optimizer's step.
   void unscaled(const std::vector<at::Tensor>& gradients, const void* optimizer) {
     std::unordered_set<const c10::TensorImpl*> listed;
     for (const at::Tensor& g : gradients)
       if (g.defined()) listed.insert(g.unsafeGetTensorImpl());
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& entry : parameters_) {
-      const auto parameter = entry.second.lock();
-      if (!parameter || !parameter->has_storage()) continue;
-      const at::Tensor& grad = parameter->grad();
+    std::vector<const c10::StorageImpl*> storages;
+    for (const at::Tensor& parameter : reachedParameters.live()) {
+      if (!parameter.has_storage()) continue;
+      const at::Tensor& grad = parameter.grad();
       if (grad.defined() && listed.count(grad.unsafeGetTensorImpl()))
-        optimizerOfStorage_[parameter->storage().unsafeGetStorageImpl()] = optimizer;
+        storages.push_back(parameter.storage().unsafeGetStorageImpl());
     }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const c10::StorageImpl* storage : storages) optimizerOfStorage_[storage] = optimizer;
     awaitingStep_ = !optimizerOfStorage_.empty();
   }
 
@@ -242,18 +247,9 @@ class AmpScalerTrace {
   }
 
  private:
-  // Leaves made every step (a fresh tensor with requires_grad) must not pile up.
-  void forgetFreedParameters() {
-    if (parameters_.size() < 2 * parametersAfterLastSweep_ + 64) return;
-    for (auto it = parameters_.begin(); it != parameters_.end();) it = it->second.expired() ? parameters_.erase(it) : std::next(it);
-    parametersAfterLastSweep_ = parameters_.size();
-  }
-
   std::mutex mutex_;
   at::Tensor scale_;
   std::atomic<const c10::TensorImpl*> scaleImpl_{nullptr};
-  std::unordered_map<const c10::TensorImpl*, c10::weak_intrusive_ptr<c10::TensorImpl>> parameters_;
-  size_t parametersAfterLastSweep_ = 0;
   std::unordered_map<const c10::StorageImpl*, const void*> optimizerOfStorage_;
   std::atomic<bool> awaitingStep_{false};
 };
@@ -422,7 +418,7 @@ void observeOptimizerStep(const std::string& op, c10::ArrayRef<const c10::IValue
     for (const at::Tensor& t : inputs[0].toTensorList().vec()) updatesParameter = updatesParameter || isParameter(t);
   if (!updatesParameter) return;
   std::vector<at::Tensor> gradients;
-  for (const at::Tensor& parameter : ampScaler().liveParameters())
+  for (const at::Tensor& parameter : reachedParameters.live())
     if (parameter.grad().defined()) gradients.push_back(parameter.grad());
   countGradients(DTYPE_LINT_POINT_STEP, gradients, 0);
 }
@@ -502,8 +498,8 @@ thread_local size_t nextCast = 0;
 thread_local bool anyCast = false;
 
 void onCastExit(const at::RecordFunction& fn, at::ObserverContext*) {
-  const InsideHooks inside;
-  if (!inside) return;
+  const HookScope scope;
+  if (!scope) return;
   if (pendingCast.running != &fn) return;
   pendingCast.running = nullptr;
   const auto& outputs = fn.outputs();
@@ -638,17 +634,17 @@ void observeBackward(const at::Tensor& loss) {
   addInput(record, operand(loss, "loss"));
   dtype_lint_runtime_op(&record);
   dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
-  const int32_t lossKind = ampScaler().backward(loss);
+  const int32_t lossKind = followBackward(loss);
   if (ampScaler().scaleKnown()) dtype_lint_runtime_amp_backward(lossKind);
   gradientPoints.parameterStorages.clear();
-  for (const at::Tensor& parameter : ampScaler().liveParameters())
+  for (const at::Tensor& parameter : reachedParameters.live())
     gradientPoints.parameterStorages.insert(parameter.storage().unsafeGetStorageImpl());
   gradientPoints.stepPending = true;
 }
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
-  const InsideHooks inside;
-  if (!inside) return nullptr;
+  const HookScope scope;
+  if (!scope) return nullptr;
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
     ++backwardDepth;
     return nullptr;
@@ -758,8 +754,8 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
 }
 
 void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
-  const InsideHooks inside;
-  if (!inside) return;
+  const HookScope scope;
+  if (!scope) return;
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) --backwardDepth;
   else if (fn.operator_name() && --opDepth == 0 && gemmAnnounced) {
     gemmAnnounced = false;
@@ -782,8 +778,8 @@ __attribute__((constructor)) void attach() {
 // hooks call this with the loss (its TensorImpl, Tensor._cdata) as it starts,
 // and dtype_lint_adapter_backward_end() when it returns or raises.
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward(void* tensorImpl) {
-  const dtype_lint::runtime::InsideHooks inside;
-  if (!inside) return;
+  const dtype_lint::runtime::HookScope scope;
+  if (!scope) return;
   if (!tensorImpl) return;
   const at::Tensor loss(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::unsafe_reclaim_from_nonowning(
       static_cast<c10::TensorImpl*>(tensorImpl)));
@@ -792,7 +788,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backwa
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward_end() {
-  const dtype_lint::runtime::InsideHooks inside;
-  if (!inside) return;
+  const dtype_lint::runtime::HookScope scope;
+  if (!scope) return;
   if (dtype_lint::runtime::pythonBackwardDepth > 0) --dtype_lint::runtime::pythonBackwardDepth;
 }

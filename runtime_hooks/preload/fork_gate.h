@@ -9,25 +9,11 @@ namespace dtype_lint::runtime {
 // Registers the fork handlers; once, at load.
 void installForkGate();
 
-// Whether the hooks may run on this thread now. They may not in a child forked
-// while a thread was inside them and did not leave in time (a thread waiting
-// for Python's GIL, which the forking thread holds): its hooks stay off.
+// Whether the hooks may run on this thread now (dtype_lint_runtime_enter;
+// entry points use dtype_lint_runtime/hook_scope.h). They may not in a child
+// forked while a thread was inside them and did not leave in time (a thread
+// waiting for Python's GIL, which the forking thread holds): its hooks stay off.
 bool enterHooks();
 void leaveHooks();
-
-// The hooks' part of an entry point: `if (!scope) return;`.
-class HookScope {
- public:
-  HookScope() : entered_(enterHooks()) {}
-  ~HookScope() {
-    if (entered_) leaveHooks();
-  }
-  HookScope(const HookScope&) = delete;
-  HookScope& operator=(const HookScope&) = delete;
-  explicit operator bool() const { return entered_; }
-
- private:
-  bool entered_;
-};
 
 }  // namespace dtype_lint::runtime

@@ -23,6 +23,7 @@
 #include "dtype_lint/numeric_health.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"
+#include "dtype_lint_runtime/hook_scope.h"
 #include "adapter_loader.h"
 #include "fork_gate.h"
 #include "gemm_accounting.h"
@@ -165,6 +166,7 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.rules.emplace(TorchVersion{torchMajor, torchMinor});
+  c.report.attached(torchMajor, torchMinor);
   return 1;
 }
 

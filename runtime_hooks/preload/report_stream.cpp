@@ -44,7 +44,16 @@ void ReportStream::write(const Finding& finding) {
   if (!written_.emplace(at.file, at.line, at.symbol, std::string(finding.rule->id)).second) return;
   Finding ranked = finding;
   if (rank_) ranked.ranks = {*rank_};
-  const std::string line = findingToJsonLine(ranked) + "\n";
+  writeLine(findingToJsonLine(ranked) + "\n");
+}
+
+void ReportStream::attached(int torchMajor, int torchMinor) {
+  if (runDirectory_.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  writeLine("{\"attached\":\"LibTorch " + std::to_string(torchMajor) + "." + std::to_string(torchMinor) + "\"}\n");
+}
+
+void ReportStream::writeLine(const std::string& line) {
   const int fd = descriptor();
   if (fd < 0) return;
   // One write per line: O_APPEND keeps lines whole.

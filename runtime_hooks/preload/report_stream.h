@@ -24,9 +24,14 @@ class ReportStream {
   // Writes a finding unless one with the same rule and location was written,
   // or it has no location in user code.
   void write(const Finding& finding);
+  // With a run directory: says that this process checks its ops (LibTorch
+  // `major.minor` is traced), so that `run` can tell a run that checked
+  // nothing from a clean one.
+  void attached(int torchMajor, int torchMinor);
 
  private:
   int descriptor();  // under mutex_
+  void writeLine(const std::string& line);  // under mutex_
 
   std::mutex mutex_;
   int fd_ = 2;
