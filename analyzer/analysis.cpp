@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
@@ -88,11 +90,59 @@ std::vector<std::string> userHeadersOf(const SourceManager& sm) {
   return headers;
 }
 
+// The TU's budget, checked as the parse goes: the first time it is found
+// spent, the TU gets its note and the parse stops.
+class BudgetGuard {
+ public:
+  BudgetGuard(CompilerInstance& ci, const UnitBudget::Clock& budget, CachedUnit& unit)
+      : ci_(ci), budget_(budget), unit_(unit) {}
+
+  // Whether the budget is spent, checked at `where`.
+  bool spent(clang::SourceLocation where) {
+    if (unit_.overBudget) return true;
+    const auto spent = budget_.spent(ci_.getASTContext());
+    if (!spent) return false;
+    unit_.overBudget = true;
+    const SourceManager& sm = ci_.getSourceManager();
+    const PresumedLoc at = where.isValid() ? sm.getPresumedLoc(sm.getExpansionLoc(where)) : PresumedLoc();
+    unit_.toolNotes.push_back(Note{SourceLocation{sm.getFileEntryForID(sm.getMainFileID())->getName().str(), 1, 1},
+                                   fmt::format("not analyzed: the parse stopped{} because {} was spent",
+                                               at.isValid() ? fmt::format(" at {}:{}", at.getFilename(), at.getLine()) : "",
+                                               *spent)});
+    return true;
+  }
+
+ private:
+  CompilerInstance& ci_;
+  const UnitBudget::Clock& budget_;
+  CachedUnit& unit_;
+};
+
+// Macros that expand into millions of tokens never reach the next top-level
+// declaration: the budget is checked as they expand, and once it is spent
+// macros expand no more, so the declaration ends and the parse stops there.
+class BudgetedMacroExpansion : public PPCallbacks {
+ public:
+  BudgetedMacroExpansion(Preprocessor& pp, BudgetGuard& guard) : pp_(pp), guard_(guard) {}
+
+  void MacroExpands(const Token& name, const MacroDefinition&, clang::SourceRange, const MacroArgs*) override {
+    constexpr unsigned kCheckEvery = 4096;
+    if (++expansions_ % kCheckEvery == 0 && guard_.spent(name.getLocation())) pp_.SetMacroExpansionOnlyInDirectives();
+  }
+
+ private:
+  Preprocessor& pp_;
+  BudgetGuard& guard_;
+  uint64_t expansions_ = 0;
+};
+
 class DtypeFlowConsumer : public ASTConsumer {
  public:
   DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, const UnitBudget::Clock& budget,
                     CachedUnit& unit)
-      : ci_(ci), scalerApi_(scalerApi), budget_(budget), unit_(unit) {}
+      : ci_(ci), scalerApi_(scalerApi), budget_(budget), unit_(unit), guard_(ci, budget, unit) {
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<BudgetedMacroExpansion>(ci.getPreprocessor(), guard_));
+  }
 
   // Only declarations of user code are traversed: LibTorch's (parsed here or
   // loaded from the preamble PCH) are only looked up, never walked. Returning
@@ -102,19 +152,7 @@ class DtypeFlowConsumer : public ASTConsumer {
       if (isUserCode(d->getLocation(), ci_.getSourceManager())) userDecls_.push_back(d);
     // Sema passes instantiations here too and ignores the answer: the parse
     // stops at the next declaration the parser itself hands over.
-    if (unit_.overBudget) return false;
-    if (auto spent = budget_.spent(ci_.getASTContext())) {
-      unit_.overBudget = true;
-      const SourceManager& sm = ci_.getSourceManager();
-      const PresumedLoc where = group.isNull() ? PresumedLoc() : sm.getPresumedLoc((*group.begin())->getLocation());
-      unit_.toolNotes.push_back(
-          Note{SourceLocation{sm.getFileEntryForID(sm.getMainFileID())->getName().str(), 1, 1},
-               fmt::format("not analyzed: the parse stopped{} because {} was spent",
-                           where.isValid() ? fmt::format(" at {}:{}", where.getFilename(), where.getLine()) : "",
-                           *spent)});
-      return false;
-    }
-    return true;
+    return !guard_.spent(group.isNull() ? clang::SourceLocation() : (*group.begin())->getLocation());
   }
 
   void HandleTranslationUnit(ASTContext& context) override {
@@ -137,6 +175,7 @@ class DtypeFlowConsumer : public ASTConsumer {
   const ScalerApi& scalerApi_;
   const UnitBudget::Clock& budget_;
   CachedUnit& unit_;
+  BudgetGuard guard_;
   std::vector<Decl*> userDecls_;
 };
 
@@ -219,6 +258,21 @@ class Workers {
     return *workers;
   }
 
+  // A stack overflow (an expression of millions of terms, which Clang's
+  // checks walk recursively) is a crash like any other: the TU's recovery
+  // context catches it, if its handler runs on a stack of its own. The
+  // handlers CrashRecoveryContext::Enable() installed are made to use each
+  // thread's alternate stack (serve()).
+  Workers() {
+    for (int signal : {SIGSEGV, SIGBUS}) {
+      struct sigaction action;
+      if (sigaction(signal, nullptr, &action) != 0 || action.sa_handler == SIG_DFL || action.sa_handler == SIG_IGN)
+        continue;
+      action.sa_flags |= SA_ONSTACK;
+      sigaction(signal, &action, nullptr);
+    }
+  }
+
   void run(size_t count, unsigned jobs, llvm::function_ref<void(size_t)> work) {
     std::lock_guard<std::mutex> oneBatchAtATime(batchMutex_);
     std::unique_lock<std::mutex> lock(mutex_);
@@ -235,8 +289,14 @@ class Workers {
 
  private:
   static constexpr unsigned kStackBytes = 512u << 20;  // address space; pages are used only as deep as the recursion goes
+  static constexpr size_t kSignalStackBytes = 1u << 20;  // LLVM's handlers, then the jump out of the TU
 
   void serve() {
+    std::vector<char> signalStack(kSignalStackBytes);
+    stack_t alternate{};
+    alternate.ss_sp = signalStack.data();
+    alternate.ss_size = signalStack.size();
+    sigaltstack(&alternate, nullptr);
     std::unique_lock<std::mutex> lock(mutex_);
     for (uint64_t seen = 0;; seen = batch_) {
       wake_.wait(lock, [&] { return batch_ != seen && next_ < count_; });
@@ -297,6 +357,7 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
     crashed.failure = fatalError.empty() ? "the analysis crashed" : "the analysis stopped: " + fatalError;
     return crashed;
   }
+  if (unit.overBudget) return unit;  // its note says the parse stopped; what failed to parse after it is no news
   unit.compileErrors = errors.compileErrors;
   unit.firstError = errors.firstError;
   unit.stoppedByFatalError = errors.fatal;

@@ -181,8 +181,10 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name
   input >> config;
   if (input.error())
     return llvm::createStringError(input.error(), firstError.empty() ? name + ": error: not a config" : firstError);
-  // The documents after the first would be ignored without a word.
-  if (input.nextDocument())
+  // The documents after the first would be ignored without a word. (Empty
+  // ones are no documents; nextDocument() must not be called past the last,
+  // where a text of none leaves it.)
+  if (input.getCurrentNode() && input.nextDocument() && input.setCurrentDocument())
     return llvm::createStringError(std::errc::invalid_argument,
                                    "%s: error: more than one YAML document ('---'); a config is one", name.c_str());
   config.path = name;

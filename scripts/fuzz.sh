@@ -32,16 +32,16 @@ for target in "${targets[@]}"; do
   inputs=("$corpus" "fuzz/corpus/$target")
   [ -d "fuzz/regressions/$target" ] && inputs+=("fuzz/regressions/$target")
   log="$build/fuzz-$target.log"
-  before=$(ls "$artifacts" | grep -c "^$target-" || true)
+  before=$(ls "$artifacts" | grep -cE "^$target-(crash|timeout|oom|leak)-" || true)
   parallel=()  # -jobs runs the fuzzer in child processes that log to ./fuzz-N.log: only when asked
   [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   LD_PRELOAD="$runtime" "$build/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
     -print_final_stats=1 "${parallel[@]}" -artifact_prefix="$artifacts/$target-" "${inputs[@]}" \
     >"$log" 2>&1 || status=1
-  after=$(ls "$artifacts" | grep -c "^$target-" || true)
+  after=$(ls "$artifacts" | grep -cE "^$target-(crash|timeout|oom|leak)-" || true)
   executions=$(grep -h "stat::number_of_executed_units" "$log" | awk '{s += $2} END {print s + 0}')
   rate=$(grep -h "stat::average_exec_per_sec" "$log" | awk '{s += $2} END {print s + 0}')
-  coverage=$(grep -ho "cov: [0-9]*" "$log" | awk '{print $2}' | sort -n | tail -1)
+  coverage=$( (grep -ho "cov: [0-9]*" "$log" || true) | awk '{print $2}' | sort -n | tail -1)
   echo "| $target | $seconds | $executions | $rate | ${coverage:-?} | $(ls "$corpus" | wc -l) | $((after - before)) |"
 done
 exit $status

@@ -231,6 +231,11 @@ std::vector<Case> cases() {
       {"ConfigBrokenYaml",
        [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: [DL101\n") + " " + plainFile(d); },
        Expect::ConfigError, "Could not find closing ]"},
+      {"ConfigEmpty", [=](P d) { return "--config " + writeFile(d / "c.yaml", "") + " " + plainFile(d); },
+       Expect::Normal},
+      {"ConfigEndingInAnEmptyDocument",
+       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1*\"\n---\n") + " " + plainFile(d); },
+       Expect::Normal},
       {"ConfigOfTwoDocuments",
        [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1*\"\n---\nChecks: \"-*\"\n") + " " + plainFile(d); },
        Expect::ConfigError, "more than one YAML document"},
@@ -350,6 +355,23 @@ std::vector<Case> cases() {
        Expect::Normal, "compile error(s)"},
       {"IncludeOfDevZero", [](P d) { return writeFile(d / "zero.cpp", "#include \"/dev/zero\"\nint f();\n"); },
        Expect::Normal, "compile error(s)"},
+      {"MacroExpandingExponentially",  // 2^26 terms in one declaration: the budget holds between declarations too
+       [](P d) {
+         std::string text = "#define A0 1\n";
+         for (int i = 1; i <= 26; ++i) {
+           const std::string previous = "A" + std::to_string(i - 1);
+           text += "#define A" + std::to_string(i) + " " + previous + "+" + previous + "\n";
+         }
+         return "--no-cache --tu-memory-limit=64 " + writeFile(d / "macros.cpp", text + "int sum = A26;\n");
+       },
+       Expect::Normal, "the parse stopped at", -1, "compile error"},
+      {"StackOverflowInClang",  // a million nested parentheses: a crash that ends the TU, not the run
+       [](P d) {
+         return "--no-cache --extra-arg=-fbracket-depth=2000000 " +
+                writeFile(d / "parens.cpp", "int f() { return " + repeated("(", 1000000) + "1" +
+                                                repeated(")", 1000000) + "; }\n");
+       },
+       Expect::UnitFailure, "the analysis crashed"},
       {"ExpressionOfAHundredThousandTerms",
        [=](P d) {
          std::string sum = "1";
