@@ -104,11 +104,15 @@ class BudgetGuard {
     if (!spent) return false;
     unit_.overBudget = true;
     const SourceManager& sm = ci_.getSourceManager();
-    const PresumedLoc at = where.isValid() ? sm.getPresumedLoc(sm.getExpansionLoc(where)) : PresumedLoc();
-    unit_.toolNotes.push_back(Note{SourceLocation{sm.getFileEntryForID(sm.getMainFileID())->getName().str(), 1, 1},
-                                   fmt::format("not analyzed: the parse stopped{} because {} was spent",
-                                               at.isValid() ? fmt::format(" at {}:{}", at.getFilename(), at.getLine()) : "",
-                                               *spent)});
+    std::string at;  // "file:line", the file by its real path (not "/../lib/gcc/.../../include/...")
+    if (const clang::SourceLocation expansion = sm.getExpansionLoc(where); expansion.isValid()) {
+      const FileEntry* file = sm.getFileEntryForID(sm.getFileID(expansion));
+      const llvm::StringRef real = file ? file->tryGetRealPathName() : "";
+      at = fmt::format(" at {}:{}", real.empty() ? sm.getPresumedLoc(expansion).getFilename() : real,
+                       sm.getExpansionLineNumber(expansion));
+    }
+    unit_.toolNotes.push_back(Note{SourceLocation::startOf(sm.getFileEntryForID(sm.getMainFileID())->getName().str()),
+                                   fmt::format("not analyzed: the parse stopped{} because {} was spent", at, *spent)});
     return true;
   }
 
@@ -497,7 +501,7 @@ void addCalleesAnalysis(CachedUnit& unit, CachedUnit withCallees, unsigned error
     const std::string why = withCallees.failure.empty()
                                 ? "analyzed with this file they do not compile (" + withCallees.firstError + ")"
                                 : withCallees.failure + " when analyzed with this file";
-    unit.toolNotes.push_back(Note{SourceLocation{file, 1, 1},
+    unit.toolNotes.push_back(Note{SourceLocation::startOf(file),
                                   fmt::format("calls into {} were not followed: {}", fmt::join(calleeFiles, ", "), why)});
     return;
   }

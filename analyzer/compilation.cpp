@@ -123,6 +123,16 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
     if (!llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status))
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "not a regular file or a directory: '%s'",
                                      p.c_str());
+    // The kernel's files say they are empty and are not: Clang would read nothing.
+    const std::string real = realPath(p);
+    if (llvm::StringRef(real).startswith("/proc/") || llvm::StringRef(real).startswith("/sys/"))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "a file of the kernel's, not a source: '%s'",
+                                     p.c_str());
+    if (llvm::sys::path::extension(p) == ".py")
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "'%s' is Python: the analyzer reads C++ (the runtime hooks check Python: "
+                                     "dtype-lint run -- python %s)",
+                                     p.c_str(), p.c_str());
     inputs.push_back(absolute(p));
   }
 
@@ -163,7 +173,7 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
     return true;
   };
   for (const std::string& input : inputs)
-    if (!llvm::sys::fs::is_directory(input)) add(input, !inDatabase.count(input));
+    if (!llvm::sys::fs::is_directory(input) && add(input, !inDatabase.count(input))) work.named.push_back(input);
   for (const std::string& input : inputs) {
     if (!llvm::sys::fs::is_directory(input)) continue;
     const std::string prefix = input + "/";

@@ -341,7 +341,11 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
   auto configs = analyzer::configsFor(work->files, configFile);
   if (!configs) return configError(configs.takeError());
-  // A config's ExcludePaths leave its files out of the analysis, not only out of the report.
+  // A config's ExcludePaths leave its files out of the analysis, not only out
+  // of the report; a file the user named is said to be left out.
+  for (const std::string& file : work->named)
+    if (const analyzer::Config& config = (*configs)[file]; config.policy.excludes(file))
+      std::cerr << "dtype-lint: note: '" << file << "' is left out by the ExcludePaths of '" << config.path << "'\n";
   for (auto* files : {&work->files, &work->outsideDatabase})
     llvm::erase_if(*files, [&](const std::string& file) { return (*configs)[file].policy.excludes(file); });
   if (!extraArgs.empty() || !extraArgsBefore.empty()) {
@@ -418,14 +422,14 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
   for (const auto& unit : result.units) {
     if (unit.compileErrors)
       result.toolNotes.push_back(Note{
-          SourceLocation{unit.file, 1, 1, 1, 1},
+          SourceLocation::startOf(unit.file),
           fmt::format("{} compile error(s); {} ({}: {})", unit.compileErrors,
                       unit.fatal ? "the parse stopped at a fatal error, so only the code before it was analyzed"
                                  : "findings cover what parsed",
                       unit.fatal ? "fatal" : "first", unit.firstError)});
     if (!unit.failure.empty()) {
       failed = true;
-      result.toolNotes.push_back(Note{SourceLocation{unit.file, 1, 1, 1, 1},
+      result.toolNotes.push_back(Note{SourceLocation::startOf(unit.file),
                                       unit.failure + "; no findings for this file (the others are reported)"});
     }
   }
@@ -493,6 +497,10 @@ int main(int argc, char** argv) {
   }
   auto output = outputOptions();
   if (!output) return cli::toolError(llvm::toString(output.takeError()));
-  if (mergeCommand) return cli::mergeReports(mergeInputs, *output);
+  if (mergeCommand) {
+    auto config = configHere();
+    if (!config) return configError(config.takeError());
+    return cli::mergeReports(mergeInputs, config->policy, commandLine, *output);
+  }
   return run ? runProgram(program, commandLine, *output) : analyzePaths(commandLine, *output);
 }

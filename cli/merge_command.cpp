@@ -7,7 +7,8 @@
 
 namespace dtype_lint::cli {
 
-int mergeReports(const std::vector<std::string>& reports, const OutputOptions& output) {
+int mergeReports(const std::vector<std::string>& reports, const FindingPolicy& config, const FindingPolicy& commandLine,
+                 const OutputOptions& output) {
   if (reports.empty()) return toolError("no reports to merge (usage: dtype-lint merge REPORT... [-o FILE])");
   llvm::SmallString<256> cwd;
   llvm::sys::fs::current_path(cwd);
@@ -20,6 +21,7 @@ int mergeReports(const std::vector<std::string>& reports, const OutputOptions& o
       return toolError("'" + path + "' is not a dtype-lint report: nested more than " +
                        std::to_string(analyzer::kMaxNesting) + " deep at " + *where);
     FindingBatch batch;
+    batch.policy = config;
     std::vector<Note> notes;
     std::string error;
     if (!readReport((*buffer)->getBuffer().str(), std::string(cwd), batch.findings, notes, error))
@@ -28,7 +30,7 @@ int mergeReports(const std::vector<std::string>& reports, const OutputOptions& o
     for (Note& n : notes) addToolNote(toolNotes, std::move(n));
   }
   SourceText source;
-  auto reported = emitReport(finalizeFindings(std::move(batches), FindingPolicy{}, source), toolNotes, output,
+  auto reported = emitReport(finalizeFindings(std::move(batches), commandLine, source), toolNotes, output,
                              /*toStderr=*/false);
   if (!reported) return 2;
   return reported->empty() ? 0 : 1;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dtype_lint/report.h"
+#include "llvm/ADT/StringRef.h"
 #include "dtype_lint/source_text.h"
 
 namespace dtype_lint::cli {
@@ -51,6 +52,20 @@ std::string preloadPath() {
                                 "/libdtype_lint_preload.so"})
     if (access((dir + candidate).c_str(), R_OK) == 0) return dir + candidate;
   return "";
+}
+
+// Whether `path` is the file `program` names (found on PATH as execvp would).
+bool isTheProgram(const std::string& path, const std::string& program) {
+  std::error_code error;
+  if (program.find('/') != std::string::npos) return std::filesystem::equivalent(path, program, error);
+  const char* searchPath = std::getenv("PATH");
+  for (llvm::StringRef rest = searchPath ? searchPath : ""; !rest.empty();) {
+    auto [dir, tail] = rest.split(':');
+    rest = tail;
+    const std::string candidate = (dir.empty() ? std::string(".") : dir.str()) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return std::filesystem::equivalent(path, candidate, error);
+  }
+  return false;
 }
 
 // What the traced processes wrote into the run directory, one JSON line each,
@@ -108,6 +123,10 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
                   const OutputOptions& output) {
   const std::string preload = preloadPath();
   if (preload.empty()) return toolError("cannot find libdtype_lint_preload.so (set DTYPE_LINT_PRELOAD)");
+  if (access(preload.c_str(), R_OK) != 0)
+    return toolError("cannot read the preload library '" + preload + "': " + std::strerror(errno));
+  if (!output.file.empty() && isTheProgram(output.file, program[0]))
+    return toolError("-o: '" + output.file + "' is the program to run");
   char runDirectory[] = "/tmp/dtype-lint-run-XXXXXX";
   if (!mkdtemp(runDirectory)) return toolError("cannot create a run directory in /tmp");
 
@@ -147,8 +166,8 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
   RunRecords records = readRunDirectory(runDirectory);
   // An empty report must not pass for a clean run.
   if (started && !records.anyAttached)
-    std::cerr << "dtype-lint: note: no process of this run loaded LibTorch (or its LibTorch was not traced): "
-                 "its ops were not checked\n";
+    std::cerr << "dtype-lint: note: the hooks attached to no process of this run (none loaded LibTorch, or its "
+                 "LibTorch could not be traced): nothing was checked\n";
   std::vector<FindingBatch> batches(1);
   batches.front().findings = std::move(records.findings);
   batches.front().policy = run.policy;

@@ -118,8 +118,16 @@ std::vector<Case> cases() {
        Expect::Normal},
       {"PathWithSpacesAndUnicode", [](P d) { return "'" + writeFile(d / "dir é x" / "train step.cpp", kPlain) + "'"; },
        Expect::Normal},
-      {"NonCppSourceGiven", [](P d) { return writeFile(d / "script.py", "import torch\n"); }, Expect::Normal,
-       "compile error(s)"},
+      {"NamedFileExcludedByTheConfig",
+       [](P d) {
+         writeFile(d / "a" / ".dtype-lint.yaml", "ExcludePaths: [\"b/*\"]\n");
+         return writeFile(d / "a" / "b" / "x.cpp", kPlain);
+       },
+       Expect::Normal, "x.cpp' is left out by the ExcludePaths of '"},
+      {"PythonSourceGiven", [](P d) { return writeFile(d / "script.py", "import torch\n"); }, Expect::ToolError,
+       "is Python: the analyzer reads C++ (the runtime hooks check Python: dtype-lint run -- python "},
+      {"KernelFile", [](P) { return "/proc/self/status"; }, Expect::ToolError,
+       "a file of the kernel's, not a source: '/proc/self/status'"},
       // Compile databases.
       {"BuildDirMissing", [=](P d) { return "-p nothere " + plainFile(d); }, Expect::ToolError,
        "no compile_commands.json in 'nothere'"},
@@ -268,6 +276,8 @@ std::vector<Case> cases() {
        "'DL999' matches no rule"},
       {"HeaderFilterNotARegex", [=](P d) { return "--header-filter='src/(' " + plainFile(d); }, Expect::ToolError,
        "--header-filter: not a regular expression"},
+      {"HeaderFilterRepetitionOverflow", [=](P d) { return "--header-filter='a{99999999999999999999}' " + plainFile(d); },
+       Expect::ToolError, "a repetition count above 1000"},
       {"ShardZero", [=](P d) { return "--shard 0/0 " + plainFile(d); }, Expect::ToolError, "--shard: '0/0'"},
       {"ShardText", [=](P d) { return "--shard half " + plainFile(d); }, Expect::ToolError, "--shard: 'half'"},
       {"TimeLimitNegative", [=](P d) { return "--tu-time-limit=-1 " + plainFile(d); }, Expect::ToolError,
@@ -419,6 +429,12 @@ std::vector<Case> cases() {
                                                R"("severity":"fatal","location":{"file":"t.cpp","line":1}}]})");
        },
        Expect::ToolError, "'severity' is not error, warning or note: \"fatal\""},
+      {"MergeFindingWithoutAFile",
+       [](P d) {
+         return "merge " + writeFile(d / "r.sarif", R"({"version":"2.1.0","runs":[{"results":[{"ruleId":"DL101",)"
+                                                R"("message":{"text":"m"},"locations":[]}]}]})");
+       },
+       Expect::ToolError, "a finding without a file"},
       {"MergeSarifRunsNull",
        [](P d) { return "merge " + writeFile(d / "r.sarif", R"({"version":"2.1.0","runs":null})"); },
        Expect::ToolError, "'runs' is not an array"},
@@ -433,7 +449,13 @@ std::vector<Case> cases() {
        "cannot run './no-such-program'", 127},
       {"RunADirectory", [](P d) { return "run -- " + d.string(); }, Expect::RunError, "cannot run", 126},
       {"RunOfAProgramWithoutLibTorch", [](P) { return "run -- true"; }, Expect::Normal,
-       "no process of this run loaded LibTorch"},
+       "the hooks attached to no process of this run"},
+      {"RunReportOverTheProgram",
+       [](P d) {
+         std::filesystem::copy_file("/bin/true", d / "prog");
+         return std::string("run -o prog -- ./prog");
+       },
+       Expect::ToolError, "-o: 'prog' is the program to run"},
       {"RunBadExitCode", [](P) { return "run --error-exitcode 300 -- true"; }, Expect::ToolError,
        "--error-exitcode: not an exit code: '300'"},
   };

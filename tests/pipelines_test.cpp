@@ -71,6 +71,18 @@ TEST_F(Pipelines, MergeJoinsTheRanksOfTheSameFinding) {
   EXPECT_EQ(sarif.at("runs")[0].at("results")[0].at("properties").at("ranks"), nlohmann::json({0, 1, 2, 3}));
 }
 
+// The merged report is kept by the same policy as any other: --rules, and
+// --warnings-as-errors, from the command line or a config.
+TEST_F(Pipelines, MergeKeepsTheFindingsThePolicyKeeps) {
+  const std::string node0 = write("node0.json", R"({"tool": "dtype-lint", "findings": [{"rule": "DL205",
+      "severity": "warning", "message": "clipped", "location": {"file": "train.py", "line": 12}}]})");
+  CommandResult dropped = dtypeLint("merge --rules=-DL205 " + node0);
+  EXPECT_EQ(dropped.exitCode, 0) << dropped.out << dropped.err;
+  EXPECT_EQ(dtypeLint("merge --config '{Checks: \"-*\"}' " + node0).exitCode, 0);
+  CommandResult promoted = dtypeLint("merge --warnings-as-errors=DL205 " + node0);
+  EXPECT_NE(promoted.out.find("error: clipped [DL205"), std::string::npos) << promoted.out << promoted.err;
+}
+
 TEST(CodeClimate, GitLabsCodeQualityIssues) {
   // Run from the repository's root, as CI does: paths relative to it.
   CommandResult run = dtype_lint::testing::runCommand("cd " + kSource + " && " + DTYPE_LINT_EXE + " " + kBuild +

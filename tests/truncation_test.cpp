@@ -38,7 +38,8 @@ TEST(Truncation, ALoopBlockVisitedTooOftenStopsTheFunctionsAnalysis) {
   limits.maxBlockVisits = 1;
   const std::vector<Note> notes = truncationsOf(kLoop, limits);
   ASSERT_EQ(notes.size(), 1u) << ::testing::PrintToString(messages(notes));
-  EXPECT_EQ(notes[0].message, "analysis of 'train_step' stopped early: a loop block was visited more than 1 times");
+  EXPECT_EQ(notes[0].message, "analysis of 'train_step' stopped early: a block was visited more than 1 times (loops, or "
+                              "branches nested deeply)");
   EXPECT_EQ(notes[0].location.line, 2u);
   EXPECT_EQ(notes[0].location.column, 5u);
 }
@@ -63,7 +64,17 @@ TEST(Truncation, TheFilesBudgetSpentLeavesFunctionsUnanalyzed) {
   limits.functionBudget = 1;
   const std::vector<Note> notes = truncationsOf(kCalls, limits);
   ASSERT_EQ(notes.size(), 1u) << ::testing::PrintToString(messages(notes));
-  EXPECT_EQ(notes[0].message, "the per-file budget of 1 function analyses was spent: 'helper' was not analyzed");
+  EXPECT_EQ(notes[0].message, "the per-file budget of 1 function analyses was spent at 'helper': it and the "
+                              "functions reached after it have no findings");
+  EXPECT_EQ(notes[0].location.line, 2u);
+}
+
+// Said once, however many functions it leaves out.
+TEST(Truncation, TheFilesBudgetIsSaidOnce) {
+  analyzer::AnalysisLimits limits;
+  limits.functionBudget = 1;
+  const std::vector<Note> notes = truncationsOf("void a() {}\nvoid b() {}\nvoid c() {}\nvoid d() {}\n", limits);
+  ASSERT_EQ(notes.size(), 1u) << ::testing::PrintToString(messages(notes));
   EXPECT_EQ(notes[0].location.line, 2u);
 }
 

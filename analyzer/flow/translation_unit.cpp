@@ -362,19 +362,25 @@ const CallClassification& TranslationUnitAnalysis::classify(const CallExpr* call
 
 void TranslationUnitAnalysis::noteTruncation(const FunctionDecl* fn, Truncation why) {
   // The TU's budget stops every analysis, silent ones too: it is said once.
-  if ((!recording() && why != Truncation::UnitBudget) || !truncated_.insert({fn, why}).second) return;
+  // The function budget is said once too, at the first function it leaves
+  // out (a file of 100,000 functions must not get 96,000 notes).
+  if ((!recording() && why != Truncation::UnitBudget) ||
+      !truncated_.insert({why == Truncation::Budget ? nullptr : fn, why}).second)
+    return;
   const std::string name = fn->getQualifiedNameAsString();
   std::string message;
   switch (why) {
     case Truncation::BlockVisits:
-      message = fmt::format("analysis of '{}' stopped early: a loop block was visited more than {} times", name,
-                            limits_.maxBlockVisits);
+      message = fmt::format("analysis of '{}' stopped early: a block was visited more than {} times (loops, or "
+                            "branches nested deeply)",
+                            name, limits_.maxBlockVisits);
       break;
     case Truncation::CallDepth:
       message = fmt::format("calls deeper than {} levels are not followed (from '{}')", limits_.maxCallDepth, name);
       break;
     case Truncation::Budget:
-      message = fmt::format("the per-file budget of {} function analyses was spent: '{}' was not analyzed",
+      message = fmt::format("the per-file budget of {} function analyses was spent at '{}': it and the functions "
+                            "reached after it have no findings",
                             limits_.functionBudget, name);
       break;
     case Truncation::UnitBudget:

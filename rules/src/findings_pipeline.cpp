@@ -1,6 +1,7 @@
 #include "dtype_lint/findings_pipeline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 #include <map>
 #include <tuple>
@@ -81,6 +82,17 @@ void addToolNote(std::vector<Note>& notes, Note note) {
 }
 
 std::string regexError(const std::string& regex) {
+  // libstdc++ overflows on counts past a long (undefined behaviour) and
+  // builds a state per repetition: counts stay small.
+  constexpr unsigned long kMaxRepetition = 1000;
+  for (size_t open = regex.find('{'); open != std::string::npos; open = regex.find('{', open + 1))
+    for (size_t at = open + 1; at < regex.size() && (std::isdigit(static_cast<unsigned char>(regex[at])) || regex[at] == ',');) {
+      const size_t digits = regex.find_first_not_of("0123456789", at);
+      const std::string count = regex.substr(at, digits == std::string::npos ? std::string::npos : digits - at);
+      if (count.size() > 4 || (!count.empty() && std::stoul(count) > kMaxRepetition))
+        return "a repetition count above " + std::to_string(kMaxRepetition);
+      at = count.empty() ? at + 1 : at + count.size();
+    }
   try {
     std::regex(regex, kRegexSyntax);
     return "";

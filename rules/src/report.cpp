@@ -275,6 +275,12 @@ Severity severityFrom(const json& object, const char* key) {
   throw std::invalid_argument(std::string("'") + key + "' is not error, warning or note: " + json(text).dump());
 }
 
+// A finding says what and where, or a report that has it is broken.
+void requireMessageAndFile(const Finding& f) {
+  if (f.message.empty()) throw std::invalid_argument("a finding without a message");
+  if (f.location.file.empty()) throw std::invalid_argument("a finding without a file");
+}
+
 // A field that must be an array where present.
 const json& arrayField(const json& object, const char* key) {
   static const json empty = json::array();
@@ -322,6 +328,7 @@ bool readJsonReport(const json& report, const std::string& baseDir, std::vector<
     for (const json& n : item.value("notes", json::array()))
       f.notes.push_back(Note{locationFrom(n, baseDir), n.value("message", "")});
     f.fix = fixFrom(item.value("fix", json()), baseDir);
+    requireMessageAndFile(f);
     findings.push_back(std::move(f));
   }
   for (const json& n : report.value("notifications", json::array()))
@@ -375,6 +382,7 @@ bool readSarifReport(const json& report, const std::string& baseDir, std::vector
                                         replacement.value("insertedContent", json::object()).value("text", "")});
           }
       }
+      requireMessageAndFile(f);
       findings.push_back(std::move(f));
     }
     for (const json& invocation : run.value("invocations", json::array()))

@@ -23,6 +23,14 @@ struct SourceLocation {
   std::string symbol;
 
   bool valid() const { return !file.empty() && (line != 0 || !symbol.empty()); }
+
+  // The file's first line: where a note about the whole file points.
+  static SourceLocation startOf(std::string file) {
+    SourceLocation at;
+    at.file = std::move(file);
+    at.line = at.column = at.endLine = at.endColumn = 1;
+    return at;
+  }
 };
 
 struct Note {
