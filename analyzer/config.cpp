@@ -157,6 +157,16 @@ struct MappingTraits<dtype_lint::analyzer::Config> {
 
 namespace dtype_lint::analyzer {
 
+// LLVM's YAML reader names its own expectations ("unexpected scalar" is a
+// list or a mapping where one value was expected): said in the user's terms.
+std::string clearerYamlMessage(llvm::StringRef message) {
+  if (message == "unexpected scalar") return "expected one value here, not a list or a mapping";
+  if (message == "not a sequence") return "expected a list here ([a, b]), not one value";
+  if (message == "not a mapping") return "expected keys and values here (Key: value)";
+  if (message == "unknown node kind") return "YAML anchors and aliases (&name, *name) are not supported";
+  return message.str();
+}
+
 llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name, const std::string& baseDir) {
   if (auto where = tooDeeplyNested(text))
     return llvm::createStringError(std::errc::invalid_argument, "%s:%s: error: nested more than %zu deep",
@@ -176,7 +186,7 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name
     auto* error = static_cast<std::string*>(context);
     if (error->empty())
       *error = fmt::format("{}:{}:{}: error: {}", d.getFilename().str(), d.getLineNo(), d.getColumnNo() + 1,
-                           d.getMessage().str());
+                           clearerYamlMessage(d.getMessage()));
   }, &firstError);
   input >> config;
   if (input.error())

@@ -147,7 +147,7 @@ cl::opt<bool> profile("profile",
 cl::opt<int> errorExitCode("error-exitcode", cl::desc("Exit with this code when there are findings (0-255)"),
                            cl::init(-1), cl::cat(category), cl::sub(runCommand));
 
-constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif] [-o FILE] [--rules GLOBS] [--config FILE] [--profile] "
+constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif|codeclimate] [-o FILE] [--rules GLOBS] [--config FILE] [--profile] "
                                   "[--error-exitcode N] -- program args...";
 
 void printRules() {

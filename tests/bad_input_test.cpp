@@ -239,6 +239,14 @@ std::vector<Case> cases() {
       {"ConfigBrokenYaml",
        [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: [DL101\n") + " " + plainFile(d); },
        Expect::ConfigError, "Could not find closing ]"},
+      {"ConfigChecksAsAList", [=](P d) { return "--config '{Checks: [DL101]}' " + plainFile(d); }, Expect::ConfigError,
+       "expected one value here, not a list or a mapping"},
+      {"ConfigWithAnAlias",
+       [=](P d) {
+         return "--config " + writeFile(d / "c.yaml", "Checks: &a \"DL1*\"\nWarningsAsErrors: *a\n") + " " +
+                plainFile(d);
+       },
+       Expect::ConfigError, "YAML anchors and aliases (&name, *name) are not supported"},
       {"ConfigEmpty", [=](P d) { return "--config " + writeFile(d / "c.yaml", "") + " " + plainFile(d); },
        Expect::Normal},
       {"ConfigEndingInAnEmptyDocument",

@@ -35,7 +35,7 @@ TEST_F(Config, ErrorsPointAtTheirLineAndColumn) {
   const Case cases[] = {
       {"Checks: [DL101\n", "1:15: error: Could not find closing ]!"},
       {"Checks: \"DL1*\"\nCheks: \"DL2*\"\n", "2:1: error: unknown key 'Cheks'"},
-      {"GradScaler:\n  Classes: 3\n", "2:12: error: not a sequence"},
+      {"GradScaler:\n  Classes: 3\n", "2:12: error: expected a list here ([a, b]), not one value"},
       {"Checks: \"-*,DL1*,DL9*\"\n", "1:9: error: 'DL9*' matches no rule (see --list-rules)"},
       {"WarningsAsErrors: \"DL3O1\"\n", "1:19: error: 'DL3O1' matches no rule"},
       {"HeaderFilterRegex: \"src/(.*\"\n", "1:20: error: not a regular expression"},

@@ -145,6 +145,11 @@ TEST(NumericHealth, OptionsComeFromTheEnvironmentAndAMalformedOneIsNamed) {
   error.clear();
   numericHealthOptionsFrom(getenv, error);
   EXPECT_EQ(error, "DTYPE_LINT_UNDERFLOW_SHARE='1.5' is not a share between 0 and 1; the default is used");
+  env = {{"DTYPE_LINT_UNDERFLOW_SHARE", "nan"}, {"DTYPE_LINT_CAST_CHECK_EVERY", "0"}};  // each one named
+  error.clear();
+  numericHealthOptionsFrom(getenv, error);
+  EXPECT_EQ(error, "DTYPE_LINT_UNDERFLOW_SHARE='nan' is not a share between 0 and 1; the default is used; "
+                   "DTYPE_LINT_CAST_CHECK_EVERY='0' is not a positive integer; the default is used");
 }
 
 }  // namespace

@@ -85,9 +85,9 @@ NumericHealthOptions numericHealthOptionsFrom(const std::function<const char*(co
   NumericHealthOptions o;
   for (NumericHealthOption option : kNumericHealthOptions) {
     const char* text = getenv(environmentVariable(option));
-    if (text && *text && !setOption(o, option, text) && error.empty())
-      error = fmt::format("{}='{}' is not {}; the default is used", environmentVariable(option), text,
-                          expectedValue(option));
+    if (text && *text && !setOption(o, option, text))
+      error += fmt::format("{}{}='{}' is not {}; the default is used", error.empty() ? "" : "; ",
+                           environmentVariable(option), text, expectedValue(option));
   }
   return o;
 }

@@ -49,8 +49,8 @@ const char* expectedValue(NumericHealthOption option);        // "a share betwee
 bool setOption(NumericHealthOptions& options, NumericHealthOption option, const char* text);
 std::string optionText(const NumericHealthOptions& options, NumericHealthOption option);
 
-// The options' environment variables over the defaults; a malformed value is
-// named in `error` and its default kept.
+// The options' environment variables over the defaults; each malformed value
+// is named in `error` ("; " between them) and its default kept.
 NumericHealthOptions numericHealthOptionsFrom(const std::function<const char*(const char*)>& getenv,
                                               std::string& error);
 
