@@ -123,8 +123,13 @@ int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& co
                   const OutputOptions& output) {
   const std::string preload = preloadPath();
   if (preload.empty()) return toolError("cannot find libdtype_lint_preload.so (set DTYPE_LINT_PRELOAD)");
-  if (access(preload.c_str(), R_OK) != 0)
-    return toolError("cannot read the preload library '" + preload + "': " + std::strerror(errno));
+  // DTYPE_LINT_PRELOAD may be a list, as LD_PRELOAD is (a sanitizer's runtime first).
+  for (llvm::StringRef rest = preload; !rest.empty();) {
+    auto [library, tail] = rest.split(':');
+    rest = tail;
+    if (!library.empty() && access(library.str().c_str(), R_OK) != 0)
+      return toolError("cannot read the preload library '" + library.str() + "': " + std::strerror(errno));
+  }
   if (!output.file.empty() && isTheProgram(output.file, program[0]))
     return toolError("-o: '" + output.file + "' is the program to run");
   char runDirectory[] = "/tmp/dtype-lint-run-XXXXXX";
