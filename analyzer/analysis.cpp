@@ -375,17 +375,14 @@ struct UnitInputs {
   std::string text;
 };
 
-std::optional<UnitInputs> inputsOf(const tooling::CompilationDatabase& database, const std::string& file) {
+std::optional<UnitInputs> inputsOf(const tooling::CompilationDatabase& database, const std::string& file,
+                                   llvm::StringRef text) {
   const auto commands = database.getCompileCommands(file);
-  auto buffer = readInputFile(file);
-  if (commands.empty() || !buffer) {
-    if (!buffer) llvm::consumeError(buffer.takeError());
-    return std::nullopt;
-  }
+  if (commands.empty()) return std::nullopt;
   UnitInputs inputs;
   inputs.commandLine = analyzerArgumentsAdjuster()(commands.front().CommandLine, file);
   inputs.directory = commands.front().Directory;
-  inputs.text = (*buffer)->getBuffer().str();
+  inputs.text = text.str();
   return inputs;
 }
 
@@ -458,12 +455,13 @@ CachedUnit analyzeOne(const tooling::CompilationDatabase& database, const std::s
       return unit;
     }
   // A source that cannot be read is a failure, not a clean result.
-  if (auto source = readInputFile(file); !source) {
+  auto source = readInputFile(file);
+  if (!source) {
     CachedUnit unit;
     unit.failure = "cannot read it: " + llvm::toString(source.takeError());
     return unit;
   }
-  const auto inputs = inputsOf(database, file);
+  const auto inputs = inputsOf(database, file, (*source)->getBuffer());
   if (!linked.empty() && !inputs) return CachedUnit{};
   const std::optional<std::string> text =
       linked.empty() ? std::nullopt : std::optional(withLinkedFiles(inputs->text, linked));

@@ -19,6 +19,7 @@
 
 #include "dtype_lint/report.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Program.h"
 #include "dtype_lint/source_text.h"
 
 namespace dtype_lint::cli {
@@ -56,16 +57,10 @@ std::string preloadPath() {
 
 // Whether `path` is the file `program` names (found on PATH as execvp would).
 bool isTheProgram(const std::string& path, const std::string& program) {
+  if (program.empty()) return false;
+  const llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(program);
   std::error_code error;
-  if (program.find('/') != std::string::npos) return std::filesystem::equivalent(path, program, error);
-  const char* searchPath = std::getenv("PATH");
-  for (llvm::StringRef rest = searchPath ? searchPath : ""; !rest.empty();) {
-    auto [dir, tail] = rest.split(':');
-    rest = tail;
-    const std::string candidate = (dir.empty() ? std::string(".") : dir.str()) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return std::filesystem::equivalent(path, candidate, error);
-  }
-  return false;
+  return found && std::filesystem::equivalent(path, *found, error);
 }
 
 // What the traced processes wrote into the run directory, one JSON line each,
