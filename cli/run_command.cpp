@@ -79,7 +79,7 @@ RunRecords readRunDirectory(const std::string& dir) {
     for (std::string line; std::getline(in, line);) {
       Finding f;
       if (findingFromJsonLine(line, f)) records.findings.push_back(std::move(f));
-      else if (line.rfind("{\"attached\":", 0) == 0) records.anyAttached = true;
+      else if (isAttachedJsonLine(line)) records.anyAttached = true;
     }
   }
   std::filesystem::remove_all(dir, error);

@@ -454,6 +454,12 @@ bool findingFromJsonLine(const std::string& line, Finding& f) try {
   return false;
 }
 
+std::string attachedJsonLine(int torchMajor, int torchMinor) {
+  return json{{"attached", fmt::format("LibTorch {}.{}", torchMajor, torchMinor)}}.dump();
+}
+
+bool isAttachedJsonLine(const std::string& line) { return line.rfind("{\"attached\":", 0) == 0; }
+
 void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,
                  const ReportOptions& options, SourceText& source, const std::vector<Note>& toolNotes) {
   switch (format) {

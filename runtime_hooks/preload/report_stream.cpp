@@ -50,7 +50,7 @@ void ReportStream::write(const Finding& finding) {
 void ReportStream::attached(int torchMajor, int torchMinor) {
   if (runDirectory_.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  writeLine("{\"attached\":\"LibTorch " + std::to_string(torchMajor) + "." + std::to_string(torchMinor) + "\"}\n");
+  writeLine(attachedJsonLine(torchMajor, torchMinor) + "\n");
 }
 
 void ReportStream::writeLine(const std::string& line) {

@@ -36,6 +36,10 @@ std::vector<std::string> fingerprints(const std::vector<Finding>& findings, Sour
 // or truncated line.
 std::string findingToJsonLine(const Finding& finding);
 bool findingFromJsonLine(const std::string& line, Finding& finding);
+// The line a traced process writes when the hooks attach to its LibTorch,
+// so that `run` can tell a run that checked nothing from a clean one.
+std::string attachedJsonLine(int torchMajor, int torchMinor);
+bool isAttachedJsonLine(const std::string& line);
 
 // A report this tool wrote as JSON or SARIF, read back (`dtype-lint merge`):
 // its findings and tool notes, paths made absolute against baseDir. False,
