@@ -23,9 +23,16 @@ install(TARGETS dtype_lint_preload LIBRARY DESTINATION lib)
 # test builds one from them), and the Python hooks.
 set(data_dir share/dtype-lint)
 install(PROGRAMS runtime_hooks/adapter/build_adapter.sh DESTINATION ${data_dir}/runtime_hooks/adapter)
-install(FILES runtime_hooks/adapter/adapter.cpp DESTINATION ${data_dir}/runtime_hooks/adapter)
+install(FILES runtime_hooks/adapter/adapter.cpp runtime_hooks/adapter/cuda_scan.cpp runtime_hooks/adapter/cuda_scan.h
+        DESTINATION ${data_dir}/runtime_hooks/adapter)
+install(FILES kernels/include/dtype_lint_kernels/tensor_stats.h kernels/include/dtype_lint_kernels/tensor_stats_launch.h
+        DESTINATION ${data_dir}/kernels/include/dtype_lint_kernels)
+if(DTYPE_LINT_SCAN_IMAGE)
+  install(FILES ${DTYPE_LINT_SCAN_IMAGE} DESTINATION lib)  # beside the preload, which hands it to the adapter
+endif()
 install(FILES ${DTYPE_LINT_OP_CONTRACT_SOURCES} DESTINATION ${data_dir}/rules/src)
 install(FILES runtime_hooks/include/dtype_lint_runtime/boundary.h runtime_hooks/include/dtype_lint_runtime/hook_scope.h
+              runtime_hooks/include/dtype_lint_runtime/tensor_view.h
         DESTINATION ${data_dir}/runtime_hooks/include/dtype_lint_runtime)
 install(FILES rules/include/dtype_lint/op_contracts.h rules/include/dtype_lint/dtype.h
         DESTINATION ${data_dir}/rules/include/dtype_lint)

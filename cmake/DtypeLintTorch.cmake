@@ -24,9 +24,13 @@ if(DTYPE_LINT_TORCH_WHEEL)
   string(REGEX REPLACE "^__version__ = '([^'+]*).*" "\\1" DTYPE_LINT_TORCH_VERSION "${version_line}")
   set(DTYPE_LINT_TORCH_CXX_STANDARD 20)
   set(DTYPE_LINT_TORCH_CPU_LIBRARY "${torch_dirs}/lib/libtorch_cpu.so")
-  # A CUDA build (every Linux wheel): the adapter's CUDA path needs c10_cuda's current stream.
-  if(EXISTS "${torch_dirs}/lib/libc10_cuda.so" AND EXISTS "${torch_dirs}/include/c10/cuda/CUDAStream.h")
-    set(DTYPE_LINT_TORCH_C10_CUDA_LIBRARY "${torch_dirs}/lib/libc10_cuda.so")
+  # A CUDA build (every Linux wheel) whose streams give their native handle:
+  # the adapter's CUDA path launches the prebuilt scan on the op's stream.
+  if(EXISTS "${torch_dirs}/lib/libc10_cuda.so")
+    file(STRINGS "${torch_dirs}/include/c10/core/Stream.h" native_handle REGEX "native_handle\\(\\) const")
+    if(native_handle)
+      set(DTYPE_LINT_TORCH_CUDA ON)
+    endif()
   endif()
   set(DTYPE_LINT_TORCH_INCLUDE_DIRS_LIST "${torch_dirs}/include" "${torch_dirs}/include/torch/csrc/api/include")
   target_include_directories(dtype_lint_torch SYSTEM INTERFACE ${DTYPE_LINT_TORCH_INCLUDE_DIRS_LIST})

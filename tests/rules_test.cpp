@@ -150,13 +150,16 @@ TEST(DtypeFlowRules, MismatchOnlyOnSomePathsIsNotReported) {
 
 TEST(DtypeFlowRules, CustomBackwardMismatchIsDL103WhenForwardRanUnderAutocast) {
   OpEvent e = matmul(DtypeSet(BF16), DtypeSet(F32));
-  e.autocast.cpu.enabled = Tristate::On;  // ignored: backward never runs under autocast
-  e.inCustomBackward = true;
+  e.inCustomBackward = true;  // the backward's own autocast state: off, as backward runs
   e.forwardUnderAutocast = Note{at(3), "forward ran under autocast from here"};
   auto findings = run(e);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].rule->id, "DL103");
   EXPECT_EQ(findings[0].notes.back().location.line, 3u);
+  // Python's custom_bwd runs the backward under the forward's autocast again, which casts.
+  e.autocast.cpu.enabled = Tristate::On;
+  e.autocast.cpu.dtype = DtypeSet(BF16);
+  EXPECT_TRUE(run(e).empty());
 }
 
 TEST(DtypeFlowRules, OutArithmeticWideningTooLateIsReportedButReductionsChooseTheirDtype) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -226,6 +227,35 @@ TEST(PythonHooks, TensorsTheChecksCannotReadAreSkippedWithOneNote) {
   EXPECT_EQ(run.err.find(note), run.err.rfind(note)) << run.err;
 }
 
+// A custom backward under custom_bwd runs under the forward's autocast,
+// which casts its mixed operands: no DL103 there, DL103 without it.
+TEST(PythonHooks, ABackwardUnderCustomBwdIsCastByItsAutocast) {
+  const std::string script = kProgramSources + "python/custom_bwd_autocast.py";
+  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
+  EXPECT_EQ(run.out, "custom_bwd torch.float32\nwithout custom_bwd: raised\n") << run.err;
+}
+
+// Deferred counts in flight at Python's shutdown are read then.
+TEST(PythonHooks, DeferredCountsInFlightAtShutdownAreReportedAtTheirSite) {
+  const std::string script = kProgramSources + "python/half_cast_at_exit.py";
+  CommandResult run;
+  auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " " + script, &run, "DTYPE_LINT_DEFER_CPU_COUNTS=1");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(compare(readMarkers(script), findings[fs::weakly_canonical(script).string()], script), "") << run.err;
+}
+
+// DL305 (asked for): at the site of the GEMMs that ran in full precision,
+// though the BFloat16 ones did more FLOPs.
+TEST(PythonHooks, TheProfileIsAtTheFullPrecisionGemms) {
+  const std::string script = kProgramSources + "python/precision_regions.py";
+  CommandResult run;
+  const auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " " + script, &run, "DTYPE_LINT_PROFILE=1");
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  const std::string canonical = fs::weakly_canonical(script).string();
+  EXPECT_EQ(compare(readMarkers(script), findings.count(canonical) ? findings.at(canonical) : LineRules{}, script), "")
+      << run.err;
+}
+
 // DL301's cadence from the .dtype-lint.yaml nearest to where `dtype-lint run`
 // starts; a variable the user set wins over it.
 TEST(PythonHooks, RuntimeOptionsComeFromTheNearestConfigAndTheEnvironmentWins) {
@@ -349,9 +379,17 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
   EXPECT_EQ(cached.err.find("dtype-lint: building"), std::string::npos) << cached.err;
   EXPECT_EQ(cached.exitCode, 1);
 
+  // The wheel is a CUDA build: with no CUDA compiler or header needed, the
+  // adapter has its CUDA path, which launches the prebuilt scan through the driver.
+  const fs::path adapters = home / "cache/adapters" / ("boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION));
+  for (const auto& adapter : fs::directory_iterator(adapters))
+    if (fs::exists(adapter.path() / "libdtype_lint_adapter.so")) {
+      EXPECT_NE(readFile((adapter.path() / "libdtype_lint_adapter.so").string()).find("cuModuleLoadData"),
+                std::string::npos);
+    }
+
   // A torch upgraded in place (same path, another file) gets its own adapter.
-  for (const auto& adapter :
-       fs::directory_iterator(home / "cache/adapters" / ("boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION))))
+  for (const auto& adapter : fs::directory_iterator(adapters))
     if (fs::exists(adapter.path() / "torch.id")) {
       const std::string path = readFile((adapter.path() / "torch.id").string());
       std::ofstream(adapter.path() / "torch.id") << path.substr(0, path.find('\n')) << "\n1 1\n";
@@ -498,9 +536,26 @@ TEST(RuntimeHooks, FindingsFromThreadsAndForkedChildrenAreAllReported) {
   EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 
+// Its backward()s run on another thread than their forward.
 TEST(RuntimeHooks, OpsInACustomBackwardAreCheckedBeforeTheyThrow) {
   const CommandResult run = runProgramExpectingItsMarkers("custom_backward_out");
   EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
+}
+
+// Counts the host does not wait for (a GPU's; here the CPU standing in)
+// that are still in flight when the program ends are read then, and reported
+// at their own check point's line: at a normal end and through exit().
+TEST(RuntimeHooks, DeferredCountsInFlightAtExitAreReportedAtTheirSite) {
+  const std::string source = kProgramSources + "half_cast_at_exit.cpp";
+  const std::string canonical = fs::weakly_canonical(source).string();
+  for (const std::string& ending : {"", " exit"}) {
+    for (const std::string& environment : {"DTYPE_LINT_DEFER_CPU_COUNTS=1", ""}) {
+      CommandResult run;
+      auto findings = findingsOfRun(kPrograms + "runtime_program_half_cast_at_exit" + ending, &run, environment);
+      EXPECT_EQ(run.exitCode, ending.empty() ? 0 : 3) << run.err;
+      EXPECT_EQ(compare(readMarkers(source), findings[canonical], source), "") << environment << ending << run.err;
+    }
+  }
 }
 
 #ifdef DTYPE_LINT_OPTIMIZED_BUILDS
@@ -514,17 +569,23 @@ TEST(RuntimeHooks, AnOptimizedBuildKeepsItsFindingsAndLines) {
 // DL305 counts GEMMs that never pass the dispatcher at cuBLAS's entry points:
 // the calls reach the stand-in cuBLAS with the same arguments and return its
 // status, the stand-in's calls to itself are not counted again, and the
-// profile splits the FLOPs by dtype at the call site with the most.
-TEST(RuntimeHooks, CublasGemmsOutsideTheDispatcherAreProfiledAndReachCublasUnchanged) {
-  const std::string program = kPrograms + "runtime_program_cublas_gemms";
-  const std::string source = kProgramSources + "cublas_gemms.cpp";
+// profile splits the FLOPs by dtype at the call site with the most in full
+// precision (the Float GEMM's, though the BFloat16 one did more). However
+// cuBLAS was loaded: linked into the program, or only in the scope of a
+// library opened RTLD_LOCAL (PyTorch's, in every Python process), where
+// RTLD_NEXT cannot see it.
+// `site`: the file whose line `siteCode` is the profile's location.
+void expectCublasGemmsProfiledAndUnchanged(const std::string& program,
+                                           const std::string& site = kProgramSources + "cublas_calls.cpp",
+                                           const std::string& siteCode = "status = cublasGemmStridedBatchedEx(") {
   const CommandResult plain = runCommand(program);
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_cublas_" + std::to_string(::getpid()) + ".json");
   const CommandResult hooked = runCommand(std::string(DTYPE_LINT_EXE) + " run --profile --format json -o " +
                                           report.string() + " -- " + program);
-  EXPECT_EQ(hooked.out, plain.out);
+  EXPECT_EQ(hooked.out, plain.out) << hooked.err;
   EXPECT_EQ(hooked.exitCode, plain.exitCode);
-  EXPECT_NE(plain.out.find("lt status 7"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("gemm status 7\n"), std::string::npos) << plain.out << plain.err;
+  EXPECT_NE(plain.out.find("lt status 7\n"), std::string::npos) << plain.out << plain.err;
   const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
   fs::remove(report);
   ASSERT_FALSE(json.is_discarded()) << hooked.err;
@@ -535,16 +596,35 @@ TEST(RuntimeHooks, CublasGemmsOutsideTheDispatcherAreProfiledAndReachCublasUncha
             "precision profile of 1.12 MFLOP of GEMMs: 94% BFloat16 x BFloat16 ran in BFloat16 (cuBLAS, outside the "
             "dispatcher); 6% Half x Half ran in Half (cuBLAS, outside the dispatcher); 0% Float x Float ran in Float "
             "(cuBLAS, outside the dispatcher)");
-  unsigned ltLine = 0, n = 0;
-  std::istringstream lines(readFile(source));
+  unsigned siteLine = 0, n = 0;
+  std::istringstream lines(readFile(site));
   for (std::string line; std::getline(lines, line);)
-    if (++n && line.find("status = cublasLtMatmul(") != std::string::npos) ltLine = n;
-  EXPECT_EQ(f.at("location").at("line").get<unsigned>(), ltLine);
-  EXPECT_EQ(f.at("notes").size(), 3u) << f.dump();
+    if (++n && line.find(siteCode) != std::string::npos) siteLine = n;
+  EXPECT_EQ(fs::weakly_canonical(fs::path(DTYPE_LINT_SOURCE_DIR) / f.at("location").at("file").get<std::string>()),
+            fs::weakly_canonical(site));
+  EXPECT_EQ(f.at("location").at("line").get<unsigned>(), siteLine);
 
   // Without --profile: nothing ran under autocast, nothing to report.
   EXPECT_TRUE(findingsOfRun(program).empty());
 }
+
+const std::string kCublasCallers = kPrograms + "libgemm_callers.so";
+
+TEST(RuntimeHooks, CublasGemmsOutsideTheDispatcherAreProfiledAndReachCublasUnchanged) {
+  expectCublasGemmsProfiledAndUnchanged(kPrograms + "runtime_program_cublas_gemms");
+}
+
+TEST(RuntimeHooks, CublasInALibrarysLocalScopeIsReachedAndProfiled) {
+  expectCublasGemmsProfiledAndUnchanged(kPrograms + "runtime_program_cublas_gemms_local " + kCublasCallers);
+}
+
+#ifdef DTYPE_LINT_PYTHON
+TEST(PythonHooks, CublasOfAnExtensionOpenedRtldLocalIsReachedAndProfiled) {
+  const std::string script = kProgramSources + "python/cublas_extension.py";
+  expectCublasGemmsProfiledAndUnchanged(std::string(DTYPE_LINT_PYTHON) + " " + script + " " + kCublasCallers, script,
+                                        ".callCublasGemms()");
+}
+#endif
 #endif
 
 TEST(RuntimeHooks, InPlaceOpsOfLibTorchsFrontendAreNotTheUsers) {
@@ -603,6 +683,28 @@ TEST(RuntimeHooks, AnAdapterOfAnotherBoundaryVersionIsRefused) {
   EXPECT_EQ(attach(DTYPE_LINT_BOUNDARY_VERSION + 1, 2, 0), 0);
   EXPECT_EQ(attach(DTYPE_LINT_BOUNDARY_VERSION, 2, 0), 1);
 }
+
+#ifdef DTYPE_LINT_SCAN_IMAGE
+// The prebuilt CUDA scan the preload hands to the adapter: the fatbin beside
+// it (its container's magic number first), with code for every listed
+// architecture and the kernel the adapter looks up by name.
+TEST(RuntimeHooks, ThePreloadHandsThePrebuiltScanToTheAdapter) {
+  void* core = dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(core, nullptr) << dlerror();
+  auto scanImage = reinterpret_cast<int (*)(const void**, uint64_t*)>(dlsym(core, "dtype_lint_runtime_scan_image"));
+  ASSERT_NE(scanImage, nullptr);
+  const void* image = nullptr;
+  uint64_t size = 0;
+  ASSERT_EQ(scanImage(&image, &size), 1);
+  const std::string bytes(static_cast<const char*>(image), size);
+  EXPECT_EQ(bytes, readFile(DTYPE_LINT_SCAN_IMAGE));
+  ASSERT_GE(size, 4u);
+  uint32_t magic = 0;
+  std::memcpy(&magic, image, sizeof magic);
+  EXPECT_EQ(magic, 0xBA55ED50u);  // fatbinary's container
+  EXPECT_NE(bytes.find(".text.dtype_lint_tensor_stats"), std::string::npos);
+}
+#endif
 
 TEST(RuntimeHooks, StdioArgumentsAndExitCodePassThrough) {
   CommandResult run;

@@ -1,8 +1,12 @@
 // The CUDA scan. A launch covers up to kMaxTensorsPerLaunch tensors: their
 // elements are cut into chunks, block b takes chunks b, b + gridDim.x, ...;
 // a chunk's threads read 16 bytes each per step where the chunk is aligned
-// (contiguous tensors), element by element through the strides otherwise,
-// and add their block's counts into the tensor's device counts.
+// (contiguous tensors), element by element through the strides otherwise.
+// Each thread keeps its counts across its block's chunks of one tensor; the
+// block adds them into the tensor's device counts once per tensor it covered.
+// Chunks are small (64 KiB of Float) so that a tensor of a few MiB still
+// spreads over every SM: the grid, not the chunk, bounds the blocks.
+#include <atomic>
 #include <cstring>
 
 #include "dtype_lint_kernels/element_class.h"
@@ -10,22 +14,6 @@
 
 namespace dtype_lint::kernels {
 namespace {
-
-constexpr int kThreads = 256;
-constexpr long long kChunkElements = 1 << 18;
-
-struct LaunchTensor {
-  TensorView view;
-  long long elements;
-  long long firstChunk;  // chunks before this tensor's, in the launch
-  bool contiguous;
-};
-
-struct LaunchArgs {  // passed by value: 16 tensors, well inside the 4 KiB of kernel parameters
-  LaunchTensor tensors[kMaxTensorsPerLaunch];
-  int count;
-  long long chunks;
-};
 
 struct Counts {
   unsigned long long nonFinite = 0, beyondHalf = 0, halfSubnormal = 0, halfFlushed = 0, nonZero = 0;
@@ -101,51 +89,68 @@ __device__ unsigned long long blockSum(unsigned long long value, unsigned long l
   return value;
 }
 
-__global__ void __launch_bounds__(kThreads) tensorStatsKernel(LaunchArgs args, DeviceTensorStats* out) {
-  __shared__ unsigned long long shared[kThreads / 32];
+// Adds a block's counts of tensor `t` into its device counts (every thread of the block calls it).
+__device__ void addBlockCounts(const Counts& c, unsigned long long elements, DeviceTensorStats& out,
+                               unsigned long long* shared) {
+  const unsigned long long totals[5] = {blockSum(c.nonFinite, shared), blockSum(c.beyondHalf, shared),
+                                        blockSum(c.halfSubnormal, shared), blockSum(c.halfFlushed, shared),
+                                        blockSum(c.nonZero, shared)};
+  if (threadIdx.x == 0) {
+    atomicAdd(&out.elements, elements);
+    atomicAdd(&out.nonFinite, totals[0]);
+    atomicAdd(&out.beyondHalf, totals[1]);
+    atomicAdd(&out.halfSubnormal, totals[2]);
+    atomicAdd(&out.halfFlushed, totals[3]);
+    atomicAdd(&out.nonZero, totals[4]);
+  }
+  float absMax = c.absMax;
+  for (int offset = 16; offset > 0; offset /= 2) absMax = fmaxf(absMax, __shfl_down_sync(0xffffffffu, absMax, offset));
+  if (threadIdx.x % 32 == 0) atomicMax(&out.absMaxBits, __float_as_uint(absMax));  // non-negative: bit order is value order
+}
+
+}  // namespace
+
+// extern "C": found by name in the prebuilt image (tensor_stats_launch.h).
+extern "C" __global__ void __launch_bounds__(kScanThreads) dtype_lint_tensor_stats(LaunchArgs args, DeviceTensorStats* out) {
+  __shared__ unsigned long long shared[kScanThreads / 32];
+  Counts c;
+  int t = 0;         // the tensor of the block's current chunk (chunks only move forward)
+  bool any = false;  // c holds counts of tensor t
+  unsigned long long elements = 0;
   for (long long chunk = blockIdx.x; chunk < args.chunks; chunk += gridDim.x) {
-    int t = 0;
-    while (t + 1 < args.count && args.tensors[t + 1].firstChunk <= chunk) ++t;
+    int next = t;
+    while (next + 1 < args.count && args.tensors[next + 1].firstChunk <= chunk) ++next;
+    if (next != t && any) {  // uniform across the block: every thread walks the same chunks
+      addBlockCounts(c, elements, out[t], shared);
+      c = Counts();
+      elements = 0;
+    }
+    t = next;
+    any = true;
     const LaunchTensor& tensor = args.tensors[t];
     const long long begin = (chunk - tensor.firstChunk) * kChunkElements;
     const long long end = min(tensor.elements, begin + kChunkElements);
-    Counts c;
+    elements += static_cast<unsigned long long>(end - begin);
     if (tensor.contiguous) {
       scanContiguous(tensor.view, begin, end, c);
     } else {
       for (long long k = begin + threadIdx.x; k < end; k += blockDim.x) addElement(tensor.view, offsetOf(tensor.view, k), c);
     }
-    const unsigned long long totals[5] = {blockSum(c.nonFinite, shared), blockSum(c.beyondHalf, shared),
-                                          blockSum(c.halfSubnormal, shared), blockSum(c.halfFlushed, shared),
-                                          blockSum(c.nonZero, shared)};
-    if (threadIdx.x == 0) {
-      DeviceTensorStats& o = out[t];
-      atomicAdd(&o.elements, static_cast<unsigned long long>(end - begin));
-      atomicAdd(&o.nonFinite, totals[0]);
-      atomicAdd(&o.beyondHalf, totals[1]);
-      atomicAdd(&o.halfSubnormal, totals[2]);
-      atomicAdd(&o.halfFlushed, totals[3]);
-      atomicAdd(&o.nonZero, totals[4]);
-    }
-    float absMax = c.absMax;
-    for (int offset = 16; offset > 0; offset /= 2) absMax = fmaxf(absMax, __shfl_down_sync(0xffffffffu, absMax, offset));
-    if (threadIdx.x % 32 == 0) atomicMax(&out[t].absMaxBits, __float_as_uint(absMax));  // non-negative: bit order is value order
   }
+  if (any) addBlockCounts(c, elements, out[t], shared);
 }
 
-long long elementCount(const TensorView& v) {
-  long long n = 1;
-  for (int d = 0; d < v.dims; ++d) n *= v.sizes[d] > 0 ? v.sizes[d] : 0;
-  return n;
-}
+namespace {
 
-bool isContiguous(const TensorView& v) {
-  long long expected = 1;
-  for (int d = v.dims - 1; d >= 0; --d) {
-    if (v.sizes[d] != 1 && v.strides[d] != expected) return false;
-    expected *= v.sizes[d];
-  }
-  return true;
+// The SMs of the current device (looked up once per device).
+int smCount() {
+  static std::atomic<int> sms[64];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return 0;
+  int known = sms[device].load(std::memory_order_relaxed);
+  if (known == 0 && cudaDeviceGetAttribute(&known, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
+    sms[device].store(known, std::memory_order_relaxed);
+  return known;
 }
 
 }  // namespace
@@ -169,19 +174,9 @@ cudaError_t launchTensorStats(const TensorView* views, size_t count, cudaStream_
   if (count > w.capacity) return cudaErrorInvalidValue;
   if (cudaError_t e = cudaMemsetAsync(w.device, 0, count * sizeof(DeviceTensorStats), stream)) return e;
   for (size_t first = 0; first < count; first += kMaxTensorsPerLaunch) {
-    LaunchArgs args{};
-    args.count = static_cast<int>(count - first < kMaxTensorsPerLaunch ? count - first : kMaxTensorsPerLaunch);
-    for (int t = 0; t < args.count; ++t) {
-      LaunchTensor& tensor = args.tensors[t];
-      tensor.view = views[first + t];
-      tensor.elements = tensor.view.data ? elementCount(tensor.view) : 0;
-      tensor.firstChunk = args.chunks;
-      tensor.contiguous = isContiguous(tensor.view);
-      args.chunks += (tensor.elements + kChunkElements - 1) / kChunkElements;
-    }
+    const LaunchArgs args = planLaunch(views, count, first);
     if (args.chunks == 0) continue;
-    const unsigned blocks = static_cast<unsigned>(args.chunks < 4096 ? args.chunks : 4096);
-    tensorStatsKernel<<<blocks, kThreads, 0, stream>>>(args, w.device + first);
+    dtype_lint_tensor_stats<<<scanBlocks(args.chunks, smCount()), kScanThreads, 0, stream>>>(args, w.device + first);
     if (cudaError_t e = cudaGetLastError()) return e;
   }
   if (cudaError_t e = cudaMemcpyAsync(w.pinned, w.device, count * sizeof(DeviceTensorStats),
@@ -192,13 +187,10 @@ cudaError_t launchTensorStats(const TensorView* views, size_t count, cudaStream_
 
 bool tensorStatsReady(const CudaStatsWorkspace& w) { return cudaEventQuery(w.copied) == cudaSuccess; }
 
+cudaError_t waitTensorStats(const CudaStatsWorkspace& w) { return cudaEventSynchronize(w.copied); }
+
 void readTensorStats(const CudaStatsWorkspace& w, TensorStats* out, size_t count) {
-  for (size_t i = 0; i < count && i < w.capacity; ++i) {
-    const DeviceTensorStats& d = w.pinned[i];
-    float absMax;
-    std::memcpy(&absMax, &d.absMaxBits, sizeof absMax);
-    out[i] = TensorStats{d.elements, d.nonFinite, d.beyondHalf, d.halfSubnormal, d.halfFlushed, d.nonZero, absMax};
-  }
+  for (size_t i = 0; i < count && i < w.capacity; ++i) out[i] = statsOf(w.pinned[i]);
 }
 
 }  // namespace dtype_lint::kernels

@@ -28,17 +28,22 @@ std::string flopsText(double flops) {
   return fmt::format("{:.3g} FLOP", flops);
 }
 
+bool PrecisionProfile::sitesMatter(const GemmKind& kind) const {
+  return always_ || (kind.autocast == AutocastAtGemm::On && fullPrecision(kind.ranIn));
+}
+
 bool PrecisionProfile::wantsSite(const GemmKind& kind) {
-  if (!always_ && (kind.autocast != AutocastAtGemm::On || !fullPrecision(kind.ranIn))) return false;
+  if (!sitesMatter(kind)) return false;
   return ++siteCandidates_ <= 64 || siteCandidates_ % 64 == 0;
 }
 
 void PrecisionProfile::add(const GemmKind& kind, double flops, const std::optional<SourceLocation>& site) {
   flops_[kind] += flops;
   if (!site || !site->valid()) return;
-  auto& [location, siteFlops] = sites_[{site->file, site->line, site->symbol}];
-  location = *site;
-  siteFlops += flops;
+  Site& at = sites_[{site->file, site->line, site->symbol}];
+  at.location = *site;
+  at.flops += flops;
+  if (fullPrecision(kind.ranIn)) at.fullPrecisionFlops += flops;
 }
 
 std::optional<Finding> PrecisionProfile::finish() const {
@@ -69,14 +74,20 @@ std::optional<Finding> PrecisionProfile::finish() const {
                         100 * share, flopsText(fullUnderAutocast), flopsText(underAutocast), flopsText(total), splitText)
           : fmt::format("precision profile of {} of GEMMs: {}", flopsText(total), splitText);
 
-  std::vector<std::pair<SourceLocation, double>> sites;
+  // At the site of the most full-precision FLOPs (what the finding asks to
+  // change), then the others by their FLOPs.
+  std::vector<Site> sites;
   for (const auto& [key, site] : sites_) sites.push_back(site);
-  std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::sort(sites.begin(), sites.end(), [](const Site& a, const Site& b) {
+    return std::tie(a.fullPrecisionFlops, a.flops) > std::tie(b.fullPrecisionFlops, b.flops);
+  });
   if (sites.size() > 3) sites.resize(3);
-  Finding f = makeFinding("DL305", std::move(message), sites.empty() ? SourceLocation{} : sites.front().first);
-  for (const auto& [location, flops] : sites)
-    f.notes.push_back(Note{location, flopsText(flops) + (worthReporting ? " in full precision under autocast here (sampled)"
-                                                                                  : " of GEMMs here (sampled)")});
+  Finding f = makeFinding("DL305", std::move(message), sites.empty() ? SourceLocation{} : sites.front().location);
+  for (const Site& site : sites)
+    f.notes.push_back(Note{site.location, worthReporting && site.fullPrecisionFlops > 0
+                                              ? flopsText(site.fullPrecisionFlops) +
+                                                    " in full precision under autocast here (sampled)"
+                                              : flopsText(site.flops) + " of GEMMs here (sampled)"});
   return f;
 }
 

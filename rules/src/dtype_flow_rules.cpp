@@ -171,7 +171,9 @@ void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>
   const auto [first, second] = *mismatch;
 
   if (event.inCustomBackward) {
-    // Backward never runs under autocast, whatever the caller's state.
+    // Backward does not run under the forward's autocast: only under one it
+    // turns on itself (Python's custom_bwd re-enters the forward's), which casts.
+    if (autocastCasts(event.op, event.autocast) == Tristate::On) return;
     std::string_view rule = event.forwardUnderAutocast ? "DL103" : "DL101";
     Finding f = makeFinding(
         rule,

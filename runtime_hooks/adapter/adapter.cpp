@@ -6,17 +6,22 @@
 #include <ATen/autocast_mode.h>
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/util/SmallVector.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
@@ -27,21 +32,32 @@
 #include "dtype_lint_runtime/hook_scope.h"
 
 #ifdef DTYPE_LINT_ADAPTER_CUDA
-#include <c10/cuda/CUDAStream.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
-#include "dtype_lint_kernels/tensor_stats_cuda.h"
+#include "cuda_scan.h"
 #include "dtype_lint_runtime/tensor_view.h"
 #endif
 
 namespace dtype_lint::runtime {
 namespace {
 
-thread_local int backwardDepth = 0;  // inside an autograd node's backward
-thread_local int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
-// Inside a backward() Python announced: ops outside any node (the engine's
-// own reductions of broadcast gradients) are autograd's, not the user's.
-thread_local int pythonBackwardDepth = 0;
-thread_local bool gemmAnnounced = false;  // the running top-level op's record carried its FLOPs
+struct OpInfo;
+
+// What the op callbacks keep per thread, together: the adapter is loaded
+// with dlopen, so every thread_local costs a call to find (__tls_get_addr),
+// and the callbacks run on every op.
+struct ThreadState {
+  int backwardDepth = 0;  // inside an autograd node's backward
+  int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
+  // Inside a backward() Python announced: ops outside any node (the engine's
+  // own reductions of broadcast gradients) are autograd's, not the user's.
+  int pythonBackwardDepth = 0;
+  bool gemmAnnounced = false;  // the running top-level op's record carried its FLOPs
+  // The operators described lately, by the address of their name (see opInfoOf).
+  std::array<std::pair<const char*, const OpInfo*>, 1024> recentOps{};
+};
+thread_local ThreadState threadState;
 
 // Tensor::backward() reaches the autograd engine without a dispatcher op; the
 // one op it runs first is ones_like(loss) for the initial gradient. dladdr
@@ -87,9 +103,10 @@ void setText(dtype_lint_text& text, std::string_view value) {
   std::memcpy(text.bytes, value.data(), text.length);
 }
 
-dtype_lint_operand operand(const at::Tensor& t, std::string_view argument) {
+// `description`: the argument as findings name it, "'mat2'".
+dtype_lint_operand operand(const at::Tensor& t, std::string_view description) {
   dtype_lint_operand o{};
-  setText(o.description, "'" + std::string(argument) + "'");
+  setText(o.description, description);
   o.dtype = dtypeCode(t.scalar_type());
   return o;
 }
@@ -97,6 +114,32 @@ dtype_lint_operand operand(const at::Tensor& t, std::string_view argument) {
 void addInput(dtype_lint_op_record& record, const dtype_lint_operand& o) {
   if (record.input_count < DTYPE_LINT_MAX_OPERANDS) record.inputs[record.input_count++] = o;
 }
+
+// What the callback needs to know of an operator, worked out on its first
+// call: most ops no rule looks at, and those must cost next to nothing.
+struct OpInfo {
+  std::string qualifiedName;  // "aten::mm": the identity a cached entry is checked against
+  bool isOperator = false;    // a dispatcher op (not a RECORD_FUNCTION scope of a name)
+  bool aten = false;
+  std::string op;           // "mm", "mm_out", "mul_"
+  bool matmul = false;      // the matmul family, out= variants included: all a backward node's ops are checked for
+  std::string gemm;         // its matmul-family name without _out ("mm" of "mm_out"), for its FLOPs
+  bool inPlace = false;     // its first argument is the destination
+  bool destinationOnly = false;  // in place, and its destination is no operand (copy_, a matmul's mm_)
+  bool interesting = false;  // some rule or observer outside backward nodes looks at it: one of the below
+  bool watched = false;      // watched(op)
+  bool updatesInPlace = false;     // in place, or a _foreach_ in place: maybe an optimizer's parameter update
+  bool nonFiniteCheck = false;     // isNonFiniteCheck(op)
+  bool scalingArithmetic = false;  // mul, mul_, div_: a loss scaled, gradients scaled back by hand
+  bool cast = false;               // to, _to_copy
+  bool mul = false;                // mul: maybe a loss multiplied by the AMP scale
+  bool onesLike = false;           // ones_like: maybe backward()'s first gradient
+  struct Argument {
+    std::string description;  // "'mat2'"
+    bool dtype = false, dim = false, out = false;
+  };
+  std::vector<Argument> arguments;
+};
 
 dtype_lint_autocast deviceAutocast(bool enabled, c10::ScalarType dtype) { return {enabled, dtypeCode(dtype)}; }
 
@@ -262,6 +305,8 @@ AmpScalerTrace& ampScaler() {
 // A tensor whose values the rules may count (DL301-DL303): strided Half,
 // BFloat16, Float or Double, on the CPU (the core counts it) or, where this
 // adapter has its CUDA path, on a GPU.
+void sayUncounted(c10::DeviceType type);
+
 std::optional<dtype_lint_tensor_values> countable(const at::Tensor& t) {
   if (!t.defined() || t.layout() != c10::kStrided || !t.has_storage() || t.dim() > int64_t{DTYPE_LINT_MAX_DIMS})
     return std::nullopt;
@@ -281,102 +326,215 @@ std::optional<dtype_lint_tensor_values> countable(const at::Tensor& t) {
 #ifdef DTYPE_LINT_ADAPTER_CUDA
   if (t.device().is_cuda()) return v;
 #endif
-  // Said once per device type, at exit.
-  static std::mutex mutex;
-  static std::unordered_set<int> said;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (said.insert(static_cast<int>(t.device().type())).second) {
-    dtype_lint_text device{};
-    setText(device, c10::DeviceTypeName(t.device().type(), /*lower_case=*/true));
-    dtype_lint_runtime_uncounted(&device);
-  }
+  sayUncounted(t.device().type());
   return std::nullopt;
 }
 
-#ifdef DTYPE_LINT_ADAPTER_CUDA
-// CUDA tensors are counted on the stream of the op that uses them, and the
-// host never waits: a check point's counts are read at the next check point
-// of the same kind once they have arrived, and reported there (in a training
-// loop, the same line one iteration later).
-class CudaCounting {
+// Tensors on `type` that the checks could not count: said once per device type, at exit.
+void sayUncounted(c10::DeviceType type) {
+  static std::mutex mutex;
+  static std::unordered_set<int> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(static_cast<int>(type)).second) {
+    dtype_lint_text device{};
+    setText(device, c10::DeviceTypeName(type, /*lower_case=*/true));
+    dtype_lint_runtime_uncounted(&device);
+  }
+}
+
+// A check point whose values the core counts: gradients at a DTYPE_LINT_POINT_*,
+// or a tensor cast to Half (by the op itself, or by autocast for the op).
+struct CheckPoint {
+  std::string key;  // "step", "unscale", "to", "linear 'input'": one launch in flight per key
+  bool gradients = false;
+  int32_t gradientPoint = DTYPE_LINT_POINT_STEP;
+  double lossScale = 0;
+  std::string op, source;
+  bool byAutocast = false;
+};
+
+// Hands `values` of `point` to the core, at `site` (0: here).
+void report(const CheckPoint& point, const std::vector<dtype_lint_tensor_values>& values, uint64_t site) {
+  if (values.empty()) return;
+  if (point.gradients) {
+    dtype_lint_runtime_gradients(point.gradientPoint, values.data(), static_cast<uint32_t>(values.size()),
+                                 point.lossScale, site);
+    return;
+  }
+  dtype_lint_text opText{}, sourceText{};
+  setText(opText, point.op);
+  setText(sourceText, point.source);
+  for (const dtype_lint_tensor_values& v : values)
+    dtype_lint_runtime_half_cast(&opText, &sourceText, point.byAutocast, &v, site);
+}
+
+// Counts the host does not wait for: one launch, read once it has arrived.
+class DeferredCounter {
  public:
-  // Launches the counts of `tensors` (their values already hold the shapes)
-  // and returns those of the previous launch at `point` if they have arrived.
-  std::vector<dtype_lint_tensor_values> exchange(const std::string& point, const std::vector<at::Tensor>& tensors,
-                                                 const std::vector<dtype_lint_tensor_values>& values) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (tensors.empty() && pending_.empty()) return {};
-    Pending& pending = pending_[point];
-    std::vector<dtype_lint_tensor_values> arrived;
-    if (pending.launched && kernels::tensorStatsReady(pending.workspace)) {
-      std::vector<kernels::TensorStats> stats(pending.values.size());
-      kernels::readTensorStats(pending.workspace, stats.data(), stats.size());
-      for (size_t i = 0; i < stats.size(); ++i) {
-        dtype_lint_tensor_values v = pending.values[i];
-        v.counts = {stats[i].elements, stats[i].nonFinite, stats[i].beyondHalf, stats[i].halfSubnormal,
-                    stats[i].halfFlushed, stats[i].nonZero, stats[i].absMax};
-        arrived.push_back(v);
-      }
-      pending.launched = false;
-    }
-    if (tensors.empty() || pending.launched) return arrived;  // the last launch is still on its way
-    const size_t count = std::min(tensors.size(), kMaxTensors);
-    // A gradient point counts every gradient; a cast one tensor.
-    const size_t capacity = point == "unscale" || point == "step" ? kMaxTensors : 1;
-    if (!pending.workspace.device && kernels::createCudaStatsWorkspace(pending.workspace, capacity) != cudaSuccess)
-      return arrived;
-    if (count > pending.workspace.capacity) return arrived;
+  virtual ~DeferredCounter() = default;
+  virtual bool launch(const std::vector<at::Tensor>& tensors, const std::vector<dtype_lint_tensor_values>& values) = 0;
+  virtual bool arrived() = 0;  // never waits
+  virtual bool wait() = 0;     // false when the counts cannot arrive any more
+  virtual std::vector<dtype_lint_tensor_values> read() = 0;
+};
+
+// The CPU's stand-in for a device, for tests of what deferral must not lose
+// (DTYPE_LINT_DEFER_CPU_COUNTS=1): the tensors are held, and the core counts
+// them when they are read.
+class HeldCpuCounter : public DeferredCounter {
+ public:
+  bool launch(const std::vector<at::Tensor>& tensors, const std::vector<dtype_lint_tensor_values>& values) override {
+    tensors_ = tensors;
+    values_ = values;
+    return true;
+  }
+  bool arrived() override { return true; }
+  bool wait() override { return true; }
+  std::vector<dtype_lint_tensor_values> read() override { return values_; }  // their data held until the next launch
+
+ private:
+  std::vector<at::Tensor> tensors_;
+  std::vector<dtype_lint_tensor_values> values_;
+};
+
+#ifdef DTYPE_LINT_ADAPTER_CUDA
+// CUDA tensors, counted on the stream of the op that uses them by the
+// prebuilt scan (cuda_scan.h).
+class CudaCounter : public DeferredCounter {
+ public:
+  explicit CudaCounter(size_t capacity) : scan_(capacity) {}
+
+  bool launch(const std::vector<at::Tensor>& tensors, const std::vector<dtype_lint_tensor_values>& values) override {
     std::vector<kernels::TensorView> views;
-    for (size_t i = 0; i < count; ++i)
+    for (size_t i = 0; i < tensors.size(); ++i)
       if (auto view = kernelViewOf(values[i], tensors[i].data_ptr())) views.push_back(*view);
-    if (views.size() != count) return arrived;  // countable() gives only counted dtypes
-    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(tensors[0].device().index()).stream();
-    if (kernels::launchTensorStats(views.data(), count, stream, pending.workspace) == cudaSuccess) {
-      pending.values.assign(values.begin(), values.begin() + count);
-      pending.launched = true;
+    if (views.size() != tensors.size()) return false;  // countable() gives only counted dtypes
+    const c10::Device device = tensors[0].device();
+    const c10::DeviceGuard onDevice(device);  // its context current on this thread
+    void* stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle();
+    if (!scan_.launch(views, stream)) {
+      sayUncounted(c10::DeviceType::CUDA);
+      return false;
     }
-    return arrived;
+    values_ = values;
+    return true;
+  }
+  bool arrived() override { return scan_.arrived(); }
+  bool wait() override { return scan_.wait(); }
+  std::vector<dtype_lint_tensor_values> read() override {
+    const std::vector<kernels::TensorStats> stats = scan_.read(values_.size());
+    std::vector<dtype_lint_tensor_values> out = values_;
+    for (size_t i = 0; i < stats.size(); ++i)
+      out[i].counts = {stats[i].elements, stats[i].nonFinite, stats[i].beyondHalf, stats[i].halfSubnormal,
+                       stats[i].halfFlushed, stats[i].nonZero, stats[i].absMax};
+    return out;
+  }
+
+ private:
+  CudaScan scan_;  // never freed: counts may be in flight at exit
+  std::vector<dtype_lint_tensor_values> values_;
+};
+#endif
+
+// Deferred counts: a check point's counts are read at the next check point of
+// the same kind once they have arrived (in a training loop, one iteration
+// later), and those still in flight when the process exits are waited for
+// then; each is reported at the site of its own check point.
+class DeferredCounting {
+ public:
+  // Launches the counts of `tensors` (one device type; their values hold the
+  // shapes) and reports those of the previous launch at `point` that arrived.
+  void exchange(const CheckPoint& point, const std::vector<at::Tensor>& tensors,
+                const std::vector<dtype_lint_tensor_values>& values) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Slot& slot = slots_[point.key + "@" + c10::DeviceTypeName(tensors.at(0).device().type())];
+    if (slot.launched && slot.counter->arrived()) readInto(slot);
+    if (slot.launched) return;  // the last launch is still on its way
+    if (!slot.counter) slot.counter = counterFor(tensors[0].device(), point.gradients ? kMaxTensors : 1);
+    const size_t count = std::min(tensors.size(), kMaxTensors);
+    if (!slot.counter || !slot.counter->launch({tensors.begin(), tensors.begin() + count},
+                                               {values.begin(), values.begin() + count}))
+      return;
+    slot.launched = true;
+    slot.point = point;
+    slot.site = dtype_lint_runtime_capture_site();
+    slot.launchedBy = ::getpid();
+    static std::once_flag flushAtExit;
+    std::call_once(flushAtExit, [] { std::atexit([] { deferredCounting().flush(); }); });
+  }
+
+  // At exit: what is still in flight, waited for (a forked child's copy of
+  // its parent's launches is not its own).
+  void flush() {
+    const HookScope scope;
+    if (!scope) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [key, slot] : slots_)
+      if (slot.launched && slot.launchedBy == ::getpid() && slot.counter->wait()) readInto(slot);
+  }
+
+  static DeferredCounting& deferredCounting() {
+    static auto* counting = new DeferredCounting();  // never destroyed: flushed at exit
+    return *counting;
   }
 
  private:
   static constexpr size_t kMaxTensors = 4096;
-  struct Pending {
-    kernels::CudaStatsWorkspace workspace;  // never freed: counts may be in flight at exit
-    std::vector<dtype_lint_tensor_values> values;
+  struct Slot {
+    std::unique_ptr<DeferredCounter> counter;
     bool launched = false;
+    CheckPoint point;
+    uint64_t site = 0;
+    pid_t launchedBy = 0;
   };
+
+  static std::unique_ptr<DeferredCounter> counterFor(c10::Device device, size_t capacity) {
+#ifdef DTYPE_LINT_ADAPTER_CUDA
+    if (device.is_cuda()) return std::make_unique<CudaCounter>(capacity);
+#else
+    (void)capacity;
+#endif
+    if (device.is_cpu()) return std::make_unique<HeldCpuCounter>();
+    return nullptr;
+  }
+
+  static void readInto(Slot& slot) {
+    slot.launched = false;
+    report(slot.point, slot.counter->read(), slot.site);
+  }
+
   std::mutex mutex_;
-  std::unordered_map<std::string, Pending> pending_;  // by check point: "step", "linear 'input'", ...
+  std::unordered_map<std::string, Slot> slots_;
 };
 
-CudaCounting& cudaCounting() {
-  static auto* counting = new CudaCounting();
-  return *counting;
+// Whether CPU tensors are counted as a device's are, for tests (see HeldCpuCounter).
+bool deferCpuCounts() {
+  static const bool defer = [] {
+    const char* value = std::getenv("DTYPE_LINT_DEFER_CPU_COUNTS");
+    return value && std::string_view(value) == "1";
+  }();
+  return defer;
 }
-#endif
 
-// The values of `tensors` as the core takes them: CPU ones as they are, CUDA
-// ones by their counts (those of the previous launch at `point`; see CudaCounting).
-std::vector<dtype_lint_tensor_values> valuesToCount(const std::string& point, const std::vector<at::Tensor>& tensors) {
-  std::vector<dtype_lint_tensor_values> out;
-  std::vector<at::Tensor> onGpu;
-  std::vector<dtype_lint_tensor_values> gpuValues;
+// Counts the values of `tensors` at `point`: CPU ones at once, by the core;
+// device ones deferred (DeferredCounting).
+void countValuesAt(const CheckPoint& point, const std::vector<at::Tensor>& tensors) {
+  std::vector<dtype_lint_tensor_values> now;
+  std::map<c10::DeviceType, std::pair<std::vector<at::Tensor>, std::vector<dtype_lint_tensor_values>>> deferred;
   for (const at::Tensor& t : tensors) {
     const auto v = countable(t);
     if (!v) continue;
-    if (v->cpu_data) {
-      out.push_back(*v);
+    if (v->cpu_data && !deferCpuCounts()) {
+      now.push_back(*v);
     } else {
-      onGpu.push_back(t);
-      gpuValues.push_back(*v);
+      auto& [held, values] = deferred[t.device().type()];
+      held.push_back(t);
+      values.push_back(*v);
     }
   }
-#ifdef DTYPE_LINT_ADAPTER_CUDA
-  for (const dtype_lint_tensor_values& v : cudaCounting().exchange(point, onGpu, gpuValues)) out.push_back(v);
-#else
-  (void)point;
-#endif
-  return out;
+  report(point, now, 0);
+  for (const auto& [device, batch] : deferred)
+    DeferredCounting::deferredCounting().exchange(point, batch.first, batch.second);
 }
 
 // Where gradients are counted: a scaler's unscale, or, after a backward with
@@ -390,8 +548,12 @@ thread_local GradientCheckPoints gradientPoints;
 void countGradients(int32_t point, const std::vector<at::Tensor>& gradients, double lossScale) {
   gradientPoints.stepPending = false;
   if (!dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_GRADIENTS)) return;
-  const auto values = valuesToCount(point == DTYPE_LINT_POINT_UNSCALE ? "unscale" : "step", gradients);
-  if (!values.empty()) dtype_lint_runtime_gradients(point, values.data(), static_cast<uint32_t>(values.size()), lossScale);
+  CheckPoint at;
+  at.key = point == DTYPE_LINT_POINT_UNSCALE ? "unscale" : "step";
+  at.gradients = true;
+  at.gradientPoint = point;
+  at.lossScale = lossScale;
+  countValuesAt(at, gradients);
 }
 
 // The scale a GradScaler divides by: 1 / inv_scale, when it is on the CPU
@@ -406,9 +568,8 @@ double lossScaleOf(const c10::IValue& invScale) {
 
 // An in-place update under no-grad of a parameter the last backward reached:
 // the optimizer's step applies the gradients now.
-void observeOptimizerStep(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
-  if (!gradientPoints.stepPending || c10::GradMode::is_enabled() || inputs.empty()) return;
-  if (!inPlaceBase(op) && !(op.rfind("_foreach_", 0) == 0 && op.back() == '_')) return;
+void observeOptimizerStep(const OpInfo& info, c10::ArrayRef<const c10::IValue> inputs) {
+  if (!info.updatesInPlace || !gradientPoints.stepPending || c10::GradMode::is_enabled() || inputs.empty()) return;
   auto isParameter = [](const at::Tensor& t) {
     return t.defined() && t.has_storage() && gradientPoints.parameterStorages.count(t.storage().unsafeGetStorageImpl());
   };
@@ -423,44 +584,43 @@ void observeOptimizerStep(const std::string& op, c10::ArrayRef<const c10::IValue
   countGradients(DTYPE_LINT_POINT_STEP, gradients, 0);
 }
 
-bool isCast(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
-  return (op == "to" || op == "_to_copy") && !inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().defined();
+bool isCast(const OpInfo& info, c10::ArrayRef<const c10::IValue> inputs) {
+  return info.cast && !inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().defined();
 }
 
 // The dtype a cast (isCast) converts its tensor to: a dtype= argument, or
 // to(other)'s dtype; none for a device-only to().
-std::optional<c10::ScalarType> castTarget(const c10::OperatorName& name, c10::ArrayRef<const c10::IValue> inputs) {
-  const auto handle = c10::Dispatcher::singleton().findSchema(name);
-  if (!handle) return std::nullopt;
-  const auto& arguments = handle->schema().arguments();
+std::optional<c10::ScalarType> castTarget(const OpInfo& cast, c10::ArrayRef<const c10::IValue> inputs) {
   std::optional<c10::ScalarType> to;
-  for (size_t i = 1; i < inputs.size() && i < arguments.size(); ++i) {
-    if (arguments[i].name() == "dtype" && inputs[i].isInt()) to = static_cast<c10::ScalarType>(inputs[i].toInt());
-    else if (arguments[i].name() == "other" && inputs[i].isTensor()) to = inputs[i].toTensor().scalar_type();
+  for (size_t i = 1; i < inputs.size() && i < cast.arguments.size(); ++i) {
+    if (cast.arguments[i].dtype && inputs[i].isInt()) to = static_cast<c10::ScalarType>(inputs[i].toInt());
+    else if (cast.arguments[i].description == "'other'" && inputs[i].isTensor()) to = inputs[i].toTensor().scalar_type();
   }
   return to;
 }
 
-// The values of an op's `argument` cast to Half (DL302): by the op itself
-// (`to`), or by autocast for the op.
+// The values of an op's argument (`source`, "'self'") cast to Half (DL302):
+// by the op itself (`to`), or by autocast for the op.
 void countHalfCast(const std::string& op, const std::string& argument, bool byAutocast, const at::Tensor& source) {
-  dtype_lint_text opText{}, sourceText{};
-  setText(opText, op);
-  setText(sourceText, "'" + argument + "'");
-  for (const dtype_lint_tensor_values& v : valuesToCount(byAutocast ? op + " '" + argument + "'" : op, {source}))
-    dtype_lint_runtime_half_cast(&opText, &sourceText, byAutocast, &v);
+  CheckPoint at;
+  at.key = byAutocast ? op + " " + argument : op;
+  at.op = op;
+  at.source = argument;
+  at.byAutocast = byAutocast;
+  countValuesAt(at, {source});
 }
 
 // A cast of a floating tensor to Half (DL302): the user's own `.to(kHalf)`.
 void observeHalfCast(const std::string& op, const at::Tensor& source, c10::ScalarType to) {
   if (to != c10::kHalf || source.scalar_type() == c10::kHalf || !at::isFloatingType(source.scalar_type())) return;
-  if (dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) countHalfCast(op, "self", false, source);
+  if (dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) countHalfCast(op, "'self'", false, source);
 }
 
 // Autocast casts an op's Float operands to Half before a matmul (DL302).
-void observeAutocastHalfCasts(const std::string& op, const std::vector<std::pair<at::Tensor, std::string>>& floatInputs) {
+void observeAutocastHalfCasts(const std::string& op,
+                              c10::ArrayRef<std::pair<at::Tensor, const std::string*>> floatInputs) {
   if (floatInputs.empty() || !dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) return;
-  for (const auto& [tensor, argument] : floatInputs) countHalfCast(op, argument, true, tensor);
+  for (const auto& [tensor, argument] : floatInputs) countHalfCast(op, *argument, true, tensor);
 }
 
 // Whether autocast is on for a device type (the per-device API of 2.4+; the
@@ -536,7 +696,7 @@ void observeExplicitCast(const at::Tensor& source, std::optional<c10::ScalarType
 // An op under autocast whose operand is such a cast's result (each result is
 // reported once).
 void observeCastConsumers(const dtype_lint_op_record& record,
-                          const std::vector<std::pair<const c10::TensorImpl*, uint32_t>>& inputIndex) {
+                          c10::ArrayRef<std::pair<const c10::TensorImpl*, uint32_t>> inputIndex) {
   if (!anyCast || !(record.autocast_cpu.enabled || record.autocast_cuda.enabled)) return;
   for (const auto& [impl, index] : inputIndex)
     for (CastResult& cast : recentCasts) {
@@ -553,7 +713,9 @@ bool isNonFiniteCheck(const std::string& op) {
 
 // The raw AMP ops a C++ port of GradScaler calls: the gradients of one
 // optimizer unscaled (that optimizer known by its first gradient), the scale updated.
-void observeAmpOps(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
+void observeAmpOps(const OpInfo& info, c10::ArrayRef<const c10::IValue> inputs) {
+  if (!info.nonFiniteCheck && !info.mul) return;  // the AMP ops are non-finite checks too
+  const std::string& op = info.op;
   AmpScalerTrace& amp = ampScaler();
   if (op == "_amp_update_scale_") {
     if (!inputs.empty() && inputs[0].isTensor()) amp.scaleUpdated(inputs[0].toTensor());
@@ -577,18 +739,18 @@ void observeAmpOps(const std::string& op, c10::ArrayRef<const c10::IValue> input
 
 // An optimizer's step shows as in-place updates of its parameters under
 // no-grad (`p.add_`, `p.addcdiv_`, `_foreach_add_(params, ...)`).
-void observeParameterUpdates(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
-  if (!ampScaler().awaitingStep() || c10::GradMode::is_enabled() || inputs.empty()) return;
-  if (!inPlaceBase(op) && !(op.rfind("_foreach_", 0) == 0 && op.back() == '_')) return;
+void observeParameterUpdates(const OpInfo& info, c10::ArrayRef<const c10::IValue> inputs) {
+  if (!info.updatesInPlace || !ampScaler().awaitingStep() || c10::GradMode::is_enabled() || inputs.empty()) return;
   if (const void* optimizer = ampScaler().stepOf(inputs[0])) dtype_lint_runtime_amp_step(optimizer);
 }
 
 // The ops a hand-rolled loss scaling leaves behind (DL203): the loss
 // multiplied by a constant, gradients multiplied or divided back in place,
 // and inf/NaN checks.
-void observeScalingOps(const std::string& op, c10::ArrayRef<const c10::IValue> inputs) {
-  if (isNonFiniteCheck(op)) return dtype_lint_runtime_nonfinite_check();
-  if ((op != "mul" && op != "mul_" && op != "div_") || inputs.size() < 2) return;
+void observeScalingOps(const OpInfo& info, c10::ArrayRef<const c10::IValue> inputs) {
+  if (info.nonFiniteCheck) return dtype_lint_runtime_nonfinite_check();
+  if (!info.scalingArithmetic || inputs.size() < 2) return;
+  const std::string& op = info.op;
   const auto constant = constantOperand(inputs[1]);
   if (!constant || *constant == 0) return;
   if (op == "mul") {
@@ -601,7 +763,7 @@ void observeScalingOps(const std::string& op, c10::ArrayRef<const c10::IValue> i
 
 // 2 * multiply-adds of a matmul-family op, from its tensor operands' shapes
 // (DL305); 0 for the ones it does not count (convolutions, einsum).
-double matmulFlops(const std::string& op, const std::vector<at::Tensor>& t) {
+double matmulFlops(const std::string& op, c10::ArrayRef<at::Tensor> t) {
   auto numel = [](const at::Tensor& x) { return static_cast<double>(x.numel()); };
   auto lastDim = [](const at::Tensor& x) { return x.dim() > 0 ? static_cast<double>(x.size(-1)) : 1.0; };
   if ((op == "mm" || op == "bmm") && t.size() >= 2) return 2 * numel(t[0]) * lastDim(t[1]);
@@ -626,12 +788,67 @@ bool watched(const std::string& op) {
   return isMatmulFamily(op) || isPrecisionSensitive(op);
 }
 
+OpInfo describe(const c10::OperatorName& name) {
+  OpInfo info;
+  info.qualifiedName = name.name;
+  info.isOperator = true;
+  info.aten = name.name.rfind("aten::", 0) == 0;
+  if (!info.aten) return info;
+  info.op = name.name.substr(6);
+  if (name.overload_name == "out") info.op += "_out";
+  const std::string& op = info.op;
+  info.gemm = outVariantBase(op).value_or(op);
+  info.matmul = isMatmulFamily(info.gemm);
+  if (const auto base = inPlaceBase(op)) {
+    info.inPlace = true;
+    info.destinationOnly = isMatmulFamily(*base) || *base == "copy";
+  }
+  info.watched = watched(op);
+  info.updatesInPlace = inPlaceBase(op) || (op.rfind("_foreach_", 0) == 0 && op.back() == '_');
+  info.nonFiniteCheck = isNonFiniteCheck(op);
+  info.scalingArithmetic = op == "mul" || op == "mul_" || op == "div_";
+  info.cast = op == "to" || op == "_to_copy";
+  info.mul = op == "mul";
+  info.onesLike = op == "ones_like";
+  info.interesting = info.watched || info.updatesInPlace || info.nonFiniteCheck || info.scalingArithmetic ||
+                     info.cast || info.onesLike;
+  if (const auto handle = c10::Dispatcher::singleton().findSchema(name))
+    for (const c10::Argument& argument : handle->schema().arguments())
+      info.arguments.push_back({"'" + argument.name() + "'", argument.name() == "dtype", argument.name() == "dim",
+                                argument.alias_info() && argument.alias_info()->isWrite() && argument.kwarg_only()});
+  return info;
+}
+
+// The operator `fn` records. Kept per thread by the address of its name (an
+// operator's schema owns it for the process's life) in a direct-mapped
+// table, checked by content: a RECORD_FUNCTION scope's name may reuse an
+// address. Described once per process, under a lock.
+const OpInfo& opInfoOf(const at::RecordFunction& fn, ThreadState& state) {
+  static const OpInfo kNotAnOperator;
+  const char* name = fn.name();
+  auto& [cachedName, cached] = state.recentOps[(reinterpret_cast<uintptr_t>(name) >> 3) % state.recentOps.size()];
+  if (cachedName == name && std::strncmp(name, cached->qualifiedName.c_str(), cached->qualifiedName.size() + 1) == 0)
+    return *cached;
+  const HookScope scope;  // the lock below: a fork must not copy it held
+  if (!scope) return kNotAnOperator;
+  const auto operatorName = fn.operator_name();
+  if (!operatorName) return kNotAnOperator;
+  static std::mutex mutex;
+  static auto* described = new std::map<std::pair<std::string, std::string>, std::unique_ptr<OpInfo>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& info = (*described)[{operatorName->name, operatorName->overload_name}];
+  if (!info) info = std::make_unique<OpInfo>(describe(*operatorName));
+  cachedName = name;
+  cached = info.get();
+  return *info;
+}
+
 // A backward() on `loss`: its dtype (DL106), the factor or the scale it was
 // multiplied by (DL203, DL207), the parameters it reaches.
 void observeBackward(const at::Tensor& loss) {
   dtype_lint_op_record record{};
   setText(record.op, "backward");
-  addInput(record, operand(loss, "loss"));
+  addInput(record, operand(loss, "'loss'"));
   dtype_lint_runtime_op(&record);
   dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
   const int32_t lossKind = followBackward(loss);
@@ -643,61 +860,55 @@ void observeBackward(const at::Tensor& loss) {
 }
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
-  const HookScope scope;
-  if (!scope) return nullptr;
+  ThreadState& state = threadState;
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
-    ++backwardDepth;
+    ++state.backwardDepth;
     return nullptr;
   }
   // Dispatcher ops only (not the engine's own "evaluate_function" records),
   // and only those the user's code calls: the ops LibTorch runs inside them
   // (copy_ inside to(), addmm inside linear) are LibTorch's business.
-  const auto name = fn.operator_name();
-  if (!name) return nullptr;
-  if (opDepth++ > 0 || name->name.rfind("aten::", 0) != 0) return nullptr;
-  if (pythonBackwardDepth > 0 && backwardDepth == 0) return nullptr;
-  std::string op = name->name.substr(6);
-  if (name->overload_name == "out") op += "_out";
-  if (op == "ones_like" && backwardDepth == 0 && calledFromBackward()) op = "backward";
+  const OpInfo* info = &opInfoOf(fn, state);
+  if (!info->isOperator || state.opDepth++ > 0 || !info->aten) return nullptr;
+  const int backwardDepth = state.backwardDepth;
+  if (state.pythonBackwardDepth > 0 && backwardDepth == 0) return nullptr;
   // Inside autograd's backward nodes only matmuls matter: a custom backward's
   // mixed operands (DL103) and its out= buffers (DL102).
-  if (backwardDepth > 0 && !isMatmulFamily(outVariantBase(op).value_or(op))) return nullptr;
+  if (backwardDepth > 0 ? !info->matmul : !info->interesting) return nullptr;
+  const HookScope scope;
+  if (!scope) return nullptr;
+  const std::string& op = info->op;
+  const auto inputs = fn.inputs();
+  if (info->onesLike && backwardDepth == 0 && calledFromBackward()) {
+    observeBackward(inputs.at(0).toTensor());
+    return nullptr;
+  }
   if (backwardDepth == 0) {
-    observeScalingOps(op, fn.inputs());
-    observeAmpOps(op, fn.inputs());
-    observeParameterUpdates(op, fn.inputs());
-    observeOptimizerStep(op, fn.inputs());
-    if (isCast(op, fn.inputs())) {
-      const at::Tensor& source = fn.inputs()[0].toTensor();
-      const auto to = castTarget(*name, fn.inputs());
+    observeScalingOps(*info, inputs);
+    observeAmpOps(*info, inputs);
+    observeParameterUpdates(*info, inputs);
+    observeOptimizerStep(*info, inputs);
+    if (isCast(*info, inputs)) {
+      const at::Tensor& source = inputs[0].toTensor();
+      const auto to = castTarget(*info, inputs);
       if (to) observeHalfCast(op, source, *to);
       observeExplicitCast(source, to, fn);
     }
   }
-  if (!watched(op)) return nullptr;
-  const auto handle = c10::Dispatcher::singleton().findSchema(*name);
-  if (!handle) return nullptr;
-  const auto& arguments = handle->schema().arguments();
-  const auto inputs = fn.inputs();
-
-  if (op == "backward") {
-    observeBackward(inputs.at(0).toTensor());
-    return nullptr;
-  }
+  if (!info->watched) return nullptr;
   dtype_lint_op_record record{};
   setText(record.op, op);
   bool dimGiven = false;
   bool onCpu = false, onCuda = false;  // where the op's tensors are
-  std::vector<std::pair<at::Tensor, std::string>> floatInputs;  // what Half autocast would cast
-  std::vector<at::Tensor> tensorInputs;                          // in order, for the op's FLOPs
-  std::vector<std::pair<const c10::TensorImpl*, uint32_t>> inputIndex;  // a tensor's place in record.inputs
-  for (size_t i = 0; i < inputs.size() && i < arguments.size(); ++i) {
-    const c10::Argument& argument = arguments[i];
+  c10::SmallVector<std::pair<at::Tensor, const std::string*>, 4> floatInputs;  // what Half autocast would cast
+  c10::SmallVector<at::Tensor, 4> tensorInputs;                                 // in order, for the op's FLOPs
+  c10::SmallVector<std::pair<const c10::TensorImpl*, uint32_t>, 4> inputIndex;  // a tensor's place in record.inputs
+  for (size_t i = 0; i < inputs.size() && i < info->arguments.size(); ++i) {
+    const OpInfo::Argument& argument = info->arguments[i];
     const c10::IValue& value = inputs[i];
-    if (argument.name() == "dtype" && !value.isNone()) record.explicit_dtype = true;
-    if (argument.name() == "dim" && !value.isNone() && !(value.isIntList() && value.toIntList().empty()))
-      dimGiven = true;
-    const bool isOut = argument.alias_info() && argument.alias_info()->isWrite() && argument.kwarg_only();
+    if (argument.dtype && !value.isNone()) record.explicit_dtype = true;
+    if (argument.dim && !value.isNone() && !(value.isIntList() && value.toIntList().empty())) dimGiven = true;
+    const bool isOut = argument.out;
     if (value.isTensor()) {
       const at::Tensor& t = value.toTensor();
       // A Python number passed to an op (`grad.div_(1024.0)`) arrives as a
@@ -706,20 +917,19 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       onCpu |= t.device().is_cpu();
       onCuda |= t.device().is_cuda();
       if (!isOut) tensorInputs.push_back(t);
-      const dtype_lint_operand o = operand(t, argument.name());
+      const dtype_lint_operand o = operand(t, argument.description);
       if (!isOut && (t.scalar_type() == c10::kFloat || t.scalar_type() == c10::kDouble))
-        floatInputs.emplace_back(t, argument.name());
-      if (isOut || (inPlaceBase(op) && i == 0)) {
+        floatInputs.emplace_back(t, &argument.description);
+      if (isOut || (info->inPlace && i == 0)) {
         record.has_destination = true;
         record.destination = o;
-        if (isOut) continue;
-        if (isMatmulFamily(*inPlaceBase(op)) || *inPlaceBase(op) == "copy") continue;
+        if (isOut || info->destinationOnly) continue;
       }
       inputIndex.emplace_back(t.unsafeGetTensorImpl(), record.input_count);
       addInput(record, o);
     } else if (value.isTensorList()) {
       for (const at::Tensor& t : value.toTensorList().vec())
-        if (t.defined()) addInput(record, operand(t, argument.name()));
+        if (t.defined()) addInput(record, operand(t, argument.description));
     }
   }
   record.reduces_all_dims = needsFullReductionToBeSensitive(op) && !dimGiven;
@@ -740,27 +950,32 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     if (!onCuda) record.autocast_cuda.enabled = 0;
     if (!onCpu) record.autocast_cpu.enabled = 0;
   }
-  if (backwardDepth == 0 && isMatmulFamily(op)) {
-    record.flops = matmulFlops(op, tensorInputs);
-    gemmAnnounced = record.flops > 0;
+  // Every GEMM once, the backward's too (on CUDA, the engine's device
+  // threads run them): the cuBLAS calls under an announced one are its own.
+  if (info->matmul) {
+    record.flops = matmulFlops(info->gemm, tensorInputs);
+    state.gemmAnnounced = record.flops > 0;
   }
   record.in_custom_backward = backwardDepth > 0;
   dtype_lint_runtime_op(&record);
   if (backwardDepth == 0) observeCastConsumers(record, inputIndex);
   const dtype_lint_autocast& autocast = onCuda ? record.autocast_cuda : record.autocast_cpu;
-  if (backwardDepth == 0 && isMatmulFamily(op) && autocast.enabled && autocast.dtype == DTYPE_LINT_DTYPE_HALF)
+  if (backwardDepth == 0 && info->matmul && !record.has_destination && autocast.enabled &&
+      autocast.dtype == DTYPE_LINT_DTYPE_HALF)
     observeAutocastHalfCasts(op, floatInputs);
   return nullptr;
 }
 
 void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
-  const HookScope scope;
-  if (!scope) return;
-  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) --backwardDepth;
-  else if (fn.operator_name() && --opDepth == 0 && gemmAnnounced) {
-    gemmAnnounced = false;
-    dtype_lint_runtime_gemm_done();
+  ThreadState& state = threadState;
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+    --state.backwardDepth;
+    return;
   }
+  if (!opInfoOf(fn, state).isOperator || --state.opDepth > 0 || !state.gemmAnnounced) return;
+  state.gemmAnnounced = false;
+  const HookScope scope;
+  if (scope) dtype_lint_runtime_gemm_done();
 }
 
 __attribute__((constructor)) void attach() {
@@ -784,11 +999,11 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backwa
   const at::Tensor loss(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::unsafe_reclaim_from_nonowning(
       static_cast<c10::TensorImpl*>(tensorImpl)));
   dtype_lint::runtime::observeBackward(loss);
-  ++dtype_lint::runtime::pythonBackwardDepth;
+  ++dtype_lint::runtime::threadState.pythonBackwardDepth;
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward_end() {
   const dtype_lint::runtime::HookScope scope;
   if (!scope) return;
-  if (dtype_lint::runtime::pythonBackwardDepth > 0) --dtype_lint::runtime::pythonBackwardDepth;
+  if (int& depth = dtype_lint::runtime::threadState.pythonBackwardDepth; depth > 0) --depth;
 }

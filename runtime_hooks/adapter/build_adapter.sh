@@ -35,6 +35,13 @@ abi=$(cxx_abi_of "$libtorch")
 # /usr/include is searched anyway: naming it with -isystem breaks libstdc++'s #include_next.
 set -- -isystem "$include/torch/csrc/api/include"
 [ "$include" = /usr/include ] || set -- -isystem "$include" "$@"
+# A CUDA build of LibTorch whose streams give their native handle: the CUDA
+# path, which launches the prebuilt scan through the driver API (cuda_scan.h;
+# no CUDA compiler or header needed here).
+cuda=
+if [ -e "$libdir/libc10_cuda.so" ] && grep -q 'native_handle() const' "$include/c10/core/Stream.h" 2>/dev/null; then
+  cuda="-DDTYPE_LINT_ADAPTER_CUDA -I$root/kernels/include $root/runtime_hooks/adapter/cuda_scan.cpp"
+fi
 cxx=${CXX:-c++}
 command -v "$cxx" >/dev/null || { echo "dtype-lint: no C++ compiler ('$cxx') to build the runtime adapter" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
@@ -43,7 +50,7 @@ trap 'rm -rf "$tmp"' EXIT
 log=$(dirname "$out")/build-$(basename "$out").log
 if ! "$cxx" -std=$std -O2 -DNDEBUG -fPIC -shared -fvisibility=hidden -w -D_GLIBCXX_USE_CXX11_ABI=$abi \
   -I"$root/runtime_hooks/include" -I"$root/rules/include" "$@" \
-  "$root/runtime_hooks/adapter/adapter.cpp" "$root/rules/src/op_contracts.cpp" \
+  "$root/runtime_hooks/adapter/adapter.cpp" "$root/rules/src/op_contracts.cpp" $cuda \
   -o "$tmp/libdtype_lint_adapter.so" "$libtorch" -L"$libdir" -lc10 -Wl,-rpath,"$libdir" >"$log" 2>&1; then
   echo "dtype-lint: $cxx failed ($(grep -m1 'error' "$log")); the whole output is in $log" >&2
   exit 1

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -162,3 +163,17 @@ bool attachAdapterIfLibTorchLoaded() {
 }
 
 }  // namespace dtype_lint::runtime
+
+// The prebuilt CUDA scan lies beside this library, in the build tree and installed alike.
+extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_scan_image(const void** image, uint64_t* size) {
+  static const std::string bytes = [] {
+    using namespace dtype_lint::runtime;
+    std::ifstream in(directoryOf(reinterpret_cast<const void*>(&dataDirectory)) + "/dtype_lint_tensor_stats.fatbin",
+                     std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  if (bytes.empty() || !image || !size) return 0;
+  *image = bytes.data();
+  *size = bytes.size();
+  return 1;
+}

@@ -1,16 +1,25 @@
 // GEMMs that never pass the dispatcher (a library calling cuBLAS itself, a
 // custom kernel's epilogue): cublasGemmEx, cublasGemmStridedBatchedEx and
 // cublasLtMatmul are defined here, ahead of cuBLAS in the lookup order, count
-// their FLOPs for DL305 and forward to the next definition (the real one)
-// with the same arguments, returning its status. A call made while a
-// dispatcher op that counted its GEMM runs, or from inside another
-// interposed call (cuBLAS calling itself), is forwarded uncounted. The
-// signatures use plain integers for cuBLAS's enums: no CUDA header here.
+// their FLOPs for DL305 and forward to the real definition with the same
+// arguments, returning its status. A call made while a dispatcher op that
+// counted its GEMM runs, or from inside another interposed call (cuBLAS
+// calling itself), is forwarded uncounted. The signatures use plain integers
+// for cuBLAS's enums: no CUDA header here.
+//
+// The real definition is looked up in the libraries the process has mapped,
+// not only in the global scope (RTLD_NEXT): PyTorch's libcublas arrives as a
+// dependency of an extension module opened RTLD_LOCAL, which RTLD_NEXT never
+// sees. A library loaded after a first call is found by the next one.
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "gemm_accounting.h"
 
@@ -29,7 +38,8 @@ std::optional<ScalarType> scalarTypeOfCuda(int dataType) {
     default: return std::nullopt;          // FP8, integers, complex: not profiled
   }
 }
-constexpr int kComputeDouble = 70;  // CUBLAS_COMPUTE_64F
+constexpr int kComputeDouble = 70;         // CUBLAS_COMPUTE_64F
+constexpr int kStatusNotInitialized = 1;  // CUBLAS_STATUS_NOT_INITIALIZED
 
 void count(int aType, int bType, int computeType, double flops) {
   if (interposedDepth > 1 || dispatcherGemmRunning() || flops <= 0) return;
@@ -39,23 +49,63 @@ void count(int aType, int bType, int computeType, double flops) {
   addGemm(GemmKind{std::string(name(*a)) + " x " + std::string(name(*b)), ranIn, AutocastAtGemm::Unknown}, flops);
 }
 
-// The next definition of `symbol` (cuBLAS's), looked up once.
+// Whether `address` lies in this library (the preload), whose definitions are the interposers.
+bool inThisLibrary(const void* address) {
+  Dl_info ours{}, theirs{};
+  return dladdr(reinterpret_cast<const void*>(&inThisLibrary), &ours) && dladdr(address, &theirs) &&
+         ours.dli_fbase == theirs.dli_fbase;
+}
+
+// The definition of `symbol` in a mapped library other than this one: the
+// global scope's first, then each mapped library's own scope (its
+// dependencies included), as dl_iterate_phdr lists them. The library found
+// stays open (RTLD_NOLOAD adds a reference): it cannot be unmapped under a
+// call forwarded to it.
+void* realDefinition(const char* symbol) {
+  if (void* f = dlsym(RTLD_NEXT, symbol); f && !inThisLibrary(f)) return f;
+  // Listed first, opened after: dlopen inside dl_iterate_phdr's callback would
+  // take the loader's lock it holds.
+  std::vector<std::string> mapped;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        return 0;
+      },
+      &mapped);
+  for (const std::string& path : mapped) {
+    void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle) continue;
+    if (void* f = dlsym(handle, symbol); f && !inThisLibrary(f)) return f;
+    dlclose(handle);
+  }
+  return nullptr;
+}
+
+// The real definition of `symbol`, looked up until it is found.
 template <class Function>
-Function next(std::atomic<Function>& cached, const char* symbol) {
+Function real(std::atomic<Function>& cached, const char* symbol) {
   Function f = cached.load(std::memory_order_acquire);
   if (!f) {
-    f = reinterpret_cast<Function>(dlsym(RTLD_NEXT, symbol));
-    cached.store(f, std::memory_order_release);
+    f = reinterpret_cast<Function>(realDefinition(symbol));
+    if (f) cached.store(f, std::memory_order_release);
   }
   return f;
+}
+
+// A caller bound to our definition while no library in the process defines
+// it (it cannot have linked without one): said once, and the call fails as
+// cuBLAS fails before it is set up.
+int noRealDefinition(const char* symbol) {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    std::fprintf(stderr, "dtype-lint: error: %s was called, but no library in this process defines it\n", symbol);
+  return kStatusNotInitialized;
 }
 
 struct Depth {
   Depth() { ++interposedDepth; }
   ~Depth() { --interposedDepth; }
 };
-
-constexpr int kStatusNotInitialized = 1;  // CUBLAS_STATUS_NOT_INITIALIZED: no cuBLAS after us
 
 }  // namespace
 }  // namespace dtype_lint::runtime
@@ -67,12 +117,12 @@ extern "C" __attribute__((visibility("default"))) int cublasGemmEx(
     const void* B, int bType, int ldb, const void* beta, void* C, int cType, int ldc, int computeType, int algo) {
   using Fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
                      const void*, void*, int, int, int, int);
-  static std::atomic<Fn> real{nullptr};
+  static std::atomic<Fn> cached{nullptr};
   const Depth depth;
   count(aType, bType, computeType, 2.0 * m * n * k);
-  const Fn f = next(real, "cublasGemmEx");
+  const Fn f = real(cached, "cublasGemmEx");
   return f ? f(handle, transa, transb, m, n, k, alpha, A, aType, lda, B, bType, ldb, beta, C, cType, ldc, computeType, algo)
-           : kStatusNotInitialized;
+           : noRealDefinition(__func__);
 }
 
 extern "C" __attribute__((visibility("default"))) int cublasGemmStridedBatchedEx(
@@ -81,13 +131,13 @@ extern "C" __attribute__((visibility("default"))) int cublasGemmStridedBatchedEx
     int ldc, long long strideC, int batchCount, int computeType, int algo) {
   using Fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, long long, const void*, int,
                      int, long long, const void*, void*, int, int, long long, int, int, int);
-  static std::atomic<Fn> real{nullptr};
+  static std::atomic<Fn> cached{nullptr};
   const Depth depth;
   count(aType, bType, computeType, 2.0 * m * n * k * batchCount);
-  const Fn f = next(real, "cublasGemmStridedBatchedEx");
+  const Fn f = real(cached, "cublasGemmStridedBatchedEx");
   return f ? f(handle, transa, transb, m, n, k, alpha, A, aType, lda, strideA, B, bType, ldb, strideB, beta, C, cType,
                ldc, strideC, batchCount, computeType, algo)
-           : kStatusNotInitialized;
+           : noRealDefinition(__func__);
 }
 
 namespace dtype_lint::runtime {
@@ -98,10 +148,12 @@ namespace {
 enum : int { kLayoutType = 0, kLayoutRows = 2, kLayoutCols = 3, kLayoutBatchCount = 5 };
 enum : int { kDescComputeType = 0, kDescTransA = 3 };
 
+using AttributeGetter = int (*)(void*, int, void*, size_t, size_t*);
+std::atomic<AttributeGetter> layoutGetter{nullptr}, descGetter{nullptr};
+
 template <class T>
-T attribute(const char* getter, void* object, int attr, T fallback) {
-  using Fn = int (*)(void*, int, void*, size_t, size_t*);
-  const auto f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, getter));
+T attribute(std::atomic<AttributeGetter>& getter, const char* symbol, void* object, int attr, T fallback) {
+  const AttributeGetter f = real(getter, symbol);
   T value = fallback;
   size_t written = 0;
   if (!f || !object || f(object, attr, &value, sizeof value, &written) != 0 || written != sizeof value) return fallback;
@@ -117,22 +169,26 @@ extern "C" __attribute__((visibility("default"))) int cublasLtMatmul(
     size_t workspaceSize, void* stream) {
   using Fn = int (*)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*, void*,
                      void*, void*, const void*, void*, size_t, void*);
-  static std::atomic<Fn> real{nullptr};
+  static std::atomic<Fn> cached{nullptr};
   const Depth depth;
   if (interposedDepth == 1 && !dispatcherGemmRunning()) {
-    constexpr const char* kLayout = "cublasLtMatrixLayoutGetAttribute";
-    constexpr const char* kDesc = "cublasLtMatmulDescGetAttribute";
-    const double m = static_cast<double>(attribute<uint64_t>(kLayout, dDesc, kLayoutRows, 0));
-    const double n = static_cast<double>(attribute<uint64_t>(kLayout, dDesc, kLayoutCols, 0));
-    const bool transposedA = attribute<int32_t>(kDesc, computeDesc, kDescTransA, 0) != 0;
-    const double k = static_cast<double>(attribute<uint64_t>(kLayout, aDesc, transposedA ? kLayoutRows : kLayoutCols, 0));
-    const double batch = std::max(1, attribute<int32_t>(kLayout, dDesc, kLayoutBatchCount, 1));
-    count(static_cast<int>(attribute<uint32_t>(kLayout, aDesc, kLayoutType, ~0u)),
-          static_cast<int>(attribute<uint32_t>(kLayout, bDesc, kLayoutType, ~0u)),
-          attribute<int32_t>(kDesc, computeDesc, kDescComputeType, 0), 2 * m * n * k * batch);
+    auto layout = [&](void* object, int attr, auto fallback) {
+      return attribute(layoutGetter, "cublasLtMatrixLayoutGetAttribute", object, attr, fallback);
+    };
+    auto desc = [&](int attr, auto fallback) {
+      return attribute(descGetter, "cublasLtMatmulDescGetAttribute", computeDesc, attr, fallback);
+    };
+    const double m = static_cast<double>(layout(dDesc, kLayoutRows, uint64_t{0}));
+    const double n = static_cast<double>(layout(dDesc, kLayoutCols, uint64_t{0}));
+    const bool transposedA = desc(kDescTransA, int32_t{0}) != 0;
+    const double k = static_cast<double>(layout(aDesc, transposedA ? kLayoutRows : kLayoutCols, uint64_t{0}));
+    const double batch = std::max(1, layout(dDesc, kLayoutBatchCount, int32_t{1}));
+    count(static_cast<int>(layout(aDesc, kLayoutType, ~0u)),
+          static_cast<int>(layout(bDesc, kLayoutType, ~0u)),
+          desc(kDescComputeType, int32_t{0}), 2 * m * n * k * batch);
   }
-  const Fn f = next(real, "cublasLtMatmul");
+  const Fn f = real(cached, "cublasLtMatmul");
   return f ? f(lightHandle, computeDesc, alpha, A, aDesc, B, bDesc, beta, C, cDesc, D, dDesc, algo, workspace,
                workspaceSize, stream)
-           : kStatusNotInitialized;
+           : noRealDefinition(__func__);
 }

@@ -6,14 +6,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "dtype_lint/annotate.h"
 #include "dtype_lint/dl203_manual_scaling.h"
@@ -44,10 +49,11 @@ struct Core {
   bool scalerAnnounced = false;
   std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
   ManualScalingTrace manualScaling;
+  std::atomic<bool> manualFactorSeen{false};  // a backward() of a loss multiplied by a constant: DL203 follows in-place products
   AmpBackwardTrace ampBackwards;  // DL207 for scalers on the raw AMP ops
   NumericHealthRules numericHealth;  // DL301-DL303 on counted values
   PrecisionProfile profile;          // DL305: the dispatcher's GEMMs and cuBLAS calls outside it
-  bool halfAutocastSeen = false;     // an op ran under Half autocast: backwards run partly in Half
+  std::atomic<bool> halfAutocastSeen{false};  // an op ran under Half autocast: backwards run partly in Half
   std::set<std::string> uncountedDevices;  // tensors the numeric-health checks could not read
   std::map<uint64_t, CapturedSite> sites;  // the latest captured sites (DL104's casts), by id
   uint64_t nextSite = 1;
@@ -56,6 +62,46 @@ struct Core {
 Core& core() {
   static Core* instance = new Core();  // outlives every static destructor: ops run until exit
   return *instance;
+}
+
+// The FLOPs of GEMMs whose sites do not matter (most of a run's), per thread
+// and kind: the owning thread adds with no lock (one writer per slot);
+// finish() sums every thread's into the profile.
+class GemmTally {
+ public:
+  void add(int key, const GemmKind& kind, double flops) {
+    auto [slot, added] = slots_.try_emplace(key, nullptr);
+    if (added) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slot->second = &kinds_.emplace_back(kind, 0.0).second;
+    }
+    slot->second->store(slot->second->load(std::memory_order_relaxed) + flops, std::memory_order_relaxed);
+  }
+  void addTo(PrecisionProfile& profile) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [kind, flops] : kinds_) profile.add(kind, flops.exchange(0, std::memory_order_relaxed), std::nullopt);
+  }
+
+ private:
+  std::unordered_map<int, std::atomic<double>*> slots_;  // the owner's index
+  std::mutex mutex_;                                      // kinds_ grows while finish() may read it
+  std::deque<std::pair<GemmKind, std::atomic<double>>> kinds_;
+};
+
+std::mutex talliesMutex;
+std::vector<std::shared_ptr<GemmTally>>& tallies() {
+  static auto* all = new std::vector<std::shared_ptr<GemmTally>>();  // outlive their threads
+  return *all;
+}
+
+GemmTally& threadTally() {
+  thread_local std::shared_ptr<GemmTally> mine = [] {
+    auto tally = std::make_shared<GemmTally>();
+    std::lock_guard<std::mutex> lock(talliesMutex);
+    tallies().push_back(tally);
+    return tally;
+  }();
+  return *mine;
 }
 
 __attribute__((constructor)) void start() {
@@ -80,6 +126,10 @@ __attribute__((destructor)) void finish() {
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.manualScaling.finish(findings);
+    {
+      std::lock_guard<std::mutex> talliesLock(talliesMutex);
+      for (const auto& tally : tallies()) tally->addTo(c.profile);
+    }
     if (auto profile = c.profile.finish()) findings.push_back(std::move(*profile));
     uncountedDevices = c.uncountedDevices;
   }
@@ -97,12 +147,13 @@ thread_local bool gemmOpRunning = false;
 
 bool dispatcherGemmRunning() { return gemmOpRunning; }
 
-void addGemm(const GemmKind& kind, double flops) {
+void addGemm(const GemmKind& kind, double flops, bool hasUserSite, int key) {
   const HookScope scope;  // cuBLAS calls come straight from the program
   if (!scope) return;
   auto& c = core();
-  bool wantsSite;
-  {
+  if (key >= 0 && !c.profile.sitesMatter(kind)) return threadTally().add(key, kind, flops);
+  bool wantsSite = false;
+  if (hasUserSite) {
     std::lock_guard<std::mutex> lock(c.mutex);
     wantsSite = c.profile.wantsSite(kind);
   }
@@ -115,31 +166,91 @@ namespace {
 
 // The dtype a dispatcher GEMM ran in: autocast's (the matmul family is on its
 // lower-precision list) unless an operand is Double, which autocast leaves.
-void countDispatcherGemm(const dtype_lint_op_record& record, const OpEvent& event) {
+// Its kind is made once per thread for each combination of dtypes: a step's
+// GEMMs repeat a few.
+void countDispatcherGemm(const dtype_lint_op_record& record) {
   gemmOpRunning = true;
-  std::vector<std::string> operands;
-  std::optional<ScalarType> first;
+  std::optional<ScalarType> operands[2];
+  size_t known = 0;
   bool anyDouble = false;
-  for (const Operand& o : event.inputs) {
-    const auto dtype = o.dtype.single();
+  for (uint32_t i = 0; i < std::min(record.input_count, DTYPE_LINT_MAX_OPERANDS); ++i) {
+    const auto dtype = scalarTypeOf(record.inputs[i].dtype);
     if (!dtype) continue;
-    if (!first) first = *dtype;
     anyDouble = anyDouble || *dtype == ScalarType::Double;
-    if (operands.size() < 2) operands.emplace_back(name(*dtype));
+    if (known < 2) operands[known++] = *dtype;
   }
-  if (!first) return;
+  if (known == 0) return;
   const dtype_lint_autocast& autocast = record.autocast_cuda.enabled ? record.autocast_cuda : record.autocast_cpu;
   const auto autocastDtype = scalarTypeOf(autocast.dtype);
   const bool cast = autocast.enabled && autocastDtype && !anyDouble;
-  GemmKind kind{fmt::format("{}", fmt::join(operands, " x ")), cast ? *autocastDtype : anyDouble ? ScalarType::Double : *first,
-                autocast.enabled || record.autocast_elsewhere ? AutocastAtGemm::On : AutocastAtGemm::Off};
-  addGemm(kind, record.flops);
+  const ScalarType ranIn = cast ? *autocastDtype : anyDouble ? ScalarType::Double : *operands[0];
+  const AutocastAtGemm at = autocast.enabled || record.autocast_elsewhere ? AutocastAtGemm::On : AutocastAtGemm::Off;
+  const auto code = [](const std::optional<ScalarType>& t) { return t ? int(*t) + 1 : 0; };
+  const int key = ((code(operands[0]) * 16 + code(operands[1])) * 16 + int(ranIn)) * 4 + int(at);
+  thread_local std::unordered_map<int, GemmKind> kinds;
+  auto [it, added] = kinds.try_emplace(key);
+  if (added) {
+    it->second.operands = std::string(name(*operands[0])) + (known > 1 ? " x " + std::string(name(*operands[1])) : "");
+    it->second.ranIn = ranIn;
+    it->second.autocast = at;
+  }
+  addGemm(it->second, record.flops, /*hasUserSite=*/!record.in_custom_backward, key);
 }
 
-// Findings of a check point, at the user's line (walked only when there are some).
-void writeAtUserFrame(std::vector<Finding>& findings) {
+// A 64-bit fingerprint of what the flow rules judge in an op record, eight
+// bytes at a time (it is taken for every op some rule watches).
+uint64_t fingerprint(const dtype_lint_op_record& record) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  auto word = [&h](uint64_t w) { h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 32; };
+  auto text = [&](const dtype_lint_text& t) {
+    const uint32_t length = std::min<uint32_t>(t.length, DTYPE_LINT_TEXT_CAPACITY);
+    word(length);
+    for (uint32_t i = 0; i < length; i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, t.bytes + i, std::min<uint32_t>(8, length - i));
+      word(w);
+    }
+  };
+  auto operand = [&](const dtype_lint_operand& o) {
+    text(o.description);
+    word(static_cast<uint32_t>(o.dtype));
+  };
+  text(record.op);
+  const uint32_t inputs = std::min(record.input_count, DTYPE_LINT_MAX_OPERANDS);
+  word(inputs);
+  for (uint32_t i = 0; i < inputs; ++i) operand(record.inputs[i]);
+  if (record.has_destination) operand(record.destination);
+  word(uint64_t{record.has_destination} | uint64_t{record.explicit_dtype} << 8 | uint64_t{record.reduces_all_dims} << 16 |
+       uint64_t{record.in_custom_backward} << 24 | uint64_t{record.autocast_cpu.enabled} << 32 |
+       uint64_t{record.autocast_cuda.enabled} << 40 | uint64_t{record.autocast_elsewhere} << 48);
+  word(static_cast<uint32_t>(record.autocast_cpu.dtype) | uint64_t{static_cast<uint32_t>(record.autocast_cuda.dtype)} << 32);
+  return h;
+}
+
+// The op records that made no finding. DtypeFlowRules::onOp judges an op from
+// its record alone, so the same record never makes one later: a training
+// loop's ops are judged once, not every step. Per thread, one slot per
+// fingerprint's low bits.
+class CleanRecords {
+ public:
+  bool contains(uint64_t fingerprint) const { return slots_[fingerprint % slots_.size()] == fingerprint; }
+  void add(uint64_t fingerprint) { slots_[fingerprint % slots_.size()] = fingerprint; }
+
+ private:
+  std::array<uint64_t, 4096> slots_{};
+};
+thread_local CleanRecords cleanRecords;
+
+// Findings of a check point, at the user's line (walked only when there are
+// some): the captured `site`'s, else the calling thread's now.
+void writeAtUserFrame(std::vector<Finding>& findings, uint64_t site) {
   if (findings.empty()) return;
-  const auto at = firstUserFrame();
+  std::optional<CapturedSite> captured;
+  if (site != 0) {
+    std::lock_guard<std::mutex> lock(core().mutex);
+    if (auto it = core().sites.find(site); it != core().sites.end()) captured = it->second;
+  }
+  const auto at = captured ? firstUserFrameOf(*captured) : firstUserFrame();
   if (!at) return;
   for (Finding& f : findings) {
     f.location = *at;
@@ -174,16 +285,19 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
+  if (record->flops > 0) runtime::countDispatcherGemm(*record);
+  for (const dtype_lint_autocast& a : {record->autocast_cpu, record->autocast_cuda})
+    if (a.enabled && a.dtype == DTYPE_LINT_DTYPE_HALF) c.halfAutocastSeen = true;
+  const uint64_t fingerprint = runtime::fingerprint(*record);
+  if (runtime::cleanRecords.contains(fingerprint)) return;
   const OpEvent event = runtime::opEventOf(*record);
-  if (record->flops > 0) runtime::countDispatcherGemm(*record, event);
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (!c.rules) return;
-    for (const dtype_lint_autocast& a : {record->autocast_cpu, record->autocast_cuda})
-      if (a.enabled && a.dtype == DTYPE_LINT_DTYPE_HALF) c.halfAutocastSeen = true;
     c.rules->onOp(event, findings);
   }
+  if (findings.empty()) runtime::cleanRecords.add(fingerprint);
   // The in-place and out= buffers DL102 is about are the user's, not those
   // LibTorch's C++ modules fill inside their forward.
   if (!findings.empty() && event.op.back() == '_' && runtime::issuedByLibTorchFrontend())
@@ -319,6 +433,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backwa
     followProtocol = c.scalerAnnounced;
   }
   const bool manualFactor = lossFactor != 0 && !scaledBy;
+  if (manualFactor) c.manualFactorSeen = true;
   // The stack is walked only where a rule may need this backward's line.
   if (!followProtocol && !manualFactor) return;
   const auto at = runtime::firstUserFrame();
@@ -339,6 +454,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_multip
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
+  if (!c.manualFactorSeen) return;  // every in-place product by a number comes here: most programs never scale by hand
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (!c.manualScaling.undoesPendingFactor(multiplier)) return;
@@ -444,7 +560,8 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_v
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradients(int32_t point,
                                                                                   const dtype_lint_tensor_values* gradients,
-                                                                                  uint32_t count, double lossScale) {
+                                                                                  uint32_t count, double lossScale,
+                                                                                  uint64_t site) {
   const runtime::HookScope scope;
   if (!scope) return;
   GradientCheck check;
@@ -462,13 +579,14 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradie
     if (check.point == GradientPoint::Unscale && c.halfAutocastSeen) check.computedInHalf = true;
     c.numericHealth.onGradients(check, SourceLocation{}, findings);
   }
-  runtime::writeAtUserFrame(findings);
+  runtime::writeAtUserFrame(findings, site);
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_cast(const dtype_lint_text* op,
                                                                                   const dtype_lint_text* source,
                                                                                   uint8_t byAutocast,
-                                                                                  const dtype_lint_tensor_values* values) {
+                                                                                  const dtype_lint_tensor_values* values,
+                                                                                  uint64_t site) {
   const runtime::HookScope scope;
   if (!scope) return;
   const auto sourceDtype = runtime::scalarTypeOf(values->dtype);
@@ -481,7 +599,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_c
     c.numericHealth.onHalfCast(runtime::textOf(*op), runtime::textOf(*source), *sourceDtype, byAutocast != 0, counts,
                                SourceLocation{}, findings);
   }
-  runtime::writeAtUserFrame(findings);
+  runtime::writeAtUserFrame(findings, site);
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gemm_done() {

@@ -28,7 +28,7 @@ namespace {
 bool isLibraryFrame(std::string_view object) {
   for (std::string_view marker : {"libtorch", "libc10", "libdtype_lint", "libstdc++", "libc.so", "libgcc_s",
                                   "libgomp", "libpthread", "ld-linux", "libshm", "libcaffe2", "libpython",
-                                  ".cpython-"})
+                                  ".cpython-", "libffi"})
     if (object.find(marker) != std::string_view::npos) return true;
   // The Python interpreter: a Python program's lines are in its own frames.
   const std::string_view name = object.substr(object.rfind('/') + 1);

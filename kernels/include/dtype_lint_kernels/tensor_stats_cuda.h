@@ -7,18 +7,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dtype_lint_kernels/tensor_stats.h"
+#include "dtype_lint_kernels/tensor_stats_launch.h"
 
 namespace dtype_lint::kernels {
-
-inline constexpr size_t kMaxTensorsPerLaunch = 16;
-
-// The device-side counts of one tensor (absMax as the bits of a non-negative
-// float: their order is the values' order, so atomicMax applies).
-struct DeviceTensorStats {
-  unsigned long long elements, nonFinite, beyondHalf, halfSubnormal, halfFlushed, nonZero;
-  unsigned int absMaxBits;
-};
 
 // Made once per device, outside any capture; `capacity` tensors per batch.
 struct CudaStatsWorkspace {
@@ -36,8 +27,10 @@ void destroyCudaStatsWorkspace(CudaStatsWorkspace& workspace);
 cudaError_t launchTensorStats(const TensorView* views, size_t count, cudaStream_t stream,
                               CudaStatsWorkspace& workspace);
 
-// Whether the last launch's counts have arrived (never waits), and the counts.
+// Whether the last launch's counts have arrived (never waits); waiting for
+// them (at exit); the counts.
 bool tensorStatsReady(const CudaStatsWorkspace& workspace);
+cudaError_t waitTensorStats(const CudaStatsWorkspace& workspace);
 void readTensorStats(const CudaStatsWorkspace& workspace, TensorStats* out, size_t count);
 
 }  // namespace dtype_lint::kernels

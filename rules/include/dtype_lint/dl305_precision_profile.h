@@ -40,15 +40,24 @@ class PrecisionProfile {
   // autocast (any GEMM when the profile was asked for), every one up to the
   // 64th, then one in 64.
   bool wantsSite(const GemmKind& kind);
+  // Whether GEMMs of this kind can ever want a site (wantsSite): the others
+  // need only their FLOPs added, in any order, at any time before finish().
+  bool sitesMatter(const GemmKind& kind) const;
   void add(const GemmKind& kind, double flops, const std::optional<SourceLocation>& site);
 
-  // The end-of-run finding, at the call site with the most sampled FLOPs.
+  // The end-of-run finding, at the call site with the most sampled FLOPs in
+  // full precision (with the most FLOPs where none ran in full precision).
   std::optional<Finding> finish() const;
 
  private:
   bool always_;
   std::map<GemmKind, double> flops_;
-  std::map<std::tuple<std::string, unsigned, std::string>, std::pair<SourceLocation, double>> sites_;
+  struct Site {
+    SourceLocation location;
+    double flops = 0;
+    double fullPrecisionFlops = 0;  // of those, in Float32 or Double
+  };
+  std::map<std::tuple<std::string, unsigned, std::string>, Site> sites_;
   uint64_t siteCandidates_ = 0;
 };
 

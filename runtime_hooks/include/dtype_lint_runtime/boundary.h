@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 3u
+#define DTYPE_LINT_BOUNDARY_VERSION 4u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
@@ -133,18 +133,24 @@ uint64_t dtype_lint_runtime_capture_site(void);
  * and to DTYPE_LINT_DTYPE_*, at the site captured then. */
 void dtype_lint_runtime_cast_consumed(const dtype_lint_op_record* op, uint32_t input, int32_t castFrom,
                                       int32_t castTo, uint64_t castSite);
+/* The prebuilt CUDA scan (kernels/, an image of every architecture the
+ * driver loads with cuModuleLoadData), read once from beside the preload
+ * library; 0 when there is none. The bytes stay valid for the process. */
+int dtype_lint_runtime_scan_image(const void** image, uint64_t* size);
 /* A tensor the rules wanted counted lives where this adapter cannot read it
  * ("meta", "mps", "cuda" without the adapter's CUDA path): said once at exit. */
 void dtype_lint_runtime_uncounted(const dtype_lint_text* device);
 /* 1 when the rules want this check point counted (DTYPE_LINT_CHECK_*). */
 int dtype_lint_runtime_wants_values(int32_t check);
-/* The gradients at a DTYPE_LINT_POINT_*; lossScale: the scaler's scale, 0 if unknown. */
+/* The gradients at a DTYPE_LINT_POINT_*; lossScale: the scaler's scale, 0 if unknown. site: where the
+ * values were taken (dtype_lint_runtime_capture_site) when they are reported later (counts made on the
+ * device arrive at a later check point, or at exit); 0: the calling thread's place now. */
 void dtype_lint_runtime_gradients(int32_t point, const dtype_lint_tensor_values* gradients, uint32_t count,
-                                  double lossScale);
+                                  double lossScale, uint64_t site);
 /* A cast to Half of `source`: by the op itself (op "to", "_to_copy"), or by
- * autocast for the op (byAutocast 1: "linear", "mm"). */
+ * autocast for the op (byAutocast 1: "linear", "mm"); site as for the gradients. */
 void dtype_lint_runtime_half_cast(const dtype_lint_text* op, const dtype_lint_text* source, uint8_t byAutocast,
-                                  const dtype_lint_tensor_values* values);
+                                  const dtype_lint_tensor_values* values, uint64_t site);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,135 @@
+#include "cuda_scan.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "dtype_lint_runtime/boundary.h"
+
+namespace dtype_lint::runtime {
+namespace {
+
+// The driver API's entry points this uses (cuda.h's signatures, its handles as void*).
+struct DriverApi {
+  using Ptr = unsigned long long;  // CUdeviceptr
+  int (*ctxGetCurrent)(void** context);
+  int (*ctxGetDevice)(int* device);
+  int (*deviceGetAttribute)(int* value, int attribute, int device);
+  int (*moduleLoadData)(void** module, const void* image);
+  int (*moduleGetFunction)(void** function, void* module, const char* name);
+  int (*memAlloc)(Ptr* pointer, size_t bytes);
+  int (*memHostAlloc)(void** pointer, size_t bytes, unsigned flags);
+  int (*memsetD8Async)(Ptr pointer, unsigned char value, size_t count, void* stream);
+  int (*launchKernel)(void* function, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX, unsigned blockY,
+                      unsigned blockZ, unsigned sharedBytes, void* stream, void** parameters, void** extra);
+  int (*memcpyDtoHAsync)(void* host, Ptr device, size_t bytes, void* stream);
+  int (*eventCreate)(void** event, unsigned flags);
+  int (*eventRecord)(void* event, void* stream);
+  int (*eventQuery)(void* event);
+  int (*eventSynchronize)(void* event);
+};
+constexpr int kSuccess = 0;                  // CUDA_SUCCESS
+constexpr int kMultiprocessorCount = 16;     // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr unsigned kEventDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
+
+// The driver the process loaded (PyTorch's CUDA did); none when it loaded none.
+const DriverApi* driver() {
+  static const DriverApi* api = []() -> const DriverApi* {
+    void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!cuda) return nullptr;
+    static DriverApi d;
+    bool complete = true;
+    auto bind = [&](auto& f, const char* symbol) {
+      f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(cuda, symbol));
+      complete = complete && f;
+    };
+    bind(d.ctxGetCurrent, "cuCtxGetCurrent");
+    bind(d.ctxGetDevice, "cuCtxGetDevice");
+    bind(d.deviceGetAttribute, "cuDeviceGetAttribute");
+    bind(d.moduleLoadData, "cuModuleLoadData");
+    bind(d.moduleGetFunction, "cuModuleGetFunction");
+    bind(d.memAlloc, "cuMemAlloc_v2");
+    bind(d.memHostAlloc, "cuMemHostAlloc");
+    bind(d.memsetD8Async, "cuMemsetD8Async");
+    bind(d.launchKernel, "cuLaunchKernel");
+    bind(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    bind(d.eventCreate, "cuEventCreate");
+    bind(d.eventRecord, "cuEventRecord");
+    bind(d.eventQuery, "cuEventQuery");
+    bind(d.eventSynchronize, "cuEventSynchronize");
+    return complete ? &d : nullptr;
+  }();
+  return api;
+}
+
+// The scan kernel loaded into a context, and that context's device's SMs.
+struct LoadedKernel {
+  void* function = nullptr;
+  int sms = 0;
+};
+
+// The kernel in the current context, loaded from the image on first use.
+const LoadedKernel* kernelOfCurrentContext(const DriverApi& cu) {
+  void* context = nullptr;
+  if (cu.ctxGetCurrent(&context) != kSuccess || !context) return nullptr;
+  static std::mutex mutex;
+  static auto* loaded = new std::map<void*, LoadedKernel>();  // contexts live as long as the process
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = loaded->find(context); it != loaded->end()) return it->second.function ? &it->second : nullptr;
+  LoadedKernel& kernel = (*loaded)[context];  // a failure is remembered too
+  const void* image = nullptr;
+  uint64_t size = 0;
+  void* module = nullptr;
+  int device = 0;
+  if (!dtype_lint_runtime_scan_image(&image, &size) || cu.moduleLoadData(&module, image) != kSuccess ||
+      cu.moduleGetFunction(&kernel.function, module, kernels::kScanKernelName) != kSuccess ||
+      cu.ctxGetDevice(&device) != kSuccess ||
+      cu.deviceGetAttribute(&kernel.sms, kMultiprocessorCount, device) != kSuccess) {
+    kernel.function = nullptr;
+    return nullptr;
+  }
+  return &kernel;
+}
+
+}  // namespace
+
+bool CudaScan::launch(const std::vector<kernels::TensorView>& views, void* stream) {
+  const DriverApi* cu = driver();
+  if (!cu || views.size() > capacity_) return false;
+  const LoadedKernel* kernel = kernelOfCurrentContext(*cu);
+  if (!kernel) return false;
+  const size_t bytes = capacity_ * sizeof(kernels::DeviceTensorStats);
+  if (!copied_ && (cu->memAlloc(&device_, bytes) != kSuccess ||
+                   cu->memHostAlloc(reinterpret_cast<void**>(&pinned_), bytes, 0) != kSuccess ||
+                   cu->eventCreate(&copied_, kEventDisableTiming) != kSuccess)) {
+    copied_ = nullptr;  // never freed: a retry allocates again, at most once per failure
+    return false;
+  }
+  const size_t used = views.size() * sizeof(kernels::DeviceTensorStats);
+  if (cu->memsetD8Async(device_, 0, used, stream) != kSuccess) return false;
+  for (size_t first = 0; first < views.size(); first += kernels::kMaxTensorsPerLaunch) {
+    kernels::LaunchArgs args = kernels::planLaunch(views.data(), views.size(), first);
+    if (args.chunks == 0) continue;
+    unsigned long long out = device_ + first * sizeof(kernels::DeviceTensorStats);
+    void* parameters[] = {&args, &out};
+    if (cu->launchKernel(kernel->function, kernels::scanBlocks(args.chunks, kernel->sms), 1, 1, kernels::kScanThreads,
+                         1, 1, 0, stream, parameters, nullptr) != kSuccess)
+      return false;
+  }
+  return cu->memcpyDtoHAsync(pinned_, device_, used, stream) == kSuccess &&
+         cu->eventRecord(copied_, stream) == kSuccess;
+}
+
+bool CudaScan::arrived() const { return copied_ && driver()->eventQuery(copied_) == kSuccess; }
+
+bool CudaScan::wait() const { return copied_ && driver()->eventSynchronize(copied_) == kSuccess; }
+
+std::vector<kernels::TensorStats> CudaScan::read(size_t count) const {
+  std::vector<kernels::TensorStats> out;
+  for (size_t i = 0; i < count && i < capacity_; ++i) out.push_back(kernels::statsOf(pinned_[i]));
+  return out;
+}
+
+}  // namespace dtype_lint::runtime

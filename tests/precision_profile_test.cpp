@@ -1,0 +1,48 @@
+// DL305's profile, from the GEMMs a front end reports (LibTorch-free).
+#include <gtest/gtest.h>
+
+#include "dtype_lint/dl305_precision_profile.h"
+
+namespace dtype_lint {
+namespace {
+
+SourceLocation at(unsigned line) { return SourceLocation{"train.py", line, 1, line, 1}; }
+
+// Under BFloat16 autocast, one Float GEMM in a region that runs in full
+// precision: the finding is at the Float GEMM, not at the larger BFloat16 one.
+TEST(PrecisionProfile, TheFindingIsAtTheFullPrecisionGemmsNotTheLargest) {
+  PrecisionProfile profile(/*always=*/true);
+  const GemmKind bf16{"BFloat16 x BFloat16", ScalarType::BFloat16, AutocastAtGemm::On};
+  const GemmKind fp32{"Float x Float", ScalarType::Float, AutocastAtGemm::On};
+  ASSERT_TRUE(profile.wantsSite(bf16));
+  profile.add(bf16, 300, at(10));
+  ASSERT_TRUE(profile.wantsSite(fp32));
+  profile.add(fp32, 400, at(20));
+  // A backward's GEMMs have no user site: counted in the totals only.
+  profile.add(bf16, 600, std::nullopt);
+  const auto f = profile.finish();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->rule->id, "DL305");
+  EXPECT_EQ(f->location.line, 20u);
+  EXPECT_EQ(f->message,
+            "31% of the matmul FLOPs under autocast ran in Float32 or Double (400 FLOP of 1.3 kFLOP): autocast did not "
+            "cast them (autocast enabled for another device, a region that disables it, Double operands, or ops it "
+            "does not cast); all 1.3 kFLOP of GEMMs: 69% BFloat16 x BFloat16 ran in BFloat16 (autocast on); 31% Float "
+            "x Float ran in Float (autocast on)");
+  ASSERT_EQ(f->notes.size(), 2u);
+  EXPECT_EQ(f->notes[0].location.line, 20u);
+  EXPECT_EQ(f->notes[0].message, "400 FLOP in full precision under autocast here (sampled)");
+  EXPECT_EQ(f->notes[1].location.line, 10u);
+  EXPECT_EQ(f->notes[1].message, "300 FLOP of GEMMs here (sampled)");
+}
+
+TEST(PrecisionProfile, LowPrecisionUnderAutocastIsNoFinding) {
+  PrecisionProfile profile;
+  const GemmKind bf16{"BFloat16 x BFloat16", ScalarType::BFloat16, AutocastAtGemm::On};
+  EXPECT_FALSE(profile.wantsSite(bf16));
+  profile.add(bf16, 1e9, std::nullopt);
+  EXPECT_FALSE(profile.finish());
+}
+
+}  // namespace
+}  // namespace dtype_lint
