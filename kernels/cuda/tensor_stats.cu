@@ -187,8 +187,6 @@ cudaError_t launchTensorStats(const TensorView* views, size_t count, cudaStream_
 
 bool tensorStatsReady(const CudaStatsWorkspace& w) { return cudaEventQuery(w.copied) == cudaSuccess; }
 
-cudaError_t waitTensorStats(const CudaStatsWorkspace& w) { return cudaEventSynchronize(w.copied); }
-
 void readTensorStats(const CudaStatsWorkspace& w, TensorStats* out, size_t count) {
   for (size_t i = 0; i < count && i < w.capacity; ++i) out[i] = statsOf(w.pinned[i]);
 }

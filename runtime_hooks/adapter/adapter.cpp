@@ -302,11 +302,11 @@ AmpScalerTrace& ampScaler() {
   return *trace;
 }
 
+void sayUncounted(c10::DeviceType type);
+
 // A tensor whose values the rules may count (DL301-DL303): strided Half,
 // BFloat16, Float or Double, on the CPU (the core counts it) or, where this
 // adapter has its CUDA path, on a GPU.
-void sayUncounted(c10::DeviceType type);
-
 std::optional<dtype_lint_tensor_values> countable(const at::Tensor& t) {
   if (!t.defined() || t.layout() != c10::kStrided || !t.has_storage() || t.dim() > int64_t{DTYPE_LINT_MAX_DIMS})
     return std::nullopt;

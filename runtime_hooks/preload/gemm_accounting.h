@@ -9,9 +9,7 @@ namespace dtype_lint::runtime {
 // Whether a dispatcher op that already counted its GEMM runs on this thread.
 bool dispatcherGemmRunning();
 // One GEMM of `flops`, its call site sampled where it has one (a backward's
-// GEMMs, run by the autograd engine, have none of the user's). key: a number
-// the caller gives each kind it reports (-1: none), which lets the GEMMs
-// whose sites do not matter be added with no lock.
-void addGemm(const GemmKind& kind, double flops, bool hasUserSite = true, int key = -1);
+// GEMMs, run by the autograd engine, have none of the user's).
+void addGemm(const GemmKind& kind, double flops, bool hasUserSite = true);
 
 }  // namespace dtype_lint::runtime

@@ -65,17 +65,13 @@ Core& core() {
 }
 
 // The FLOPs of GEMMs whose sites do not matter (most of a run's), per thread
-// and kind: the owning thread adds with no lock (one writer per slot);
-// finish() sums every thread's into the profile.
+// and kind: the owning thread adds to its slots with no lock (one writer per
+// slot); finish() sums every thread's into the profile.
 class GemmTally {
  public:
-  void add(int key, const GemmKind& kind, double flops) {
-    auto [slot, added] = slots_.try_emplace(key, nullptr);
-    if (added) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      slot->second = &kinds_.emplace_back(kind, 0.0).second;
-    }
-    slot->second->store(slot->second->load(std::memory_order_relaxed) + flops, std::memory_order_relaxed);
+  std::atomic<double>& slot(const GemmKind& kind) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kinds_.emplace_back(kind, 0.0).second;
   }
   void addTo(PrecisionProfile& profile) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -83,8 +79,7 @@ class GemmTally {
   }
 
  private:
-  std::unordered_map<int, std::atomic<double>*> slots_;  // the owner's index
-  std::mutex mutex_;                                      // kinds_ grows while finish() may read it
+  std::mutex mutex_;  // kinds_ grows while finish() may read it
   std::deque<std::pair<GemmKind, std::atomic<double>>> kinds_;
 };
 
@@ -147,11 +142,10 @@ thread_local bool gemmOpRunning = false;
 
 bool dispatcherGemmRunning() { return gemmOpRunning; }
 
-void addGemm(const GemmKind& kind, double flops, bool hasUserSite, int key) {
+void addGemm(const GemmKind& kind, double flops, bool hasUserSite) {
   const HookScope scope;  // cuBLAS calls come straight from the program
   if (!scope) return;
   auto& c = core();
-  if (key >= 0 && !c.profile.sitesMatter(kind)) return threadTally().add(key, kind, flops);
   bool wantsSite = false;
   if (hasUserSite) {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -166,20 +160,20 @@ namespace {
 
 // The dtype a dispatcher GEMM ran in: autocast's (the matmul family is on its
 // lower-precision list) unless an operand is Double, which autocast leaves.
-// Its kind is made once per thread for each combination of dtypes: a step's
-// GEMMs repeat a few.
+// Its kind is made once per thread for each combination of dtypes (a step's
+// GEMMs repeat a few), with the tally slot it adds to when its site does not matter.
 void countDispatcherGemm(const dtype_lint_op_record& record) {
   gemmOpRunning = true;
   std::optional<ScalarType> operands[2];
-  size_t known = 0;
+  size_t operandCount = 0;
   bool anyDouble = false;
   for (uint32_t i = 0; i < std::min(record.input_count, DTYPE_LINT_MAX_OPERANDS); ++i) {
     const auto dtype = scalarTypeOf(record.inputs[i].dtype);
     if (!dtype) continue;
     anyDouble = anyDouble || *dtype == ScalarType::Double;
-    if (known < 2) operands[known++] = *dtype;
+    if (operandCount < 2) operands[operandCount++] = *dtype;
   }
-  if (known == 0) return;
+  if (operandCount == 0) return;
   const dtype_lint_autocast& autocast = record.autocast_cuda.enabled ? record.autocast_cuda : record.autocast_cpu;
   const auto autocastDtype = scalarTypeOf(autocast.dtype);
   const bool cast = autocast.enabled && autocastDtype && !anyDouble;
@@ -187,14 +181,20 @@ void countDispatcherGemm(const dtype_lint_op_record& record) {
   const AutocastAtGemm at = autocast.enabled || record.autocast_elsewhere ? AutocastAtGemm::On : AutocastAtGemm::Off;
   const auto code = [](const std::optional<ScalarType>& t) { return t ? int(*t) + 1 : 0; };
   const int key = ((code(operands[0]) * 16 + code(operands[1])) * 16 + int(ranIn)) * 4 + int(at);
-  thread_local std::unordered_map<int, GemmKind> kinds;
+  struct KnownKind {
+    GemmKind kind;
+    std::atomic<double>* tally = nullptr;  // none where its sites matter
+  };
+  thread_local std::unordered_map<int, KnownKind> kinds;
   auto [it, added] = kinds.try_emplace(key);
+  KnownKind& known = it->second;
   if (added) {
-    it->second.operands = std::string(name(*operands[0])) + (known > 1 ? " x " + std::string(name(*operands[1])) : "");
-    it->second.ranIn = ranIn;
-    it->second.autocast = at;
+    known.kind = {std::string(name(*operands[0])) + (operandCount > 1 ? " x " + std::string(name(*operands[1])) : ""),
+                  ranIn, at};
+    if (!core().profile.sitesMatter(known.kind)) known.tally = &threadTally().slot(known.kind);
   }
-  addGemm(it->second, record.flops, /*hasUserSite=*/!record.in_custom_backward, key);
+  if (known.tally) known.tally->store(known.tally->load(std::memory_order_relaxed) + record.flops, std::memory_order_relaxed);
+  else addGemm(known.kind, record.flops, /*hasUserSite=*/!record.in_custom_backward);
 }
 
 // A 64-bit fingerprint of what the flow rules judge in an op record, eight

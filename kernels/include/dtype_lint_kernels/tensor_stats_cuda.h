@@ -27,10 +27,8 @@ void destroyCudaStatsWorkspace(CudaStatsWorkspace& workspace);
 cudaError_t launchTensorStats(const TensorView* views, size_t count, cudaStream_t stream,
                               CudaStatsWorkspace& workspace);
 
-// Whether the last launch's counts have arrived (never waits); waiting for
-// them (at exit); the counts.
+// Whether the last launch's counts have arrived (never waits), and the counts.
 bool tensorStatsReady(const CudaStatsWorkspace& workspace);
-cudaError_t waitTensorStats(const CudaStatsWorkspace& workspace);
 void readTensorStats(const CudaStatsWorkspace& workspace, TensorStats* out, size_t count);
 
 }  // namespace dtype_lint::kernels
