@@ -63,7 +63,16 @@ class ErrorCounter : public DiagnosticConsumer {
 };
 
 int macroInteger(Preprocessor& pp, llvm::StringRef name, int fallback) {
-  const MacroInfo* macro = pp.getMacroInfo(pp.getIdentifierInfo(name));
+  // Looked up by libclang's own out-of-line code: the identifier table's
+  // inline get() would start allocator slabs in this binary, and a sanitizer
+  // build then takes libclang's later allocations there (an identifier read
+  // from the PCH) for poisoned memory.
+  Token identifier;
+  identifier.startToken();
+  identifier.setKind(tok::raw_identifier);
+  identifier.setRawIdentifierData(name.data());
+  identifier.setLength(static_cast<unsigned>(name.size()));
+  const MacroInfo* macro = pp.getMacroInfo(pp.LookUpIdentifierInfo(identifier));
   if (!macro || macro->getNumTokens() != 1 || !macro->tokens_begin()->isLiteral()) return fallback;
   const Token& token = *macro->tokens_begin();
   int value = fallback;

@@ -67,6 +67,9 @@ std::optional<std::vector<Finding>> emitReport(std::vector<Finding> findings, co
       toolError("cannot write '" + options.file + "': " + std::strerror(errno));
       return std::nullopt;
     }
+    // As clang-tidy does: the terminal says what went to the file.
+    std::cerr << "dtype-lint: " << findings.size() << (findings.size() == 1 ? " finding" : " findings")
+              << " written to '" << options.file << "'\n";
   } else {
     report.color = options.format == ReportFormat::Text &&
                    options.color.value_or(isatty(toStderr ? STDERR_FILENO : STDOUT_FILENO) != 0);

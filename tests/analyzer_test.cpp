@@ -116,16 +116,6 @@ const Finding* findingAt(const std::string& file, unsigned line, std::string_vie
   return nullptr;
 }
 
-unsigned lineOf(const std::string& file, const std::string& needle) {
-  std::ifstream in(file);
-  unsigned n = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++n;
-    if (line.find(needle) != std::string::npos) return n;
-  }
-  return 0;
-}
-
 const std::string kMessagesCase = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/messages.cpp";
 
 TEST(AnalyzerMessages, MixedMatmulNamesBothDtypesAndWhereEachCameFrom) {

@@ -50,6 +50,11 @@ TEST_F(TempDir, SarifToAFileParsesAndNamesTheRule) {
   CommandResult run = dtypeLint(kBuild + " --format sarif -o " + out + " " + kBuggy);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   EXPECT_EQ(run.out, "");
+  // The terminal still says what went to the file.
+  EXPECT_NE(run.err.find(std::to_string(dtype_lint::testing::readMarkers(kBuggy).size()) + " findings written to '" +
+                         out + "'"),
+            std::string::npos)
+      << run.err;
   const auto sarif = nlohmann::json::parse(readFile(out));
   EXPECT_EQ(sarif.at("version"), "2.1.0");
   const auto& results = sarif.at("runs").at(0).at("results");

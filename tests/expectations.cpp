@@ -7,6 +7,16 @@
 
 namespace dtype_lint::testing {
 
+unsigned lineOf(const std::string& file, const std::string& needle) {
+  std::ifstream in(file);
+  unsigned n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(needle) != std::string::npos) return n;
+  }
+  return 0;
+}
+
 LineRules readMarkers(const std::string& file) {
   LineRules out;
   std::ifstream in(file);

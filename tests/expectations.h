@@ -15,6 +15,8 @@ namespace dtype_lint::testing {
 using LineRules = std::set<std::pair<unsigned, std::string>>;
 
 LineRules readMarkers(const std::string& file);
+// The first line of `file` that contains `needle` (1-based; 0 if none).
+unsigned lineOf(const std::string& file, const std::string& needle);
 // The markers of the rules one front end checks (the catalog says which).
 enum class FrontEnd { Static, Runtime };
 LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -34,6 +35,10 @@ std::map<std::string, LineRules> findingsOfRun(const std::string& program, Comma
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_rt_" + std::to_string(::getpid()) + ".json");
   CommandResult r = runCommand(environment + " " + std::string(DTYPE_LINT_EXE) + " run --format json -o " +
                                report.string() + " -- " + program);
+  // The line that says where the report went is dtype-lint's, the rest of stderr the program's.
+  const std::regex summary("dtype-lint: \\d+ findings? written to '" + report.string() + "'\n");
+  EXPECT_TRUE(std::regex_search(r.err, summary)) << r.err;
+  r.err = std::regex_replace(r.err, summary, "");
   if (run) *run = r;
   std::map<std::string, LineRules> out;
   const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
@@ -206,6 +211,7 @@ TEST_P(PythonSamples, FindingsMatchTheScriptsMarkers) {
   const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
   if (readMarkers(script).empty()) EXPECT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.err.find("sitecustomize"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("dtype_lint_torch.py"), std::string::npos) << "the hooks' frames in a traceback: " << run.err;
   EXPECT_EQ(run.err.find("Warning"), std::string::npos) << "the hooks must not make torch warn: " << run.err;
 }
 
@@ -225,6 +231,61 @@ TEST(PythonHooks, TensorsTheChecksCannotReadAreSkippedWithOneNote) {
   const std::string note = "dtype-lint: note: tensors on meta were not counted";
   ASSERT_NE(run.err.find(note), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find(note), run.err.rfind(note)) << run.err;
+}
+
+// Scripts of one shape each under the hooks: exactly their markers, and
+// they run to the end (they catch what PyTorch raises).
+class PythonShapes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PythonShapes, FindingsMatchTheScriptsMarkers) {
+  const std::string script = kProgramSources + "python/" + GetParam();
+  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, PythonShapes,
+                         ::testing::Values("matmul_self_dtype.py", "optimizer_without_gradients.py"), sampleName);
+
+// A model library installed outside site-packages (through PYTHONPATH, as
+// `pip install --target` leaves one): its frames are not the user's, its own
+// casts under autocast (peft's, RMSNorm's) are no DL104, and every finding
+// and note is in the user's file: DL101 at the user's call, DL202's note at
+// the user's half() (not the library's override), a leftover
+// optimizer.step() after scaler.step() (DL208), and an unscale_() retried
+// after it raised is no second unscale (DL201).
+TEST(PythonHooks, ALibraryOutsideSitePackagesIsNotTheUsersCode) {
+  const std::string dir = kProgramSources + "python/library_stack/";
+  const std::string script = dir + "train.py";
+  const fs::path report = fs::temp_directory_path() / ("dtype_lint_stack_" + std::to_string(::getpid()) + ".json");
+  const CommandResult run = runCommand("PYTHONPATH=" + dir + "installed " + std::string(DTYPE_LINT_EXE) +
+                                       " run --format json -o " + report.string() + " -- " +
+                                       std::string(DTYPE_LINT_PYTHON) + " " + script);
+  EXPECT_EQ(run.out, "Float head: raised\nHalf model: raised\nHalf model: raised\n") << run.err;
+  EXPECT_EQ(run.err.find("dtype_lint_torch.py"), std::string::npos) << run.err;
+  const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
+  fs::remove(report);
+  ASSERT_FALSE(json.is_discarded()) << run.err;
+  const std::string canonical = fs::weakly_canonical(script).string();
+  auto fileOf = [](const nlohmann::json& location) {
+    return fs::weakly_canonical(fs::path(DTYPE_LINT_SOURCE_DIR) / location.at("file").get<std::string>()).string();
+  };
+  LineRules found;
+  for (const auto& f : json.at("findings")) {
+    EXPECT_EQ(fileOf(f.at("location")), canonical) << f.dump();
+    found.emplace(f.at("location").at("line").get<unsigned>(), f.at("rule").get<std::string>());
+    for (const auto& note : f.value("notes", nlohmann::json::array())) {
+      EXPECT_EQ(fileOf(note), canonical) << f.dump();
+      if (f.at("rule") == "DL202") EXPECT_EQ(note.at("line").get<unsigned>(), lineOf(script, "model.half()")) << f.dump();
+    }
+    // The module and where its Float came from: the user's new head.
+    if (f.at("rule") == "DL101") {
+      EXPECT_NE(f.at("message").get<std::string>().find("'score.weight': Float"), std::string::npos) << f.dump();
+      ASSERT_EQ(f.value("notes", nlohmann::json::array()).size(), 1u) << f.dump();
+      EXPECT_EQ(f.at("notes")[0].at("line").get<unsigned>(), lineOf(script, "model.score = torch.nn.Linear(32, 3)"));
+      EXPECT_EQ(f.at("notes")[0].at("message"), "'score' (Linear) was made here, with Float parameters");
+    }
+  }
+  EXPECT_EQ(compare(readMarkers(script), found, script), "") << run.err;
 }
 
 // A custom backward under custom_bwd runs under the forward's autocast,
@@ -288,7 +349,11 @@ TEST(PythonHooks, TheMissionFailuresAreExplained) {
   run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
                    "DL101_mixed_dtype_matmul/buggy.py");
   EXPECT_NE(run.err.find("mat1 and mat2 must have the same dtype, but got Half and Float"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("('input': Half, 'weight': Float) [DL101-mixed-dtype-matmul]"), std::string::npos) << run.err;
+  // The module's parameter by its name, and where the Float module was made.
+  EXPECT_NE(run.err.find("('input': Half, 'hidden.weight': Float) [DL101-mixed-dtype-matmul]"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("buggy.py:10:9: note: 'hidden' (Linear) was made here, with Float parameters"),
+            std::string::npos) << run.err;
   run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
                    "DL102_out_dtype_mismatch/buggy.py");
   EXPECT_NE(run.err.find("Expected out tensor to have dtype c10::BFloat16, but got float instead"),
@@ -487,13 +552,17 @@ long residentGrowthKiB(const CommandResult& run) {
 }
 
 // The hooks keep no per-step state: over 10,000 steps the process grows no
-// more with them than without them (1 MiB of slack for the allocator).
+// more with them than without them (1 MiB of slack for the allocator; under
+// TSan 4 MiB: its own bookkeeping of the instrumented hooks grew 1.26 MiB
+// here on 2026-11-27 with this and the previous preload alike, where the
+// uninstrumented hooks grow 0 KiB).
 TEST(RuntimeUnderLoad, TheHooksMemoryDoesNotGrowWithTheSteps) {
   const std::string program = kPrograms + "runtime_program_train_in_threads 1 10000";
   const long plain = residentGrowthKiB(runCommand(program));
   CommandResult traced;
   findingsOfRun(program, &traced);
-  EXPECT_LE(residentGrowthKiB(traced), plain + 1024) << "KiB grown over 9,000 steps, without hooks: " << plain;
+  const long slack = sanitizerRuntime().empty() ? 1024 : 4096;
+  EXPECT_LE(residentGrowthKiB(traced), plain + slack) << "KiB grown over 9,000 steps, without hooks: " << plain;
 }
 
 // A DataLoader's pattern: workers forked while four threads are inside the

@@ -232,6 +232,35 @@ TEST_F(Protocol, ADirectStepBetweenUnscaleAndUpdateIsDL208AtTheStep) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"}) << "a second update() has no inf checks left";
 }
 
+// A leftover optimizer.step() after scaler.step(optimizer): a second update,
+// which also applies the inf gradients of the steps the scaler skipped. Not
+// after the next backward, nor where only one path stepped through the scaler.
+TEST_F(Protocol, AnOptimizerStepAfterTheScalersStepOnTheSameGradientsIsDL208) {
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  p.optimizerStep(kOpt, at(2), out);  // an annotated scaler's step() makes the optimizer's itself
+  EXPECT_TRUE(out.empty()) << rules(out).front();
+  p.optimizerSteppedByScaler(kOpt, at(2));  // torch.amp.GradScaler's did
+  p.update(kScaler, at(3), out);
+  p.optimizerStep(kOpt, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL208"});
+  EXPECT_EQ(out[0].location.line, 4u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].location.line, 2u);
+  EXPECT_NE(out[0].message.find("updated twice"), std::string::npos) << out[0].message;
+  out.clear();
+  p.unscaledBackward(at(5));  // a new backward: a plain optimizer's step now
+  p.optimizerStep(kOpt, at(6), out);
+  p.scaledBackward(kScaler, at(7));
+  ScalerProtocol skipped = p;  // a path that leaves the iteration before the scaler's step
+  p.step(kScaler, kOpt, at(8), out);
+  p.optimizerSteppedByScaler(kOpt, at(8));
+  p.update(kScaler, at(9), out);
+  p.join(skipped);
+  p.optimizerStep(kOpt, at(10), out);
+  EXPECT_TRUE(out.empty()) << rules(out).front();
+}
+
 TEST_F(Protocol, ClipOnScaledGradientsIsDL205) {
   p.scaledBackward(kScaler, at(1));
   p.clip(nullptr, 0, at(2), out);

@@ -25,13 +25,14 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      true, true},
     {"DL104", "cast-inside-autocast", Severity::Warning,
      "Explicit cast of an operand inside an autocast region",
-     "An explicit .to(kHalf)/.to(kBFloat16)/.to(kFloat) on an operand inside an autocast region, right "
-     "before an op autocast would cast anyway, or that fights autocast's fp32 list.",
+     "An explicit cast inside an autocast region that autocast undoes (to Float right before an op it runs "
+     "in lower precision) or that loses precision for nothing (Float to Half/BFloat16 right before an op on "
+     "its fp32 list). No-ops, casts to autocast's own dtype, upcasts and library code's casts are not flagged.",
      true, true},
     {"DL105", "low-precision-reduction", Severity::Warning,
-     "Precision-sensitive op computed in Half/BFloat16 outside autocast",
-     "softmax, log_softmax, layer_norm, full sum/mean, exp, pow, norm or a loss computed on a Half or "
-     "BFloat16 tensor outside autocast and without dtype= or an upcast: overflows to inf/NaN.",
+     "Precision-sensitive op computed in Half outside autocast",
+     "softmax, log_softmax, layer_norm, full sum/mean, exp, pow, norm or a loss computed on a Half tensor "
+     "outside autocast and without dtype= or an upcast: overflows to inf/NaN (BFloat16 has Float's range).",
      true, true},
     {"DL106", "half-loss-backward", Severity::Warning,
      "backward() on a Half/BFloat16 loss",

@@ -28,6 +28,13 @@ DtypeSet promoteAll(const std::vector<Operand>& operands) {
   return out;
 }
 
+// The operands a matmul-family op reads: an in-place one's destination is its self too.
+OpEvent withSelfRead(const OpEvent& event) {
+  OpEvent read = event;
+  if (inPlaceBase(event.op) && event.destination) read.inputs.insert(read.inputs.begin(), *event.destination);
+  return read;
+}
+
 // A destination that cannot hold the computed dtype without rounding.
 bool narrows(ScalarType destination, ScalarType computed) { return promote(destination, computed) != destination; }
 
@@ -48,16 +55,24 @@ Tristate DtypeFlowRules::autocastCasts(std::string_view op, const AutocastState&
 
 void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const {
   if (event.op == "backward") return checkHalfLossBackward(event, out);
-  if (outVariantBase(event.op) || inPlaceBase(event.op)) return checkOutDtype(event, out);
+  if (const auto base = outVariantBase(event.op) ? outVariantBase(event.op) : inPlaceBase(event.op)) {
+    // addmm_/addmm(out=)/baddbmm_...: torch checks self (an in-place op's
+    // destination) against the matrices before anything is written (DL101);
+    // only then the destination (DL102).
+    if (isMatmulFamily(*base))
+      if (const OpEvent read = withSelfRead(event); mismatchedOperands(read)) return checkMixedMatmul(read, out);
+    return checkOutDtype(event, out);
+  }
   if (isMatmulFamily(event.op)) checkMixedMatmul(event, out);
   if (isPrecisionSensitive(event.op)) checkLowPrecisionReduction(event, out);
   checkCastInsideAutocast(event, out);
 }
 
 // DL104: an operand cast explicitly inside an autocast region, right before
-// an op autocast casts anyway: to its own dtype (redundant), to Float before
-// a lower-precision op (undone), or to a lower precision before an op it runs
-// in Float (a lossy round-trip).
+// an op autocast casts anyway, where the cast does not do what it says: to
+// Float before a lower-precision op (autocast undoes it), or to a lower
+// precision before an op autocast runs in Float (a lossy round-trip). A cast
+// to autocast's own dtype, a no-op, or an upcast before a Float op is not one.
 void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const {
   if (event.inCustomBackward) return;
   for (auto [device, autocast] : {std::pair{Device::CPU, &event.autocast.cpu}, std::pair{Device::CUDA, &event.autocast.cuda}}) {
@@ -67,18 +82,15 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
     for (const Operand& input : event.inputs) {
       if (!input.castInAutocast) continue;
       const ScalarType to = input.castInAutocast->to;
+      const auto from = input.castInAutocast->from.single();
+      if (from == to) continue;  // a no-op
       std::string message;
-      if (policy == AutocastPolicy::LowerPrecision && to == *lower)
-        message = fmt::format("{} is cast to {} by hand inside an autocast region, right before {}, which autocast "
-                              "casts to {} anyway: remove the cast and let autocast choose",
-                              input.description, name(to), event.op, name(*lower));
-      else if (policy == AutocastPolicy::LowerPrecision && to == ScalarType::Float)
+      if (policy == AutocastPolicy::LowerPrecision && to == ScalarType::Float)
         message = fmt::format("{} is cast to Float by hand inside an autocast region, but autocast casts the operands "
                               "of {} to {} anyway: the cast is undone; to run {} in Float, disable autocast around it",
                               input.description, event.op, name(*lower), event.op);
       else if (policy == AutocastPolicy::Fp32 && (to == ScalarType::Half || to == ScalarType::BFloat16)) {
         // Values already in low precision lose nothing; of unknown ones, the cast is at best a no-op.
-        const auto from = input.castInAutocast->from.single();
         if (from && from != ScalarType::Float && from != ScalarType::Double) continue;
         message = from ? fmt::format("{} is cast from {} to {} by hand inside an autocast region before {}, which "
                                      "autocast runs in Float: the values lose their precision in the round-trip; "
@@ -108,7 +120,8 @@ std::optional<std::pair<const Operand*, const Operand*>> DtypeFlowRules::mismatc
 }
 
 bool DtypeFlowRules::raises(const OpEvent& event) const {
-  return isMatmulFamily(event.op) && mismatchedOperands(event) &&
+  const auto base = outVariantBase(event.op) ? outVariantBase(event.op) : inPlaceBase(event.op);
+  return isMatmulFamily(base.value_or(event.op)) && mismatchedOperands(withSelfRead(event)) &&
          (event.inCustomBackward || autocastCasts(event.op, event.autocast) == Tristate::Off);
 }
 
@@ -250,7 +263,8 @@ void DtypeFlowRules::checkLowPrecisionReduction(const OpEvent& event, std::vecto
   if (event.inputs.empty() || event.explicitDtype || !event.autocast.definitelyOff()) return;
   if (needsFullReductionToBeSensitive(event.op) && !event.reducesAllDims) return;
   const Operand& input = event.inputs.front();
-  if (!input.dtype.allLowPrecisionFloat()) return;
+  // Half only: BFloat16 has Float's range, so its reductions do not overflow.
+  if (input.dtype != DtypeSet(ScalarType::Half)) return;
   Finding f = makeFinding("DL105",
                           fmt::format("'{}' computed in {} outside autocast: {} is {} and no dtype= or upcast to "
                                       "Float is given, so the result can overflow to inf/NaN",

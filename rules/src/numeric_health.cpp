@@ -132,7 +132,7 @@ void NumericHealthRules::onGradients(const GradientCheck& check, const SourceLoc
   }
   // Too few values say nothing about a share.
   constexpr uint64_t kFewestValues = 64;
-  if (!check.computedInHalf || nonZero < kFewestValues) return;
+  if (!check.computedInHalf || check.afterScalingMistake || nonZero < kFewestValues) return;
   const double share = static_cast<double>(subnormal) / static_cast<double>(nonZero);
   if (share <= options_.underflowShare) return;
   const std::string cause =

@@ -33,10 +33,12 @@ constexpr std::string_view kCudaFp32[] = {
 constexpr std::string_view kCudaPromote[] = {"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sampler",
                                 "index_put", "scatter_add", "tensordot"};
 
+// einsum is not on CPU autocast's list, but the bmm it contracts with is:
+// its operands are cast all the same.
 constexpr std::string_view kCpuLowerPrecision[] = {
     "conv1d", "conv2d", "conv3d", "bmm", "mm", "baddbmm", "addmm", "addbmm", "linear", "_convolution",
     "matmul", "conv_tbc", "mkldnn_rnn_layer", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "prelu"};
+    "prelu", "einsum"};
 constexpr std::string_view kCpuLowerPrecisionSince2[] = {"linalg_vecdot", "scaled_dot_product_attention",
                                             "_native_multi_head_attention"};
 constexpr std::string_view kCpuFp32[] = {
@@ -54,8 +56,7 @@ constexpr std::string_view kCpuPromote[] = {"stack", "cat", "index_copy"};
 constexpr std::string_view kMatmulFamily[] = {"mm",     "matmul",  "bmm",    "addmm",  "baddbmm", "addbmm", "addmv",
                                  "mv",     "dot",     "vdot",   "linear", "conv1d",  "conv2d", "conv3d",
                                  "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "einsum",
-                                 "bilinear", "addr", "chain_matmul", "tensordot", "inner", "outer", "ger",
-                                 "module_call"};
+                                 "bilinear", "addr", "chain_matmul", "tensordot", "inner", "module_call"};
 
 constexpr std::string_view kPrecisionSensitive[] = {
     "softmax", "log_softmax", "layer_norm", "group_norm", "sum", "mean", "exp", "pow", "norm", "logsumexp",

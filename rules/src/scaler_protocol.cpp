@@ -55,6 +55,7 @@ void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
     it->second.grads = kNoGrads | kScaledGrads | kUnscaledGrads;
     it->second.scaledBackwardAt.reset();
     it->second.unscaledBackwardAt.reset();
+    it->second.steppedByScalerAt.reset();
   }
 }
 
@@ -81,6 +82,7 @@ void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocatio
     facts.grads = kScaledGrads;
     facts.scaledBackwardAt = at;
     facts.scaledBy = scaler.id;
+    facts.steppedByScalerAt.reset();
   }
   (void)scaler;
 }
@@ -89,6 +91,7 @@ void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kUnscaledGrads;
     facts.unscaledBackwardAt = at;
+    facts.steppedByScalerAt.reset();
   }
 }
 
@@ -194,6 +197,21 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
   if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.grads = kUnscaledGrads;
 }
 
+void ScalerProtocol::optimizerSteppedByScaler(const ObjectRef& optimizer, const SourceLocation& at) {
+  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.steppedByScalerAt = at;
+}
+
+void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer,
+                                          const SourceLocation& at, std::vector<Finding>& out) const {
+  out.push_back(makeFinding("DL207",
+                            fmt::format("{}.step({}) but none of the parameters of {} has a gradient: this "
+                                        "iteration's backward did not reach them, and PyTorch raises 'No inf checks "
+                                        "were recorded for this optimizer.'; step only the optimizers the scaled "
+                                        "loss reaches",
+                                        scaler.name, optimizer.name, optimizer.name),
+                            at));
+}
+
 void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
   ScalerFacts& facts = scalerFacts(scaler);
   facts.mayHaveStepped = true;
@@ -278,6 +296,17 @@ void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLo
 void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
   if (!facts) return;
+  if (facts->steppedByScalerAt) {
+    Finding f = makeFinding("DL208",
+                            fmt::format("{}.step() called again after the scaler stepped {} on the same gradients: "
+                                        "the parameters are updated twice, and on the steps the scaler skips "
+                                        "(inf/NaN gradients) this one applies them; remove it",
+                                        optimizer.name, optimizer.name),
+                            at);
+    addNote(f, facts->steppedByScalerAt, "scaler's step() here");
+    out.push_back(std::move(f));
+    return;
+  }
   // Unscaled by a scaler that expects its step(): decided at its update(),
   // which uses the inf check this step ignored.
   if (facts->grads == kUnscaledGrads)
@@ -344,7 +373,10 @@ void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const So
 }
 
 void ScalerProtocol::zeroGrad(const ObjectRef& optimizer) {
-  if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) it->second.grads = kNoGrads;
+  if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) {
+    it->second.grads = kNoGrads;
+    it->second.steppedByScalerAt.reset();
+  }
 }
 
 void ScalerProtocol::leaveIteration(const SourceLocation& at) {
@@ -367,6 +399,7 @@ void ScalerProtocol::forgetAll() {
     facts.grads = kNoGrads | kScaledGrads | kUnscaledGrads;
     facts.scaledBackwardAt.reset();
     facts.unscaledBackwardAt.reset();
+    facts.steppedByScalerAt.reset();
   }
 }
 
@@ -388,6 +421,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     keepFirst(mine.unscaledBackwardAt, theirs.unscaledBackwardAt);
     mine.parameterDtype = mine.parameterDtype.join(theirs.parameterDtype);
     keepFirst(mine.parametersOrigin, theirs.parametersOrigin);
+    if (!theirs.steppedByScalerAt) mine.steppedByScalerAt.reset();  // reported only where every path stepped
   }
   // A pair missing on one side is at that side's default: READY for a known
   // scaler, nothing known (0) otherwise. Stages are the possibilities of
@@ -431,7 +465,7 @@ std::string ScalerProtocol::key() const {
     k += fmt::format("s{:x}:{}{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value(),
                      s.mayHaveCheckedUnidentified);
   for (const auto& [id, o] : optimizers_)
-    k += fmt::format("o{:x}:{}{};", id, int(o.grads), o.parameterDtype.toString());
+    k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());
   for (const auto& [key, p] : pairs_)
     k += fmt::format("p{:x}.{:x}:{}{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value(),
                      p.steppedDirectlyAt.has_value());

@@ -108,6 +108,7 @@ dtype_lint_operand operand(const at::Tensor& t, std::string_view description) {
   dtype_lint_operand o{};
   setText(o.description, description);
   o.dtype = dtypeCode(t.scalar_type());
+  o.tensor = t.unsafeGetTensorImpl();
   return o;
 }
 

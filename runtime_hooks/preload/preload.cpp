@@ -46,6 +46,8 @@ struct Core {
   std::mutex mutex;
   std::optional<DtypeFlowRules> rules;
   ScalerProtocol protocol;  // fed by dtype_lint/annotate.h, keyed by object addresses
+  std::optional<ScalerProtocol> beforePythonUnscale;  // restored when that unscale_() raised
+  bool afterScalingMistake = false;  // DL205 or DL207 since the last backward: the gradients' size is that mistake's
   bool scalerAnnounced = false;
   std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
   ManualScalingTrace manualScaling;
@@ -241,6 +243,29 @@ class CleanRecords {
 };
 thread_local CleanRecords cleanRecords;
 
+// DL101 in a Python process names the module parameters among the operands
+// ("'score.weight'") with a note where their dtype came from: the findings
+// are made again from the named operands. Python is called without the
+// core's lock held.
+void renameModuleParameters(const dtype_lint_op_record& record, const OpEvent& event, std::vector<Finding>& findings) {
+  OpEvent named = event;
+  bool any = false;
+  for (size_t i = 0; i < named.inputs.size(); ++i)
+    if (auto name = namePythonTensor(record.inputs[i].tensor)) {
+      named.inputs[i].description = std::move(name->description);
+      named.inputs[i].origin = std::move(name->origin);
+      any = true;
+    }
+  if (!any) return;
+  auto& c = core();
+  std::vector<Finding> renamed;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.rules->onOp(named, renamed);
+  }
+  if (renamed.size() == findings.size()) findings = std::move(renamed);
+}
+
 // Findings of a check point, at the user's line (walked only when there are
 // some): the captured `site`'s, else the calling thread's now.
 void writeAtUserFrame(std::vector<Finding>& findings, uint64_t site) {
@@ -307,9 +332,12 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
   // Only now pay for the stack: the op has not run yet, so the user's frame is live.
   const auto at = runtime::firstUserFrame();
   if (!at) return;
+  if (std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.rule->id == "DL101"; }))
+    runtime::renameModuleParameters(*record, event, findings);
   for (Finding& f : findings) {
     f.location = *at;
-    f.notes.clear();  // runtime operands have no source origin
+    // Notes with a place: where a named parameter's dtype came from (the rules' others have none at runtime).
+    std::erase_if(f.notes, [](const Note& n) { return !n.location.valid(); });
     c.report.write(f);
   }
 }
@@ -445,6 +473,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backwa
       if (scaledBy) c.protocol.scaledBackward(*scaledBy, where);
       else c.protocol.unscaledBackward(where);
     }
+    c.afterScalingMistake = false;
     c.manualScaling.backward(manualFactor ? std::optional<double>(lossFactor) : std::nullopt, where, findings);
   }
   for (const Finding& f : findings) c.report.write(f);
@@ -525,6 +554,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_cast_c
     if (!c.rules || it == c.sites.end()) return;
     site = it->second;
   }
+  if (site.inLibraryCode) return;  // a library's own cast (peft's x.to(lora_A.weight.dtype)): not the user's to remove
   const auto castAt = runtime::firstUserFrameOf(site);
   if (!castAt) return;
   event.inputs[input].castInAutocast = ExplicitCast{from ? DtypeSet(*from) : DtypeSet::unknown(), *to, *castAt};
@@ -577,6 +607,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradie
     std::lock_guard<std::mutex> lock(c.mutex);
     // Scaled gradients of a backward that ran partly in Half.
     if (check.point == GradientPoint::Unscale && c.halfAutocastSeen) check.computedInHalf = true;
+    check.afterScalingMistake = c.afterScalingMistake;
     c.numericHealth.onGradients(check, SourceLocation{}, findings);
   }
   runtime::writeAtUserFrame(findings, site);
@@ -622,6 +653,8 @@ enum PythonEvent : int {
   kPythonParametersHalf = 14,  // detail: which parameters, and the note's text
   kPythonScalerCreated = 15,
   kPythonOptimizerEpsilon = 16,  // detail: "<eps> <dtype of its parameters> <optimizer class>"
+  kPythonUnscaleRaised = 17,     // the unscale_() just reported raised: the gradients are still scaled
+  kPythonStepWithoutGradients = 18,  // before kPythonStep: none of the optimizer's parameters has a gradient
 };
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(int event, uintptr_t scaler,
@@ -638,8 +671,22 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     switch (event) {
-      case kPythonUnscale: c.scalerAnnounced = true; c.protocol.unscale(scalerRef, optimizerRef, at, findings); break;
-      case kPythonStep: c.scalerAnnounced = true; c.protocol.step(scalerRef, optimizerRef, at, findings); break;
+      case kPythonUnscale:
+        c.scalerAnnounced = true;
+        c.beforePythonUnscale = c.protocol;
+        c.protocol.unscale(scalerRef, optimizerRef, at, findings);
+        break;
+      case kPythonStepWithoutGradients: c.protocol.stepWithoutGradients(scalerRef, optimizerRef, at, findings); break;
+      case kPythonUnscaleRaised:
+        if (c.beforePythonUnscale) c.protocol = std::move(*c.beforePythonUnscale);
+        c.beforePythonUnscale.reset();
+        break;
+      case kPythonStep:
+        c.scalerAnnounced = true;
+        c.protocol.step(scalerRef, optimizerRef, at, findings);
+        c.protocol.optimizerSteppedByScaler(optimizerRef, at);
+        for (const Finding& f : findings) c.afterScalingMistake = c.afterScalingMistake || f.rule->id == "DL207";
+        break;
       case kPythonUpdate: c.scalerAnnounced = true; c.protocol.update(scalerRef, at, findings); break;
       case kPythonOptimizerCreated:
         if (!c.protocol.optimizer(optimizer)) c.protocol.declareOptimizer(optimizerRef, DtypeSet::unknown(), std::nullopt, 0);
@@ -649,7 +696,10 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
         c.protocol.declareScaler(scalerRef);
         break;
       case kPythonOptimizerStep: c.protocol.optimizerStep(optimizerRef, at, findings); break;
-      case kPythonClip: c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings); break;
+      case kPythonClip:
+        c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings);
+        c.afterScalingMistake = c.afterScalingMistake || !findings.empty();
+        break;
       case kPythonZeroGrad: c.protocol.zeroGrad(optimizerRef); break;
       case kPythonOptimizerEpsilon: {
         char dtype[32] = {}, optimizerClass[64] = {};

@@ -238,7 +238,7 @@ std::optional<SourceLocation> firstUserFrameAmong(void* const* frames, int count
 
 std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
   // A Python program's line is in its interpreter's frames, not the native ones.
-  if (auto at = userPythonFrame()) return at;
+  if (auto python = userPythonFrame()) return python->at;
   void* frames[96];
   const int count = backtrace(frames, 96);
   return firstUserFrameAmong(frames, count, skipUserFrames);
@@ -246,8 +246,11 @@ std::optional<SourceLocation> firstUserFrame(int skipUserFrames) {
 
 CapturedSite captureSite() {
   CapturedSite site;
-  site.python = userPythonFrame();
-  if (site.python) return site;
+  if (auto python = userPythonFrame()) {
+    site.python = python->at;
+    site.inLibraryCode = python->callsLibraryCode;
+    return site;
+  }
   void* frames[64];
   const int count = backtrace(frames, 64);
   site.frames.assign(frames, frames + count);

@@ -16,6 +16,7 @@ std::optional<SourceLocation> firstUserFrame(int skipUserFrames = 0);
 // native return addresses as they are (symbolized only when used).
 struct CapturedSite {
   std::optional<SourceLocation> python;
+  bool inLibraryCode = false;  // Python's line called the library code that was running
   std::vector<void*> frames;
 };
 CapturedSite captureSite();

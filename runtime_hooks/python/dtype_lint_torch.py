@@ -11,12 +11,15 @@ that LibTorch; then it wraps, as their modules are imported:
 - torch.nn.utils.clip_grad_norm_ / clip_grad_value_ (DL205);
 - torch.autograd.backward (Tensor.backward calls it): a backward() whose
   loss the preload judges (DL106, DL203, DL207);
-- torch.nn.Module._apply: where parameters became Half (DL202's note).
+- torch.nn.Module.__init__ and _apply: where each module was made and where
+  its parameters got their dtype (the notes of DL101 and DL202); DL101 names
+  a module's parameters ('score.weight') through a namer the preload calls.
 Every event is reported before the wrapped call runs, so a finding is written
 even when PyTorch then raises. The wrapped calls behave exactly as before.
 """
 
 import ctypes
+import os
 import sys
 import threading
 import weakref
@@ -24,7 +27,7 @@ import weakref
 # Codes of dtype_lint_python_event (runtime_hooks/preload/preload.cpp).
 _UNSCALE, _STEP, _UPDATE = 1, 2, 3
 _OPTIMIZER_CREATED, _OPTIMIZER_STEP, _CLIP, _ZERO_GRAD, _PARAMETERS_HALF, _SCALER_CREATED = 10, 11, 12, 13, 14, 15
-_OPTIMIZER_EPSILON = 16
+_OPTIMIZER_EPSILON, _UNSCALE_RAISED, _STEP_WITHOUT_GRADIENTS = 16, 17, 18
 
 _process = ctypes.CDLL(None)
 _attached = False  # the adapter is in: torch's modules get their hooks
@@ -37,19 +40,66 @@ _scaled_loss.restype = None
 _backward = None  # dtype_lint_adapter_backward, once the adapter is in
 _backward_end = None  # dtype_lint_adapter_backward_end
 
-_LIBRARY_MARKERS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/runtime_hooks/python/")
+_user_file = _process.dtype_lint_python_user_file  # the preload decides for its frames and ours alike
+_user_file.argtypes = [ctypes.c_char_p]
+_user_file.restype = ctypes.c_int
 _local = threading.local()  # inside_scaler_step: the optimizer step GradScaler.step makes is not a bypass
-_half_origin = {}  # id(Parameter) -> (weakref to it, (qualified name, file, line)); tensors hash by identity
-                   # but compare elementwise, so no WeakKeyDictionary
+_dtype_origin = {}  # id(Parameter) -> (weakref to it, its dtype, (qualified name, file, line)): where a
+                    # module conversion gave it that dtype; tensors hash by identity but compare
+                    # elementwise, so no WeakKeyDictionary
+_made_at = weakref.WeakKeyDictionary()  # module -> (file, line) of the user's code that made it
 _optimizers = weakref.WeakSet()
 
 
-def _user_frame():
-    """(file, line) of the innermost frame outside torch, the standard library and these hooks."""
+def _source_roots():
+    """Where the program's own code is, and where the interpreter's libraries are (newline-separated).
+
+    The program's code: the repository that holds the main script (its
+    directory, outside any repository). Libraries: the interpreter's prefixes,
+    site-packages and standard library, every sys.path entry that pip installed
+    into (it holds *.dist-info), and these hooks. So a library found through
+    PYTHONPATH, `pip install --target` or an editable install is a library
+    wherever it lives, and a project is the user's wherever it lives."""
+    import site
+    import sysconfig
+    main = sys.argv[0] if sys.argv and os.path.isfile(sys.argv[0]) else ""
+    start = os.path.dirname(os.path.abspath(main)) if main else os.getcwd()
+    user = start
+    directory = start
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            user = directory
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    library = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, os.path.dirname(__file__)}
+    library.update(path for path in sysconfig.get_paths().values())
+    library.update(getattr(site, "getsitepackages", lambda: [])())
+    library.add(getattr(site, "getusersitepackages", lambda: "")())
+    for entry in sys.path:
+        try:
+            if entry and any(name.endswith((".dist-info", ".egg-info")) for name in os.listdir(entry)):
+                library.add(entry)
+        except OSError:
+            pass
+    # Both spellings: code objects name files as they were imported. A prefix
+    # that holds the program itself (a script inside a virtualenv) is no library root.
+    user = {user, os.path.realpath(user)}
+    library = {form for path in library if path for form in (os.path.abspath(path), os.path.realpath(path))}
+    library = {path for path in library if not any((root + "/").startswith(path + "/") for root in user)}
+    return "\n".join(sorted(user)), "\n".join(sorted(library))
+
+
+def _user_frame(outside_init_of=None):
+    """(file, line) of the innermost frame of the program's own code (outside the __init__s of `outside_init_of`)."""
     frame = sys._getframe(1)
     while frame is not None:
         file = frame.f_code.co_filename
-        if not file.startswith("<") and not any(m in file for m in _LIBRARY_MARKERS):
+        in_init = outside_init_of is not None and frame.f_code.co_name == "__init__" and \
+            frame.f_locals.get("self") is outside_init_of
+        if not in_init and _user_file(file.encode()):
             return file, frame.f_lineno
         frame = frame.f_back
     return None, 0
@@ -67,8 +117,8 @@ def _optimizer_parameters(optimizer):
 
 
 def _origin_of(parameter):
-    entry = _half_origin.get(id(parameter))
-    return entry[1] if entry and entry[0]() is parameter else None
+    entry = _dtype_origin.get(id(parameter))
+    return entry[2] if entry and entry[0]() is parameter and entry[1] == parameter.dtype else None
 
 
 def _report_half_parameters(optimizer):
@@ -127,10 +177,16 @@ def _hook_grad_scaler(module):
     def unscale_(original):
         def wrapper(self, optimizer, *args, **kwargs):
             # step()'s own implicit unscale is part of the step it reported.
-            if self.is_enabled() and not getattr(_local, "inside_scaler_step", False):
-                _report_half_parameters(optimizer)
-                _report(_UNSCALE, self, optimizer)
-            return original(self, optimizer, *args, **kwargs)
+            if not self.is_enabled() or getattr(_local, "inside_scaler_step", False):
+                return original(self, optimizer, *args, **kwargs)
+            _report_half_parameters(optimizer)
+            _report(_UNSCALE, self, optimizer)
+            try:
+                return original(self, optimizer, *args, **kwargs)
+            except BaseException:
+                # "Attempting to unscale FP16 gradients": nothing was unscaled, a retry is no second unscale.
+                _report(_UNSCALE_RAISED, self, optimizer)
+                raise
         return wrapper
 
     def step(original):
@@ -138,6 +194,8 @@ def _hook_grad_scaler(module):
             if not self.is_enabled():
                 return original(self, optimizer, *args, **kwargs)
             _report_half_parameters(optimizer)
+            if all(p.grad is None for p in _optimizer_parameters(optimizer)):
+                _report(_STEP_WITHOUT_GRADIENTS, self, optimizer)
             _report(_STEP, self, optimizer)
             _local.inside_scaler_step = True
             try:
@@ -234,6 +292,8 @@ def _hook_clip_grad(module):
 def _bind_adapter(module):
     """torch._C is loaded, and with it LibTorch: the preload binds the adapter for it."""
     global _attached, _backward, _backward_end
+    user, library = _source_roots()
+    _process.dtype_lint_python_source_roots(user.encode(), library.encode())
     _attached = bool(_process.dtype_lint_python_torch_loaded())
     if _attached:
         _backward = _process.dtype_lint_adapter_backward
@@ -277,12 +337,65 @@ def _hook_module(module):
                 _local.in_apply = False
             file, line = _user_frame()
             for name, p in self.named_parameters():
-                if p.dtype == torch.float16 and before.get(p) != torch.float16 and file:
-                    _half_origin[id(p)] = (weakref.ref(p), (name, file, line))
+                if p.dtype != before.get(p) and file:
+                    _dtype_origin[id(p)] = (weakref.ref(p), p.dtype, (name, file, line))
             return result
         return wrapper
 
+    def init(original):
+        def wrapper(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+            _made_at[self] = _user_frame(outside_init_of=self)
+        return wrapper
+
     _wrap(module_class, "_apply", apply)
+    _wrap(module_class, "__init__", init)
+    _namer_keepalive.append(_TensorNamer(_name_tensor))
+    _process.dtype_lint_python_tensor_namer(_namer_keepalive[-1])
+
+
+_TensorNamer = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+_namer_keepalive = []  # ctypes frees a callback with its last reference
+
+
+def _parameter_at(address):
+    """(root module, qualified name of the parameter, its module, the parameter) whose TensorImpl is at `address`."""
+    import gc
+    import torch
+    modules = [o for o in gc.get_objects() if issubclass(type(o), torch.nn.Module)]  # type(): no proxy answers
+    children = {id(child) for m in modules for child in m._modules.values() if child is not None}
+    for root in modules:
+        if id(root) in children:
+            continue
+        for prefix, module in root.named_modules(remove_duplicate=False):
+            for name, p in module._parameters.items():
+                if p is not None and p._cdata == address:
+                    return root, (prefix + "." if prefix else "") + name, module, p
+    return None
+
+
+def _name_tensor(address, buffer, capacity):
+    """For the preload (namePythonTensor): "description\\nfile\\nline\\nnote" of a module's parameter."""
+    try:
+        found = _parameter_at(address)
+        if found is None:
+            return 0
+        root, qualified, module, parameter = found
+        kind = type(module).__name__
+        dtype = {"torch.float16": "Half", "torch.bfloat16": "BFloat16", "torch.float32": "Float",
+                 "torch.float64": "Double"}.get(str(parameter.dtype), str(parameter.dtype))
+        owner = qualified.rpartition(".")[0] or type(root).__name__
+        origin = _origin_of(parameter)
+        if origin:
+            file, line, note = origin[1], origin[2], "'%s' became %s here" % (qualified, dtype)
+        else:
+            file, line = _made_at.get(module, (None, 0))
+            note = "'%s' (%s) was made here, with %s parameters" % (owner, kind, dtype)
+        text = ("'%s'\n%s\n%d\n%s" % (qualified, file or "", line if file else 0, note)).encode()[:capacity]
+        ctypes.memmove(buffer, text, len(text))
+        return len(text)
+    except Exception:  # never disturb the program: the finding keeps the argument's name
+        return 0
 
 
 _HOOKS = {
@@ -334,4 +447,33 @@ class _HookingFinder:
         return None
 
 
+def _drop_hook_frames(error):
+    """Takes the wrappers' frames out of an exception's traceback and of those it chains: the user never wrote them."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        entry = error.__traceback__
+        while entry is not None:
+            while entry.tb_next is not None and entry.tb_next.tb_frame.f_code.co_filename == __file__:
+                entry.tb_next = entry.tb_next.tb_next
+            entry = entry.tb_next
+        error = error.__cause__ or error.__context__
+
+
+def _hide_hook_frames():
+    """Uncaught exceptions, of the main thread and of the others, are printed without the wrappers' frames."""
+    print_uncaught, print_uncaught_in_thread = sys.excepthook, threading.excepthook
+
+    def excepthook(kind, error, traceback):
+        _drop_hook_frames(error)
+        print_uncaught(kind, error, traceback)
+
+    def thread_excepthook(args):
+        _drop_hook_frames(args.exc_value)
+        print_uncaught_in_thread(args)
+
+    sys.excepthook, threading.excepthook = excepthook, thread_excepthook
+
+
+_hide_hook_frames()
 sys.meta_path.insert(0, _HookingFinder())

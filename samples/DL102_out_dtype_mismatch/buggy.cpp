@@ -14,7 +14,7 @@ void lora_grad_a(const torch::Tensor& x, const torch::Tensor& grad_out, const to
 void lora_grad_b(const torch::Tensor& x, const torch::Tensor& grad_out, const torch::Tensor& lora_a,
                  torch::Tensor& grad_b) {
   auto h = x.mm(lora_a.t());       // [N, r]
-  grad_b.addmm_(grad_out.t(), h);  // dtype-lint-expect: DL102
+  at::mm_out(grad_b, grad_out.t(), h);  // dtype-lint-expect: DL102
 }
 
 int main() {

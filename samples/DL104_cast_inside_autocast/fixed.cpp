@@ -1,5 +1,6 @@
 // DL104 fixed: autocast chooses the dtypes inside its region: BFloat16 for
-// the linear layer, Float for mse_loss.
+// the linear layer, Float for mse_loss (a linear that must run in Float runs
+// with autocast disabled around it).
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
@@ -14,7 +15,7 @@ int main() {
   torch::manual_seed(0);
   auto head = std::make_shared<Head>();
   torch::optim::SGD optimizer(head->parameters(), 0.05);
-  auto features = torch::randn({64, 32});
+  auto features = torch::randn({64, 32}).to(torch::kBFloat16);
   auto targets = torch::randn({64, 8});
   for (int step = 0; step < 3; ++step) {
     optimizer.zero_grad();

@@ -3,8 +3,6 @@
 
 #include <iostream>
 
-namespace F = torch::nn::functional;
-
 struct Student : torch::nn::Module {
   Student() { proj = register_module("proj", torch::nn::Linear(32, 10)); }
   torch::Tensor forward(torch::Tensor x) { return proj(x); }
@@ -14,19 +12,18 @@ struct Student : torch::nn::Module {
 int main() {
   torch::manual_seed(0);
   auto student = std::make_shared<Student>();
-  student->to(torch::kBFloat16);
   torch::optim::SGD optimizer(student->parameters(), 0.05);
-  auto features = torch::randn({16, 32}).to(torch::kBFloat16);
-  auto teacher_logits = torch::randn({16, 10});
+  auto features = torch::randn({16, 32}).to(torch::kHalf);
+  auto teacher_logits = torch::randn({16, 10}).to(torch::kHalf);
 
   for (int step = 0; step < 3; ++step) {
     optimizer.zero_grad();
-    auto x = torch::layer_norm(features.to(torch::kFloat), {32}).to(torch::kBFloat16);
-    auto logits = student->forward(x);
-    auto student_probs = torch::softmax(logits, -1, torch::kFloat);
-    auto teacher_probs = torch::softmax(teacher_logits, -1);
-    auto loss = F::mse_loss(student_probs, teacher_probs);
-    loss.backward();
+    auto x = features.to(torch::kFloat);
+    auto scale = x.norm();
+    auto logits = student->forward(x / scale);
+    auto loss = torch::mse_loss(logits, teacher_logits.to(torch::kFloat));
+    auto energy = logits.abs().sum();
+    (loss + 0.01 * energy).backward();
     optimizer.step();
     std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
   }

@@ -1,17 +1,7 @@
-// DL104: casts by hand inside autocast regions that autocast makes redundant,
-// undoes, or turns into a lossy round-trip; and the casts it leaves alone.
+// DL104: casts by hand inside autocast regions that autocast undoes or turns
+// into a lossy round-trip; and the casts it leaves alone.
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
-
-void redundant_cast_before_a_matmul() {
-  auto x = torch::randn({8, 16});
-  auto w = torch::randn({16, 4});
-  at::autocast::set_enabled(true);  // CUDA autocast: Half
-  auto xh = x.to(torch::kHalf);  // dtype-lint-expect: DL104
-  auto y = torch::mm(xh, w);
-  at::autocast::set_enabled(false);
-  at::autocast::clear_cache();
-}
 
 void float_cast_undone_by_autocast(torch::nn::Linear& fc) {
   auto x = torch::randn({8, 16}, torch::kBFloat16);
@@ -32,6 +22,14 @@ void lossy_round_trip_before_an_fp32_op() {
 void look_alikes_that_are_fine(torch::nn::Linear& fc) {
   auto x = torch::randn({8, 16});
   auto w = torch::randn({16, 4});
+  at::autocast::set_enabled(true);  // CUDA autocast: Half
+  // A cast to autocast's own dtype right before a matmul: redundant, not wrong.
+  auto redundant = x.to(torch::kHalf);
+  torch::mm(redundant, w);
+  // A no-op: the tensor is Float already.
+  fc(x.to(torch::kFloat));
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
   auto xh = x.to(torch::kHalf);  // cast before the region: a deliberate Half input
   at::autocast::set_enabled(true);
   torch::mm(xh, w);

@@ -1,5 +1,6 @@
 // DL102: out= variants need the computed dtype exactly; in-place ops are
-// flagged when they narrow.
+// flagged when they narrow. An in-place matmul's self of another dtype than
+// its matrices is DL101 (PyTorch checks self against mat2 first).
 #include <torch/torch.h>
 
 void out_variants() {
@@ -32,7 +33,7 @@ void out_elementwise(torch::Tensor master) {
 void in_place_matmul() {
   auto a = torch::randn({4, 4}, torch::kHalf);
   auto acc = torch::zeros({4, 4});
-  acc.addmm_(a, a);  // dtype-lint-expect: DL102
+  acc.addmm_(a, a);  // dtype-lint-expect: DL101
   auto acc_half = torch::zeros({4, 4}, torch::kHalf);
   acc_half.addmm_(a, a);
 }

@@ -30,7 +30,7 @@ void reductions() {
 }
 
 void losses() {
-  auto logits = torch::randn({4, 10}, torch::kBFloat16);
+  auto logits = torch::randn({4, 10}, torch::kHalf);
   auto targets = torch::randint(0, 10, {4});
   auto loss = F::cross_entropy(logits, targets);  // dtype-lint-expect: DL105
   loss.backward();  // dtype-lint-expect: DL106

@@ -13,17 +13,17 @@ void mismatch_in_thread() {
   }
 }
 
-void half_softmax_in_thread() {
-  torch::softmax(torch::randn({2, 4}, torch::kBFloat16), 1);  // dtype-lint-expect: DL105
+void half_norm_in_thread() {
+  torch::randn({2, 4}, torch::kHalf).norm();  // dtype-lint-expect: DL105
 }
 
 int main() {
-  std::thread first(mismatch_in_thread), second(half_softmax_in_thread);
+  std::thread first(mismatch_in_thread), second(half_norm_in_thread);
   first.join();
   second.join();
   const pid_t child = fork();
   if (child == 0) {
-    auto loss = torch::randn({4}, torch::kBFloat16).requires_grad_().sum();  // dtype-lint-expect: DL105
+    auto loss = torch::randn({4}, torch::kHalf).requires_grad_().sum();  // dtype-lint-expect: DL105
     loss.backward();  // dtype-lint-expect: DL106
     _exit(0);
   }

@@ -19,18 +19,18 @@ long residentKiB() {
   return resident * 4;
 }
 
-// A mismatched matmul (which LibTorch refuses) and a BFloat16 softmax, on the thread's own line.
+// A mismatched matmul (which LibTorch refuses) and a Half pow, on the thread's own line.
 void plant(int thread, const torch::Tensor& half, const torch::Tensor& weights, const torch::Tensor& low) {
   try {
     switch (thread % 8) {
-      case 0: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 1: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 2: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 3: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 4: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 5: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 6: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
-      case 7: torch::softmax(low, 1); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 0: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 1: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 2: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 3: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 4: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 5: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 6: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
+      case 7: low.pow(2); half.mm(weights); break;  // dtype-lint-expect: DL101, DL105
     }
   } catch (const c10::Error&) {
   }
@@ -40,7 +40,7 @@ void train(int thread, int steps) {
   torch::nn::Sequential model(torch::nn::Linear(16, 32), torch::nn::ReLU(), torch::nn::Linear(32, 4));
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
   const auto half = torch::randn({2, 4}, torch::kHalf), weights = torch::randn({4, 4});
-  const auto low = torch::randn({2, 4}, torch::kBFloat16);
+  const auto low = torch::randn({2, 4}, torch::kHalf);
   for (int step = 0; step < steps; ++step) {
     const auto inputs = torch::randn({8, 16}), targets = torch::randn({8, 4});
     optimizer.zero_grad();

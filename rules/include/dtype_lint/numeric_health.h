@@ -30,7 +30,7 @@ struct ValueCounts {
 // `dtype-lint run` passes a config's RuntimeOptions as these variables.
 struct NumericHealthOptions {
   unsigned nonFiniteSkippedSteps = 8;  // DL301: unscales in a row with inf/NaN before a dynamic scaler is given up on
-  double underflowShare = 0.05;        // DL303: share of nonzero gradient values below Half's normal range
+  double underflowShare = 0.25;        // DL303: share of nonzero gradient values below Half's normal range
   unsigned gradientCheckEvery = 1;     // DL301/DL303: count the gradients at one check point in N
   unsigned castCheckEvery = 16;        // DL302: count every cast to Half up to the 64th, then one in N
 };
@@ -70,6 +70,9 @@ struct GradientCheck {
   std::vector<GradientCounts> gradients;
   std::optional<double> lossScale;  // at an unscale, when the scale is known
   bool computedInHalf = false;      // Half gradients, or a backward under Half autocast
+  // Clipped while scaled (DL205), or unscaled though never scaled (DL207):
+  // tiny for that reason, and a larger scale would not help.
+  bool afterScalingMistake = false;
 };
 
 class NumericHealthRules {

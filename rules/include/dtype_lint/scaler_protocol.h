@@ -54,6 +54,7 @@ struct OptimizerFacts {
   std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
   uintptr_t module = 0;                   // the module whose parameters it updates, if known
   uintptr_t scaledBy = 0;                 // the scaler of the last scaled backward, if known
+  std::optional<SourceLocation> steppedByScalerAt;  // the scaler's step() stepped it since its last backward
 };
 
 // An unscale written after a clip in the same block, on lines of its own.
@@ -108,6 +109,15 @@ class ScalerProtocol {
   void unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                          std::vector<Finding>& out);
   void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
+  // After a step(), from a front end that knows the scaler's step() makes
+  // the optimizer's own (torch.amp.GradScaler): a later direct step of the
+  // same gradients is a second update (DL208). An annotated or a C++ scaler
+  // may call the optimizer's step() itself after announcing its own.
+  void optimizerSteppedByScaler(const ObjectRef& optimizer, const SourceLocation& at);
+  // Before a step(), from a front end that sees the gradients: none of the
+  // optimizer's parameters has one (DL207; PyTorch asserts).
+  void stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                            std::vector<Finding>& out) const;
   void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // update() seen by a front end that cannot see step() but sees the inf
   // checks (the raw ATen AMP ops at runtime): DL210 when no unscale recorded

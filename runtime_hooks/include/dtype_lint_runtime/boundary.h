@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 4u
+#define DTYPE_LINT_BOUNDARY_VERSION 5u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
@@ -44,6 +44,7 @@ enum {
 typedef struct {
   dtype_lint_text description; /* "'self'", "'mat2'" */
   int32_t dtype;               /* DTYPE_LINT_DTYPE_* */
+  const void* tensor;          /* its c10::TensorImpl: a Python front end names a module's parameter by it */
 } dtype_lint_operand;
 
 typedef struct {

@@ -1,0 +1,25 @@
+// DL101: the self/input of the addmm family against its matrices, in the
+// in-place and out= forms too (never autocast): PyTorch raises "self and mat2
+// must have the same dtype" before it writes anything.
+#include <torch/torch.h>
+
+void lora_merged_into_float_weights() {
+  auto weight = torch::zeros({8, 8});
+  auto lora_b = torch::randn({8, 4}, torch::kBFloat16);
+  auto lora_a = torch::randn({4, 8}, torch::kBFloat16);
+  torch::addmm_out(weight, weight, lora_b, lora_a);  // dtype-lint-expect: DL101
+  weight.addmm_(lora_b, lora_a);  // dtype-lint-expect: DL101
+  auto scores = torch::zeros({2, 3, 3});
+  auto q = torch::randn({2, 3, 5}, torch::kBFloat16);
+  auto k = torch::randn({2, 5, 3}, torch::kBFloat16);
+  scores.baddbmm_(q, k);  // dtype-lint-expect: DL101
+}
+
+void matching_dtypes_are_fine() {
+  auto weight = torch::zeros({8, 8}, torch::kBFloat16);
+  auto lora_b = torch::randn({8, 4}, torch::kBFloat16);
+  auto lora_a = torch::randn({4, 8}, torch::kBFloat16);
+  weight.addmm_(lora_b, lora_a);
+  auto merged = torch::zeros({8, 8});
+  torch::addmm_out(merged, merged, lora_b.to(torch::kFloat), lora_a.to(torch::kFloat));
+}
