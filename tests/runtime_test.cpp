@@ -29,9 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Runs a program under the hooks (with `environment`, "NAME=value ...", set
-// for the launcher); returns the findings' (line, rule) per file.
-std::map<std::string, LineRules> findingsOfRun(const std::string& program, CommandResult* run = nullptr,
-                                               const std::string& environment = "") {
+// for the launcher); returns its JSON report (discarded if there is none).
+nlohmann::json reportOfRun(const std::string& program, CommandResult* run = nullptr,
+                           const std::string& environment = "") {
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_rt_" + std::to_string(::getpid()) + ".json");
   CommandResult r = runCommand(environment + " " + std::string(DTYPE_LINT_EXE) + " run --format json -o " +
                                report.string() + " -- " + program);
@@ -40,16 +40,25 @@ std::map<std::string, LineRules> findingsOfRun(const std::string& program, Comma
   EXPECT_TRUE(std::regex_search(r.err, summary)) << r.err;
   r.err = std::regex_replace(r.err, summary, "");
   if (run) *run = r;
-  std::map<std::string, LineRules> out;
-  const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
+  auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
   fs::remove(report);
-  if (json.is_discarded()) {
-    ADD_FAILURE() << "no report from " << program << ": " << r.err;
-    return out;
-  }
+  if (json.is_discarded()) ADD_FAILURE() << "no report from " << program << ": " << r.err;
+  return json;
+}
+
+// The source file a report's location names, canonical.
+std::string fileOf(const nlohmann::json& location) {
+  return fs::weakly_canonical(fs::path(DTYPE_LINT_SOURCE_DIR) / location.at("file").get<std::string>()).string();
+}
+
+// The findings' (line, rule) per file of a run (see reportOfRun).
+std::map<std::string, LineRules> findingsOfRun(const std::string& program, CommandResult* run = nullptr,
+                                               const std::string& environment = "") {
+  std::map<std::string, LineRules> out;
+  const auto json = reportOfRun(program, run, environment);
+  if (json.is_discarded()) return out;
   for (const auto& f : json.at("findings")) {
-    const fs::path file = fs::weakly_canonical(fs::path(DTYPE_LINT_SOURCE_DIR) / f.at("location").at("file").get<std::string>());
-    out[file.string()].emplace(f.at("location").at("line").get<unsigned>(), f.at("rule").get<std::string>());
+    out[fileOf(f.at("location"))].emplace(f.at("location").at("line").get<unsigned>(), f.at("rule").get<std::string>());
   }
   return out;
 }
@@ -256,19 +265,12 @@ INSTANTIATE_TEST_SUITE_P(Scripts, PythonShapes,
 TEST(PythonHooks, ALibraryOutsideSitePackagesIsNotTheUsersCode) {
   const std::string dir = kProgramSources + "python/library_stack/";
   const std::string script = dir + "train.py";
-  const fs::path report = fs::temp_directory_path() / ("dtype_lint_stack_" + std::to_string(::getpid()) + ".json");
-  const CommandResult run = runCommand("PYTHONPATH=" + dir + "installed " + std::string(DTYPE_LINT_EXE) +
-                                       " run --format json -o " + report.string() + " -- " +
-                                       std::string(DTYPE_LINT_PYTHON) + " " + script);
+  CommandResult run;
+  const auto json = reportOfRun(std::string(DTYPE_LINT_PYTHON) + " " + script, &run, "PYTHONPATH=" + dir + "installed");
   EXPECT_EQ(run.out, "Float head: raised\nHalf model: raised\nHalf model: raised\n") << run.err;
   EXPECT_EQ(run.err.find("dtype_lint_torch.py"), std::string::npos) << run.err;
-  const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
-  fs::remove(report);
   ASSERT_FALSE(json.is_discarded()) << run.err;
   const std::string canonical = fs::weakly_canonical(script).string();
-  auto fileOf = [](const nlohmann::json& location) {
-    return fs::weakly_canonical(fs::path(DTYPE_LINT_SOURCE_DIR) / location.at("file").get<std::string>()).string();
-  };
   LineRules found;
   for (const auto& f : json.at("findings")) {
     EXPECT_EQ(fileOf(f.at("location")), canonical) << f.dump();

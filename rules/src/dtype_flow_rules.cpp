@@ -28,11 +28,10 @@ DtypeSet promoteAll(const std::vector<Operand>& operands) {
   return out;
 }
 
-// The operands a matmul-family op reads: an in-place one's destination is its self too.
-OpEvent withSelfRead(const OpEvent& event) {
-  OpEvent read = event;
-  if (inPlaceBase(event.op) && event.destination) read.inputs.insert(read.inputs.begin(), *event.destination);
-  return read;
+// The op an out= or in-place variant computes: "addmm" of "addmm_out" and "addmm_".
+std::optional<std::string_view> variantBase(std::string_view op) {
+  const auto out = outVariantBase(op);
+  return out ? out : inPlaceBase(op);
 }
 
 // A destination that cannot hold the computed dtype without rounding.
@@ -55,12 +54,11 @@ Tristate DtypeFlowRules::autocastCasts(std::string_view op, const AutocastState&
 
 void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const {
   if (event.op == "backward") return checkHalfLossBackward(event, out);
-  if (const auto base = outVariantBase(event.op) ? outVariantBase(event.op) : inPlaceBase(event.op)) {
+  if (const auto base = variantBase(event.op)) {
     // addmm_/addmm(out=)/baddbmm_...: torch checks self (an in-place op's
     // destination) against the matrices before anything is written (DL101);
     // only then the destination (DL102).
-    if (isMatmulFamily(*base))
-      if (const OpEvent read = withSelfRead(event); mismatchedOperands(read)) return checkMixedMatmul(read, out);
+    if (isMatmulFamily(*base) && mismatchedOperands(event)) return checkMixedMatmul(event, out);
     return checkOutDtype(event, out);
   }
   if (isMatmulFamily(event.op)) checkMixedMatmul(event, out);
@@ -112,16 +110,20 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
 
 std::optional<std::pair<const Operand*, const Operand*>> DtypeFlowRules::mismatchedOperands(
     const OpEvent& event) const {
-  for (size_t i = 0; i < event.inputs.size(); ++i)
-    for (size_t j = i + 1; j < event.inputs.size(); ++j)
-      if (definitelyDifferentFloating(event.inputs[i].dtype, event.inputs[j].dtype))
-        return std::pair{&event.inputs[i], &event.inputs[j]};
+  // The operands the op reads: an in-place op's destination is its self, read first.
+  const bool self = inPlaceBase(event.op) && event.destination;
+  const size_t count = event.inputs.size() + (self ? 1 : 0);
+  auto read = [&](size_t i) -> const Operand& {
+    return self ? (i == 0 ? *event.destination : event.inputs[i - 1]) : event.inputs[i];
+  };
+  for (size_t i = 0; i < count; ++i)
+    for (size_t j = i + 1; j < count; ++j)
+      if (definitelyDifferentFloating(read(i).dtype, read(j).dtype)) return std::pair{&read(i), &read(j)};
   return std::nullopt;
 }
 
 bool DtypeFlowRules::raises(const OpEvent& event) const {
-  const auto base = outVariantBase(event.op) ? outVariantBase(event.op) : inPlaceBase(event.op);
-  return isMatmulFamily(base.value_or(event.op)) && mismatchedOperands(withSelfRead(event)) &&
+  return isMatmulFamily(variantBase(event.op).value_or(event.op)) && mismatchedOperands(event) &&
          (event.inCustomBackward || autocastCasts(event.op, event.autocast) == Tristate::Off);
 }
 

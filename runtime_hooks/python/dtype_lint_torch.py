@@ -49,6 +49,8 @@ _dtype_origin = {}  # id(Parameter) -> (weakref to it, its dtype, (qualified nam
                     # elementwise, so no WeakKeyDictionary
 _made_at = weakref.WeakKeyDictionary()  # module -> (file, line) of the user's code that made it
 _optimizers = weakref.WeakSet()
+_DTYPE_NAMES = {"torch.float16": "Half", "torch.bfloat16": "BFloat16", "torch.float32": "Float",
+                "torch.float64": "Double"}  # as the findings name dtypes
 
 
 def _source_roots():
@@ -249,13 +251,12 @@ def _report_epsilon(optimizer):
     if getattr(optimizer, "_dtype_lint_eps_checked", False):
         return
     optimizer._dtype_lint_eps_checked = True
-    names = {"torch.float16": "Half", "torch.bfloat16": "BFloat16", "torch.float32": "Float", "torch.float64": "Double"}
     for group in optimizer.param_groups:
         eps = group.get("eps")
         dtypes = {str(p.dtype) for p in group["params"]}
-        if not isinstance(eps, float) or len(dtypes) != 1 or next(iter(dtypes)) not in names:
+        if not isinstance(eps, float) or len(dtypes) != 1 or next(iter(dtypes)) not in _DTYPE_NAMES:
             continue
-        detail = "%r %s %s" % (eps, names[next(iter(dtypes))], type(optimizer).__name__)
+        detail = "%r %s %s" % (eps, _DTYPE_NAMES[next(iter(dtypes))], type(optimizer).__name__)
         _report(_OPTIMIZER_EPSILON, optimizer=optimizer, detail=detail,
                 where=getattr(optimizer, "_dtype_lint_created_at", None))
 
@@ -382,8 +383,7 @@ def _name_tensor(address, buffer, capacity):
             return 0
         root, qualified, module, parameter = found
         kind = type(module).__name__
-        dtype = {"torch.float16": "Half", "torch.bfloat16": "BFloat16", "torch.float32": "Float",
-                 "torch.float64": "Double"}.get(str(parameter.dtype), str(parameter.dtype))
+        dtype = _DTYPE_NAMES.get(str(parameter.dtype), str(parameter.dtype))
         owner = qualified.rpartition(".")[0] or type(root).__name__
         origin = _origin_of(parameter)
         if origin:
