@@ -253,7 +253,9 @@ TEST_P(PythonShapes, FindingsMatchTheScriptsMarkers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, PythonShapes,
-                         ::testing::Values("matmul_self_dtype.py", "optimizer_without_gradients.py"), sampleName);
+                         ::testing::Values("matmul_self_dtype.py", "optimizer_without_gradients.py",
+                                           "hand_written_clipping.py"),
+                         sampleName);
 
 // A model library installed outside site-packages (through PYTHONPATH, as
 // `pip install --target` leaves one): its frames are not the user's, its own

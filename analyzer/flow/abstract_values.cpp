@@ -232,13 +232,20 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
 
 std::optional<bool> CallContext::assumed(const clang::ValueDecl* flag) const {
   for (const FlagAssumption& a : assumptions)
-    if (a.flag == flag) return a.value;
+    if (a.flag == flag && !a.isSetting) return a.value;
   return std::nullopt;
+}
+
+const FlagAssumption* CallContext::assumedSetting(const clang::ValueDecl* setting) const {
+  for (const FlagAssumption& a : assumptions)
+    if (a.flag == setting && a.isSetting) return &a;
+  return nullptr;
 }
 
 std::string CallContext::assumptionsKey() const {
   std::string k;
-  for (const FlagAssumption& a : assumptions) k += fmt::format("|f{}={}", static_cast<const void*>(a.flag), a.value);
+  for (const FlagAssumption& a : assumptions)
+    k += fmt::format("|f{}={}{}", static_cast<const void*>(a.flag), a.value, a.setting);
   return k;
 }
 

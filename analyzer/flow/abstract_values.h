@@ -169,10 +169,12 @@ struct MemberFacts {
   std::string key() const;
 };
 
-// A runtime flag's value on the paths one analysis follows (flag_paths.h).
+// A runtime flag's or setting's value on the paths one analysis follows (flag_paths.h).
 struct FlagAssumption {
   const clang::ValueDecl* flag;
-  bool value;
+  bool value;  // a flag's; a setting's: whether it holds one of the values the program names
+  bool isSetting = false;
+  std::string setting;  // a setting's value, when it holds a named one
 };
 
 struct CallContext {
@@ -196,6 +198,8 @@ struct CallContext {
   std::vector<FlagAssumption> assumptions;  // the same in every callee
 
   std::optional<bool> assumed(const clang::ValueDecl* flag) const;
+  // A setting's assumed value: null when none is assumed.
+  const FlagAssumption* assumedSetting(const clang::ValueDecl* setting) const;
   std::string assumptionsKey() const;
   std::string key(const clang::FunctionDecl* fn) const;
 };

@@ -4,6 +4,7 @@
 
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "flow/ast_helpers.h"
+#include "flow/settings.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
 
@@ -28,6 +29,13 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
       if (auto d = evalDtypeArgument(arg)) return d;
     return std::nullopt;
   }
+  // dtypes.at(cfg.precision), under the precision this analysis assumes.
+  if (const auto lookup = settingLookup(e))
+    if (const FlagAssumption* assumed = ctx_.assumedSetting(lookup->setting)) {
+      for (const auto& [key, mapped] : lookup->entries)
+        if (assumed->value && key == assumed->setting) return evalDtypeArgument(mapped);
+      return TensorFact{};
+    }
   if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
   // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known.
   if (const auto* choice = dyn_cast<ConditionalOperator>(e))
@@ -87,7 +95,10 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
   if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));
   if (name == "typeMetaToScalarType" || name == "scalarTypeToTypeMeta") return evalDtypeArgument(call->getArg(0));
   if (isTensorOptionsType(call->getType())) return std::nullopt;  // torch::device(...), requires_grad()
-  if (isScalarTypeType(call->getType())) return TensorFact{};
+  if (isScalarTypeType(call->getType())) {
+    if (const FunctionResult* r = userCallResult(call); r && !r->returned.dtype.isBottom()) return r->returned;
+    return TensorFact{};
+  }
   return std::nullopt;
 }
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <array>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -11,6 +11,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "flow/ast_helpers.h"
+#include "flow/settings.h"
 #include "torch_api.h"
 
 namespace dtype_lint::analyzer::flow {
@@ -73,6 +74,11 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
+    if (const auto lookup = settingLookup(call)) {
+      std::vector<std::string> keys;
+      for (const auto& [key, mapped] : lookup->entries) keys.push_back(key);
+      addSetting(lookup->setting, lookup->read, keys);
+    }
     // at::autocast::set_enabled(cfg.amp.enabled): the flag chooses the region.
     if (const FunctionDecl* callee = call->getDirectCallee(); isAutocastFunction(callee) && callee->getDeclName().isIdentifier() &&
         callee->getName().startswith("set_") && callee->getName().endswith("enabled"))
@@ -95,19 +101,44 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
 
   // The flags a condition combines with !, && and ||. A state its own code
   // sets (`first_step_ = false`) is not a setting chosen once per run.
-  void addTests(const Expr* condition) { forEachTest(condition, [&](const Expr* test) { addFlag(test); }); }
-  // One test: a flag that is not known and not a state.
-  void addFlag(const Expr* condition) {
+  void addTests(const Expr* condition) { forEachTest(condition, [&](const Expr* test) { addTest(test); }); }
+  // One test: a setting compared with a value, or a flag that is not known and not a state.
+  void addTest(const Expr* condition) {
+    if (const auto test = settingTest(condition)) return addSetting(test->setting, test->read, {test->value});
     const ValueDecl* flag = testedFlag(condition);
-    if (!flag || flags.size() >= limit_ || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
-    for (const RuntimeFlag& known : flags)
-      if (known.decl == flag) return;
+    if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
+    // `const bool half = cfg.precision == "fp16";`: the setting decides.
+    if (const auto* var = dyn_cast<VarDecl>(flag); var && var->isLocalVarDecl() && var->getInit() && !tu_.written(var))
+      return addTests(var->getInit());
+    add(flag, condition, {});
+  }
+  void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values) {
+    if (tu_.stateFlag(setting)) return;
+    add(setting, read, values);
+  }
+  void add(const ValueDecl* decl, const Expr* read, const std::vector<std::string>& values) {
+    for (RuntimeFlag& known : flags)
+      if (known.decl == decl) {
+        for (const std::string& value : values)
+          if (std::find(known.values.begin(), known.values.end(), value) == known.values.end()) {
+            if (configurations(flags) / known.choices() * (known.choices() + 1) > tu_.limits().maxConfigurations)
+              return void(capped = true);
+            known.values.push_back(value);
+          }
+        return;
+      }
     const SourceManager& sm = tu_.context().getSourceManager();
     const LangOptions& lang = tu_.context().getLangOpts();
-    flags.push_back(
-        RuntimeFlag{flag, quotedSource(condition, sm, lang), toLocation(condition->getSourceRange(), sm, lang)});
+    RuntimeFlag flag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values};
+    if (flags.size() >= limit_ || configurations(flags) * flag.choices() > tu_.limits().maxConfigurations)
+      return void(capped = true);
+    flags.push_back(std::move(flag));
   }
 
+ public:
+  bool capped = false;
+
+ private:
   TranslationUnitAnalysis& tu_;
   const size_t limit_;
   std::set<const FunctionDecl*> visited_;
@@ -116,33 +147,70 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
 
 }  // namespace
 
-std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitAnalysis& tu) {
+FlagAssumption RuntimeFlag::assume(size_t choice) const {
+  if (values.empty()) return FlagAssumption{decl, choice == 1, false, ""};
+  const bool named = choice < values.size();
+  return FlagAssumption{decl, named, true, named ? values[choice] : ""};
+}
+
+std::string RuntimeFlag::describe(size_t choice) const {
+  if (values.empty()) return choice == 1 ? "true" : "false";
+  if (choice < values.size()) return values[choice];
+  std::string none;
+  for (const std::string& value : values) none += (none.empty() ? "" : ", ") + value;
+  return "none of " + none;
+}
+
+std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitAnalysis& tu, bool& capped) {
   FlagCollector collector(tu, tu.limits().maxRuntimeFlags);
   collector.collect(root);
+  capped = collector.capped;
   return std::move(collector.flags);
+}
+
+size_t configurations(const std::vector<RuntimeFlag>& flags) {
+  size_t n = 1;
+  for (const RuntimeFlag& flag : flags) n *= flag.choices();
+  return n;
+}
+
+std::vector<size_t> choicesOf(size_t run, const std::vector<RuntimeFlag>& flags) {
+  std::vector<size_t> choices;
+  for (const RuntimeFlag& flag : flags) {
+    choices.push_back(run % flag.choices());
+    run /= flag.choices();
+  }
+  return choices;
 }
 
 std::vector<Finding> mergeFlagRuns(const std::vector<RuntimeFlag>& flags, std::vector<std::vector<Finding>> runs) {
   struct Merged {
     Finding finding;
-    std::vector<std::array<bool, 2>> valuesSeen;  // per flag: seen false, seen true
+    std::vector<std::vector<bool>> choicesSeen;  // per flag, per choice
   };
   std::vector<Merged> merged;
   std::map<std::tuple<std::string, std::string, unsigned, unsigned>, size_t> index;
-  for (unsigned run = 0; run < runs.size(); ++run) {
+  for (size_t run = 0; run < runs.size(); ++run) {
+    const std::vector<size_t> choices = choicesOf(run, flags);
     for (Finding& f : runs[run]) {
       const auto key = std::make_tuple(std::string(f.rule->id), f.location.file, f.location.line, f.location.column);
       auto [it, inserted] = index.try_emplace(key, merged.size());
-      if (inserted) merged.push_back(Merged{std::move(f), std::vector<std::array<bool, 2>>(flags.size())});
-      for (size_t i = 0; i < flags.size(); ++i) merged[it->second].valuesSeen[i][(run >> i) & 1u] = true;
+      if (inserted) {
+        merged.push_back(Merged{std::move(f), {}});
+        for (const RuntimeFlag& flag : flags) merged.back().choicesSeen.emplace_back(flag.choices(), false);
+      }
+      for (size_t i = 0; i < flags.size(); ++i) merged[it->second].choicesSeen[i][choices[i]] = true;
     }
   }
   std::vector<Finding> out;
   for (Merged& m : merged) {
     for (size_t i = 0; i < flags.size(); ++i) {
-      if (m.valuesSeen[i][0] && m.valuesSeen[i][1]) continue;
-      m.finding.notes.push_back(Note{flags[i].firstTest, fmt::format("assuming {} is {}", flags[i].spelling,
-                                                                     m.valuesSeen[i][1] ? "true" : "false")});
+      const std::vector<bool>& seen = m.choicesSeen[i];
+      if (std::all_of(seen.begin(), seen.end(), [](bool s) { return s; })) continue;
+      std::string values;
+      for (size_t choice = 0; choice < seen.size(); ++choice)
+        if (seen[choice]) values += (values.empty() ? "" : " or ") + flags[i].describe(choice);
+      m.finding.notes.push_back(Note{flags[i].firstTest, fmt::format("assuming {} is {}", flags[i].spelling, values)});
     }
     out.push_back(std::move(m.finding));
   }

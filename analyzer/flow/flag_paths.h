@@ -16,20 +16,35 @@
 
 namespace dtype_lint::analyzer::flow {
 
+// A bool flag, or a setting (settings.h) with the values the program names for it.
 struct RuntimeFlag {
   const clang::ValueDecl* decl;  // canonical
-  std::string spelling;          // as the first test spells it, quoted: 'cfg_.use_amp'
+  std::string spelling;          // as the first test spells it, quoted: 'cfg_.use_amp', 'cfg.precision'
   SourceLocation firstTest;
+  std::vector<std::string> values;  // a setting's, in the order the program names them; empty for a flag
+
+  // A flag: false, true. A setting: each named value, then any other value.
+  size_t choices() const { return values.empty() ? 2 : values.size() + 1; }
+  FlagAssumption assume(size_t choice) const;
+  // "true", "\"fp16\"", "none of \"fp16\", \"bf16\"".
+  std::string describe(size_t choice) const;
 };
 
-// The flags whose value decides some work on the paths of `root` and of the
-// user functions it calls (at most the limits' maxRuntimeFlags, nearest
-// first): bools no code sets to a constant and whose value is not known.
-std::vector<RuntimeFlag> runtimeFlags(const clang::FunctionDecl* root, TranslationUnitAnalysis& tu);
+// The flags and settings that decide some work on the paths of `root` and of
+// the user functions it calls, nearest first: bools no code sets to a
+// constant and whose value is not known, strings and enums compared with
+// values the program names or looked up in its maps. At most the limits'
+// maxRuntimeFlags, and as many as keep the configurations within
+// maxConfigurations; `capped` says whether some were left out.
+std::vector<RuntimeFlag> runtimeFlags(const clang::FunctionDecl* root, TranslationUnitAnalysis& tu, bool& capped);
 
-// One finding per place and rule from the runs under every assignment of
-// `flags` (run r assumes flags[i] is bit i of r). A finding that no run with
-// some flag's other value made notes the value it needs.
+// The choice of each flag in configuration `run` (mixed radix, flags[0] first).
+std::vector<size_t> choicesOf(size_t run, const std::vector<RuntimeFlag>& flags);
+size_t configurations(const std::vector<RuntimeFlag>& flags);
+
+// One finding per place and rule from the runs under every configuration of
+// `flags` (choicesOf). A finding that not every value of a flag made notes
+// the values it needs.
 std::vector<Finding> mergeFlagRuns(const std::vector<RuntimeFlag>& flags, std::vector<std::vector<Finding>> runs);
 
 }  // namespace dtype_lint::analyzer::flow

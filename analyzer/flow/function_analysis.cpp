@@ -7,6 +7,7 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "flow/ast_helpers.h"
+#include "flow/settings.h"
 #include "torch_api.h"
 
 namespace dtype_lint::analyzer::flow {
@@ -254,10 +255,16 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     const auto value = evalFlag(negation->getSubExpr());
     return value ? std::optional<bool>(!*value) : std::nullopt;
   }
+  if (const auto test = settingTest(condition))
+    if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
+      return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
   if (const clang::ValueDecl* flag = testedFlag(condition)) {
     const FlowState& state = branchState_ ? *branchState_ : state_;
     if (auto known = state.bools.find(flag); known != state.bools.end()) return known->second;
     if (const auto value = ctx_.assumed(flag)) return value;
+    // `const bool half = cfg.precision == "fp16";`: the setting's test.
+    if (const auto* var = dyn_cast<VarDecl>(flag); var && var->isLocalVarDecl() && var->getInit() && !tu_.written(var))
+      if (const auto value = evalFlag(var->getInit())) return value;
   }
   // `if (scaler_)`: a pointer to a scaler or optimizer this path created.
   const Expr* pointer = condition->getType()->isPointerType() ? condition : nullptr;

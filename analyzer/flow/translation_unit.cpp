@@ -522,15 +522,21 @@ std::vector<Finding> TranslationUnitAnalysis::findingsOf(AnalysisEvents events) 
 }
 
 void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ctx) {
-  const std::vector<RuntimeFlag> flags = runtimeFlags(fn, *this);
+  bool capped = false;
+  const std::vector<RuntimeFlag> flags = runtimeFlags(fn, *this, capped);
+  if (capped && recording())
+    events_.truncations.push_back(Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
+                                                                     "(at most {}); further settings were left unknown",
+                                                                     configurations(flags), limits_.maxConfigurations)});
   if (flags.empty()) {
     analyze(fn, ctx);
     return;
   }
   std::vector<std::vector<Finding>> runs;
-  for (unsigned run = 0; run < (1u << flags.size()); ++run) {
+  for (size_t run = 0; run < configurations(flags); ++run) {
     ctx.assumptions.clear();
-    for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back({flags[i].decl, ((run >> i) & 1u) != 0});
+    const std::vector<size_t> choices = choicesOf(run, flags);
+    for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back(flags[i].assume(choices[i]));
     AnalysisEvents outer = std::exchange(events_, AnalysisEvents{});
     analyze(fn, ctx);
     AnalysisEvents mine = std::exchange(events_, std::move(outer));

@@ -64,9 +64,9 @@ constexpr std::array<RuleInfo, 22> kRules = {{
      "The scale never adapts; after one overflow every step is skipped.", true, true},
     {"DL205", "clip-before-unscale", Severity::Warning,
      "Gradient clipping on scaled gradients",
-     "clip_grad_norm_/clip_grad_value_ after scale(loss).backward() and before unscale_: the threshold "
-     "applies to gradients multiplied by the scale.",
-     true, false},
+     "clip_grad_norm_/clip_grad_value_ (or clipping written by hand) after scale(loss).backward() and "
+     "before unscale_: the threshold applies to gradients multiplied by the scale.",
+     true, true},
     {"DL206", "unscale-after-step", Severity::Error,
      "unscale_() after step() and before update()",
      "PyTorch raises 'unscale_() is being called after step().'", true, true},

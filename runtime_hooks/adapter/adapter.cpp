@@ -118,6 +118,10 @@ void addInput(dtype_lint_op_record& record, const dtype_lint_operand& o) {
 
 // What the callback needs to know of an operator, worked out on its first
 // call: most ops no rule looks at, and those must cost next to nothing.
+// The ops clipping written by hand is made of, on gradients: their norm, an
+// in-place product by a factor, an in-place clamp.
+enum class HandClipStep { None, Norm, Rescale, Clamp };
+
 struct OpInfo {
   std::string qualifiedName;  // "aten::mm": the identity a cached entry is checked against
   bool isOperator = false;    // a dispatcher op (not a RECORD_FUNCTION scope of a name)
@@ -135,6 +139,7 @@ struct OpInfo {
   bool cast = false;               // to, _to_copy
   bool mul = false;                // mul: maybe a loss multiplied by the AMP scale
   bool onesLike = false;           // ones_like: maybe backward()'s first gradient
+  HandClipStep clipStep = HandClipStep::None;  // what the op does if its tensors are gradients
   struct Argument {
     std::string description;  // "'mat2'"
     bool dtype = false, dim = false, out = false;
@@ -585,6 +590,69 @@ void observeOptimizerStep(const OpInfo& info, c10::ArrayRef<const c10::IValue> i
   countGradients(DTYPE_LINT_POINT_STEP, gradients, 0);
 }
 
+HandClipStep handClipStepOf(const std::string& op) {
+  // A norm, or its first step when spelled out (`g.pow(2).sum()`).
+  if (op == "norm" || op == "linalg_vector_norm" || op == "linalg_norm" || op == "frobenius_norm" ||
+      op == "_foreach_norm" || op == "pow" || op == "square" || op == "_foreach_pow")
+    return HandClipStep::Norm;
+  if (op == "mul_" || op == "div_" || op == "_foreach_mul_" || op == "_foreach_div_") return HandClipStep::Rescale;
+  if (op == "clamp_" || op == "clip_" || op == "clamp_min_" || op == "clamp_max_" || op == "_foreach_clamp_min_" ||
+      op == "_foreach_clamp_max_")
+    return HandClipStep::Clamp;
+  return HandClipStep::None;
+}
+
+// Clipping written by hand (DL205 when the gradients are still scaled; the
+// core knows whether they are): since the last backward, the gradients
+// clamped in place, or their norm taken and then the gradients multiplied in
+// place. Gradients are known by storage: `p.grad.detach()` and `.data` are
+// other TensorImpls. Once per backward; a clip_grad_norm_ that Python
+// announced is the core's to drop.
+class HandClipTrace {
+ public:
+  void backwardStarted() {
+    gradientsKnown_ = false;
+    normSite_ = 0;
+    reported_ = false;
+  }
+
+  void observe(HandClipStep step, c10::ArrayRef<const c10::IValue> inputs) {
+    if (reported_ || inputs.empty() || (step == HandClipStep::Rescale && !normSite_)) return;
+    if (!holdsGradient(inputs[0])) return;
+    if (step == HandClipStep::Norm) {
+      if (!normSite_) normSite_ = dtype_lint_runtime_capture_site();  // the first: a global norm takes one per tensor
+      return;
+    }
+    reported_ = true;
+    dtype_lint_runtime_gradients_clipped(step == HandClipStep::Rescale ? normSite_ : dtype_lint_runtime_capture_site());
+  }
+
+ private:
+  bool holdsGradient(const c10::IValue& value) {
+    if (!gradientsKnown_) {
+      gradients_.clear();
+      for (const at::Tensor& parameter : reachedParameters.live())
+        if (const at::Tensor& grad = parameter.grad(); grad.defined() && grad.has_storage())
+          gradients_.insert(grad.storage().unsafeGetStorageImpl());
+      gradientsKnown_ = true;  // the gradients a backward made exist once it returned: the first op after it asks
+    }
+    auto isGradient = [this](const at::Tensor& t) {
+      return t.defined() && t.has_storage() && gradients_.count(t.storage().unsafeGetStorageImpl());
+    };
+    if (value.isTensor()) return isGradient(value.toTensor());
+    if (value.isTensorList())
+      for (const at::Tensor& t : value.toTensorList().vec())
+        if (isGradient(t)) return true;
+    return false;
+  }
+
+  std::unordered_set<const c10::StorageImpl*> gradients_;
+  bool gradientsKnown_ = false;
+  uint64_t normSite_ = 0;  // where the gradients' norm was first taken, 0: not since the backward
+  bool reported_ = false;
+};
+thread_local HandClipTrace handClips;
+
 bool isCast(const OpInfo& info, c10::ArrayRef<const c10::IValue> inputs) {
   return info.cast && !inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().defined();
 }
@@ -811,8 +879,9 @@ OpInfo describe(const c10::OperatorName& name) {
   info.cast = op == "to" || op == "_to_copy";
   info.mul = op == "mul";
   info.onesLike = op == "ones_like";
+  info.clipStep = handClipStepOf(op);
   info.interesting = info.watched || info.updatesInPlace || info.nonFiniteCheck || info.scalingArithmetic ||
-                     info.cast || info.onesLike;
+                     info.cast || info.onesLike || info.clipStep != HandClipStep::None;
   if (const auto handle = c10::Dispatcher::singleton().findSchema(name))
     for (const c10::Argument& argument : handle->schema().arguments())
       info.arguments.push_back({"'" + argument.name() + "'", argument.name() == "dtype", argument.name() == "dim",
@@ -858,6 +927,7 @@ void observeBackward(const at::Tensor& loss) {
   for (const at::Tensor& parameter : reachedParameters.live())
     gradientPoints.parameterStorages.insert(parameter.storage().unsafeGetStorageImpl());
   gradientPoints.stepPending = true;
+  handClips.backwardStarted();
 }
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
@@ -889,6 +959,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     observeAmpOps(*info, inputs);
     observeParameterUpdates(*info, inputs);
     observeOptimizerStep(*info, inputs);
+    if (info->clipStep != HandClipStep::None) handClips.observe(info->clipStep, inputs);
     if (isCast(*info, inputs)) {
       const at::Tensor& source = inputs[0].toTensor();
       const auto to = castTarget(*info, inputs);

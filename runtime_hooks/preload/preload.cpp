@@ -48,6 +48,7 @@ struct Core {
   ScalerProtocol protocol;  // fed by dtype_lint/annotate.h, keyed by object addresses
   std::optional<ScalerProtocol> beforePythonUnscale;  // restored when that unscale_() raised
   bool afterScalingMistake = false;  // DL205 or DL207 since the last backward: the gradients' size is that mistake's
+  bool clippedSinceBackward = false;  // a clip Python announced, or one by hand: a clip call's own ops are not another
   bool scalerAnnounced = false;
   std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
   ManualScalingTrace manualScaling;
@@ -474,6 +475,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backwa
       else c.protocol.unscaledBackward(where);
     }
     c.afterScalingMistake = false;
+    c.clippedSinceBackward = false;
     c.manualScaling.backward(manualFactor ? std::optional<double>(lossFactor) : std::nullopt, where, findings);
   }
   for (const Finding& f : findings) c.report.write(f);
@@ -491,6 +493,34 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_multip
   const auto at = runtime::firstUserFrame();
   std::lock_guard<std::mutex> lock(c.mutex);
   c.manualScaling.gradientsDividedBack(at.value_or(SourceLocation{}));
+}
+
+// Reported where the clip's size was decided on scaled gradients (the norm,
+// the clamp), with a note at the product that applied it.
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradients_clipped(uint64_t decidedAt) {
+  const runtime::HookScope scope;
+  if (!scope) return;
+  auto& c = runtime::core();
+  std::optional<runtime::CapturedSite> decided;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (c.clippedSinceBackward) return;
+    c.clippedSinceBackward = true;
+    if (auto it = c.sites.find(decidedAt); it != c.sites.end()) decided = it->second;
+  }
+  const auto appliedAt = runtime::firstUserFrame();
+  const auto at = decided ? runtime::firstUserFrameOf(*decided) : appliedAt;
+  std::vector<Finding> findings;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    c.protocol.clip(nullptr, 0, at.value_or(SourceLocation{}), findings);
+    c.afterScalingMistake = c.afterScalingMistake || !findings.empty();
+  }
+  for (Finding& f : findings) {
+    if (at && appliedAt && (appliedAt->file != at->file || appliedAt->line != at->line))
+      f.notes.push_back({*appliedAt, "the gradients rescaled by it here"});
+    c.report.write(f);
+  }
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_nonfinite_check() {
@@ -697,6 +727,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
         break;
       case kPythonOptimizerStep: c.protocol.optimizerStep(optimizerRef, at, findings); break;
       case kPythonClip:
+        c.clippedSinceBackward = true;
         c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings);
         c.afterScalingMistake = c.afterScalingMistake || !findings.empty();
         break;

@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 5u
+#define DTYPE_LINT_BOUNDARY_VERSION 6u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
@@ -112,6 +112,11 @@ void dtype_lint_runtime_op(const dtype_lint_op_record* record);
 void dtype_lint_runtime_backward(const void* loss, double lossFactor);
 /* The user's code multiplied a tensor in place by a constant (div_(c) is 1/c). */
 void dtype_lint_runtime_multiplied_in_place(double multiplier);
+/* The user's code clipped gradients by hand since the last backward(): it
+ * clamped them in place, or multiplied them in place (here) after taking
+ * their norm. decidedAt (a dtype_lint_runtime_capture_site()) is where the
+ * clip's size was decided: the norm, or the clamp. */
+void dtype_lint_runtime_gradients_clipped(uint64_t decidedAt);
 /* The user's code checked a tensor for inf/NaN. */
 void dtype_lint_runtime_nonfinite_check(void);
 /* The raw ATen AMP ops a C++ port of GradScaler calls. Unscale: the gradients

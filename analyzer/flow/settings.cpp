@@ -1,0 +1,129 @@
+#include "flow/settings.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
+#include "flow/ast_helpers.h"
+#include "torch_api.h"
+
+namespace dtype_lint::analyzer::flow {
+
+using namespace clang;
+
+namespace {
+
+// A value a program names for a setting, as a note spells it: a string
+// literal ("fp16", quoted), or an enumerator (Precision::kHalf).
+std::optional<std::string> namedValue(const Expr* e) {
+  e = ignoreConversions(e);
+  if (!e) return std::nullopt;
+  e = e->IgnoreParenImpCasts();
+  if (const auto* literal = dyn_cast<StringLiteral>(e); literal && literal->isOrdinary())
+    return "\"" + literal->getString().str() + "\"";
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e))
+    if (const auto* enumerator = dyn_cast<EnumConstantDecl>(ref->getDecl())) {
+      const auto* type = dyn_cast<EnumDecl>(enumerator->getDeclContext());
+      return (type && type->isScoped() ? type->getNameAsString() + "::" : "") + enumerator->getNameAsString();
+    }
+  return std::nullopt;
+}
+
+// The variable, parameter or field holding a setting: a string or an enum.
+const ValueDecl* settingRead(const Expr* e) {
+  e = ignoreConversions(e);
+  if (!e) return nullptr;
+  const ValueDecl* d = declOf(e->IgnoreParenImpCasts());
+  if (!d || !isa<VarDecl, FieldDecl>(d)) return nullptr;
+  const QualType type = d->getType().getNonReferenceType();
+  const bool isString = type->isPointerType() ? type->getPointeeType()->isCharType()
+                                              : (type->getAsRecordDecl() &&
+                                                 (type->getAsRecordDecl()->getName() == "basic_string" ||
+                                                  type->getAsRecordDecl()->getName() == "basic_string_view"));
+  if (!isString && !type->isEnumeralType()) return nullptr;
+  return cast<ValueDecl>(d->getCanonicalDecl());
+}
+
+std::optional<SettingTest> comparison(const Expr* a, const Expr* b, bool equal) {
+  for (int swap = 0; swap < 2; ++swap, std::swap(a, b))
+    if (const auto value = namedValue(b))
+      if (const ValueDecl* setting = settingRead(a)) return SettingTest{setting, ignoreConversions(a), *value, equal};
+  return std::nullopt;
+}
+
+// strcmp(s, "fp16") and its kin: 0 when equal.
+std::optional<SettingTest> stringCompare(const Expr* e) {
+  const auto* call = dyn_cast<CallExpr>(e->IgnoreParenImpCasts());
+  if (!call || call->getNumArgs() < 2) return std::nullopt;
+  const std::string name = calleeName(call);
+  if (name != "strcmp" && name != "strcasecmp" && name != "strncmp") return std::nullopt;
+  return comparison(call->getArg(0), call->getArg(1), true);
+}
+
+// The {key, mapped} entries of a map's initializer list.
+std::vector<std::pair<std::string, const Expr*>> mapEntries(const Expr* init) {
+  std::vector<std::pair<std::string, const Expr*>> entries;
+  const InitListExpr* list = nullptr;
+  for (const Expr* e = init; e && !list;) {
+    e = e->IgnoreImplicit();
+    if (const auto* l = dyn_cast<InitListExpr>(e)) list = l;
+    else if (const auto* initializers = dyn_cast<CXXStdInitializerListExpr>(e)) e = initializers->getSubExpr();
+    else if (const auto* construct = dyn_cast<CXXConstructExpr>(e); construct && construct->getNumArgs() >= 1)
+      e = construct->getArg(0);
+    else if (const auto* cleanups = dyn_cast<ExprWithCleanups>(e)) e = cleanups->getSubExpr();
+    else e = nullptr;
+  }
+  if (!list) return entries;
+  for (const Expr* element : list->inits()) {
+    element = element->IgnoreImplicit();
+    const Expr *key = nullptr, *mapped = nullptr;
+    if (const auto* pair = dyn_cast<CXXConstructExpr>(element); pair && pair->getNumArgs() == 2)
+      key = pair->getArg(0), mapped = pair->getArg(1);
+    else if (const auto* braces = dyn_cast<InitListExpr>(element); braces && braces->getNumInits() == 2)
+      key = braces->getInit(0), mapped = braces->getInit(1);
+    const auto name = key ? namedValue(key) : std::nullopt;
+    if (!name) return {};
+    entries.emplace_back(*name, mapped);
+  }
+  return entries;
+}
+
+}  // namespace
+
+std::optional<SettingTest> settingTest(const Expr* condition) {
+  condition = condition->IgnoreParenImpCasts();
+  if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
+    return stringCompare(negation->getSubExpr());
+  if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp()) {
+    const bool equal = op->getOpcode() == BO_EQ;
+    for (const auto& [call, zero] : {std::pair{op->getLHS(), op->getRHS()}, std::pair{op->getRHS(), op->getLHS()}})
+      if (const auto* literal = dyn_cast<IntegerLiteral>(zero->IgnoreParenImpCasts()); literal && literal->getValue() == 0)
+        if (auto test = stringCompare(call)) {
+          test->holdsOnValue = equal;
+          return test;
+        }
+    return comparison(op->getLHS(), op->getRHS(), equal);
+  }
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(condition);
+      op && op->getNumArgs() == 2 &&
+      (op->getOperator() == OO_EqualEqual || op->getOperator() == OO_ExclaimEqual))
+    return comparison(op->getArg(0), op->getArg(1), op->getOperator() == OO_EqualEqual);
+  return std::nullopt;
+}
+
+std::optional<SettingLookup> settingLookup(const Expr* e) {
+  e = ignoreWrappers(e);
+  const Expr *map = nullptr, *key = nullptr;
+  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
+    map = call->getImplicitObjectArgument(), key = call->getArg(0);
+  else if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
+                                                                    op->getNumArgs() == 2)
+    map = op->getArg(0), key = op->getArg(1);
+  if (!map) return std::nullopt;
+  const auto* var = dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts()));
+  const ValueDecl* setting = settingRead(key);
+  if (!var || !setting || !var->getInit()) return std::nullopt;
+  auto entries = mapEntries(var->getInit());
+  if (entries.empty()) return std::nullopt;
+  return SettingLookup{setting, ignoreConversions(key), std::move(entries)};
+}
+
+}  // namespace dtype_lint::analyzer::flow

@@ -1,0 +1,37 @@
+// Settings a program chooses by name at run time: a string (from argv, getenv,
+// a config file) or an enum, compared with values the program itself names or
+// looked up in a map from those names. The analysis runs once per named value
+// (flag_paths.h), as a build matrix would run the program.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "clang/AST/Expr.h"
+
+namespace dtype_lint::analyzer::flow {
+
+// `cfg.precision == "fp16"`, `"bf16" != name`, `mode == Mode::kHalf`,
+// `strcmp(s, "fp16") == 0`, `!strcmp(s, "fp16")`: the setting read, the value
+// named, and whether the test holds when the setting has that value.
+struct SettingTest {
+  const clang::ValueDecl* setting;  // canonical
+  const clang::Expr* read;          // where the test reads it
+  std::string value;  // as a note spells it: "fp16" (quoted), Precision::kHalf
+  bool holdsOnValue;
+};
+std::optional<SettingTest> settingTest(const clang::Expr* condition);
+
+// `dtypes.at(name)`, `dtypes[name]`, on a map whose initializer names its keys
+// (`const std::map<std::string, torch::Dtype> dtypes = {{"fp16", torch::kHalf}, …}`):
+// the setting read as the key, and each key with its mapped expression.
+struct SettingLookup {
+  const clang::ValueDecl* setting;  // canonical
+  const clang::Expr* read;
+  std::vector<std::pair<std::string, const clang::Expr*>> entries;
+};
+std::optional<SettingLookup> settingLookup(const clang::Expr* e);
+
+}  // namespace dtype_lint::analyzer::flow

@@ -1,0 +1,107 @@
+// Precision chosen by name at run time (a command-line value, an environment
+// variable, a config field) and resolved through a map, an if-chain, a
+// ternary or an enum: the analysis runs once per value the program names, and
+// a finding says which value it needs. Each trainer is a root of its own.
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+const std::map<std::string, torch::Dtype> kDtypes = {
+    {"fp32", torch::kFloat}, {"fp16", torch::kHalf}, {"bf16", torch::kBFloat16}};
+
+struct TrainConfig {
+  std::string precision = "fp32";
+  int64_t width = 8;
+};
+
+TrainConfig parseArgs(int argc, char** argv) {
+  TrainConfig cfg;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--precision") cfg.precision = argv[i + 1];
+  return cfg;
+}
+
+// A map from names to dtypes converts the encoder; the head stays Float.
+void trainWithMap(const TrainConfig& cfg) {
+  torch::nn::Linear encoder(cfg.width, cfg.width), head(cfg.width, 2);
+  const torch::Dtype dtype = kDtypes.at(cfg.precision);
+  encoder->to(dtype);
+  auto features = encoder(torch::randn({4, cfg.width}).to(dtype));
+  auto logits = head(features);  // dtype-lint-expect: DL101
+  logits.sum().backward();
+}
+
+// The same with the head converted too: every value is consistent.
+void trainWithMapConsistently(const TrainConfig& cfg) {
+  torch::nn::Linear encoder(cfg.width, cfg.width), head(cfg.width, 2);
+  const torch::Dtype dtype = kDtypes.at(cfg.precision);
+  encoder->to(dtype);
+  head->to(dtype);
+  auto features = encoder(torch::randn({4, cfg.width}).to(dtype));
+  head(features).to(torch::kFloat).sum().backward();
+}
+
+// An if-chain in a helper, from the environment.
+torch::Dtype dtypeNamed(const std::string& name) {
+  if (name == "half") return torch::kHalf;
+  if (name == "bfloat16") return torch::kBFloat16;
+  return torch::kFloat;
+}
+
+void trainFromEnvironment() {
+  const char* env = std::getenv("TRAIN_DTYPE");
+  const std::string name = env ? env : "float";
+  torch::nn::Linear body(8, 8), value_head(8, 1);
+  const auto dtype = dtypeNamed(name);
+  body->to(dtype);
+  auto hidden = body(torch::randn({2, 8}, torch::TensorOptions().dtype(dtype)));
+  auto value = value_head(hidden);  // dtype-lint-expect: DL101
+  value.sum().backward();
+}
+
+// Only the value the program compares with is Half; a bool holds the test.
+void trainWithBool(const TrainConfig& cfg) {
+  const bool half = cfg.precision == "fp16";
+  torch::nn::Linear net(cfg.width, 1);
+  auto x = torch::randn({4, cfg.width});
+  if (half) x = x.to(torch::kHalf);
+  auto y = net(x);  // dtype-lint-expect: DL101
+  y.sum().backward();
+}
+
+// Converted on the same test: no value mixes dtypes.
+void trainWithBoolConsistently(const TrainConfig& cfg) {
+  const bool half = cfg.precision == "fp16";
+  torch::nn::Linear net(cfg.width, 1);
+  auto x = torch::randn({4, cfg.width});
+  if (half) {
+    x = x.to(torch::kHalf);
+    net->to(torch::kHalf);
+  }
+  net(x).to(torch::kFloat).sum().backward();
+}
+
+enum class Precision { kFloat32, kBFloat16 };
+
+struct EnumConfig {
+  Precision precision = Precision::kFloat32;
+};
+
+EnumConfig enumConfig(const char* arg) {
+  EnumConfig cfg;
+  if (arg && std::strcmp(arg, "bf16") == 0) cfg.precision = Precision::kBFloat16;
+  return cfg;
+}
+
+// An enum compared in a ternary.
+void trainWithEnum(const EnumConfig& cfg) {
+  torch::nn::Linear proj(8, 8), out(8, 4);
+  const auto dtype = cfg.precision == Precision::kBFloat16 ? torch::kBFloat16 : torch::kFloat;
+  proj->to(dtype);
+  auto h = proj(torch::randn({3, 8}).to(dtype));
+  auto scores = out(h);  // dtype-lint-expect: DL101
+  scores.sum().backward();
+}
