@@ -64,6 +64,8 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
       if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end())
         return field->second;
   if (const Expr* fallback = dtypeValued ? tu_.unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
+  if (const Expr* initial = dtypeValued ? tu_.constructorDtype(e) : nullptr)
+    if (auto fact = evalDtypeArgument(initial); fact && !fact->dtype.isUnknown()) return fact;
   // Options or a dtype the analysis cannot see into (a parameter, a member):
   // some dtype, unknown which.
   if (dtypeValued) return TensorFact{};

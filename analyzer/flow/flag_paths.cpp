@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "flow/ast_helpers.h"
@@ -113,8 +114,24 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     add(flag, condition, {});
   }
   void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values) {
-    if (tu_.stateFlag(setting)) return;
+    if (tu_.stateFlag(setting) || declaredInLoop(setting)) return;
     add(setting, read, values);
+  }
+  // `for (...) { std::string arg = argv[i]; if (arg == "--fp16") ... }`: a
+  // value per iteration (a command line being parsed), not one per run.
+  bool declaredInLoop(const ValueDecl* d) {
+    const auto* var = dyn_cast<VarDecl>(d);
+    if (!var || !var->isLocalVarDecl()) return false;
+    DynTypedNode node = DynTypedNode::create(*var);
+    for (int up = 0; up < 32; ++up) {
+      const auto parents = tu_.context().getParents(node);
+      if (parents.empty() || parents[0].get<FunctionDecl>()) return false;
+      if (parents[0].get<ForStmt>() || parents[0].get<WhileStmt>() || parents[0].get<DoStmt>() ||
+          parents[0].get<CXXForRangeStmt>())
+        return true;
+      node = parents[0];
+    }
+    return false;
   }
   void add(const ValueDecl* decl, const Expr* read, const std::vector<std::string>& values) {
     for (RuntimeFlag& known : flags)

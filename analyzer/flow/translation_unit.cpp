@@ -136,7 +136,11 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   }
   bool VisitCXXConstructorDecl(CXXConstructorDecl* ctor) {
     for (const CXXCtorInitializer* init : ctor->inits())
-      if (init->isWritten() && init->getMember()) note(init->getMember(), init->getInit());
+      if (init->isWritten() && init->getMember()) {
+        note(init->getMember(), init->getInit());
+        if (isScalarTypeType(init->getMember()->getType()))
+          dtypeInitializers[cast<ValueDecl>(init->getMember()->getCanonicalDecl())].push_back(init->getInit());
+      }
     return true;
   }
 
@@ -189,6 +193,8 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::map<const ValueDecl*, const FunctionDecl*> callables;  // null: more than one target, or one not seen
   std::map<const ValueDecl*, const Expr*> nullUnless;  // null: some write is not under one flag test
   std::set<const ValueDecl*> registered;  // tensors given to or taken from register_parameter/register_buffer
+  std::map<const ValueDecl*, std::vector<const Expr*>> dtypeInitializers;  // dtype fields by constructor initializers
+  std::set<const ValueDecl*> assignedOutsideConstructors;
 
  private:
   // A parameter by its function and position: a declaration and the
@@ -250,8 +256,10 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     }
   }
   void add(const Expr* target, const Expr* value, const Stmt* write) {
-    if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d))
+    if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d)) {
       note(d, value, write);
+      assignedOutsideConstructors.insert(cast<ValueDecl>(d->getCanonicalDecl()));
+    }
   }
   // The flag test of the `if` whose then-branch holds a write, when it is one.
   const Expr* enclosingFlagTest(const Stmt* write) {
@@ -452,6 +460,9 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
     collector.resolveForwardedCallables();
     writes_ = Writes{std::move(collector.written), std::move(collector.stateFlags), std::move(collector.callables),
                      std::move(collector.nullUnless), std::move(collector.registered)};
+    for (const auto& [field, inits] : collector.dtypeInitializers)
+      if (inits.size() == 1 && !collector.assignedOutsideConstructors.count(field))
+        writes_->constructorDtypes[field] = inits.front();
   }
   return *writes_;
 }
@@ -473,6 +484,14 @@ bool TranslationUnitAnalysis::unregisteredModuleTensor(const ValueDecl* d) {
 const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {
   auto it = writes().nullUnless.find(cast<ValueDecl>(d->getCanonicalDecl()));
   return it == writes().nullUnless.end() ? nullptr : it->second;
+}
+
+const Expr* TranslationUnitAnalysis::constructorDtype(const Expr* e) {
+  const auto* member = dyn_cast_or_null<MemberExpr>(ignoreConversions(e));
+  const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+  if (!field) return nullptr;
+  auto it = writes().constructorDtypes.find(cast<ValueDecl>(field->getCanonicalDecl()));
+  return it == writes().constructorDtypes.end() ? nullptr : it->second;
 }
 
 const Expr* TranslationUnitAnalysis::unwrittenFieldDefault(const Expr* e) {

@@ -75,6 +75,9 @@ class TranslationUnitAnalysis {
   // A config's field that no code writes (`bool use_half = true;`): its
   // default member initializer, its value everywhere.
   const clang::Expr* unwrittenFieldDefault(const clang::Expr* e);
+  // A dtype member that only one constructor's member initializer gives a
+  // value (`dtype_(kDtypes.at(cfg.precision))`): that initializer.
+  const clang::Expr* constructorDtype(const clang::Expr* e);
   // A condition's value when it is known: a constant, an unwritten config flag.
   std::optional<bool> knownCondition(const clang::Expr* condition);
 
@@ -90,6 +93,7 @@ class TranslationUnitAnalysis {
     std::map<const clang::ValueDecl*, const clang::FunctionDecl*> callables;
     std::map<const clang::ValueDecl*, const clang::Expr*> nullUnless;
     std::set<const clang::ValueDecl*> registered;
+    std::map<const clang::ValueDecl*, const clang::Expr*> constructorDtypes;  // see constructorDtype
   };
   const Writes& writes();
 

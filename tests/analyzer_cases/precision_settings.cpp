@@ -105,3 +105,26 @@ void trainWithEnum(const EnumConfig& cfg) {
   auto scores = out(h);  // dtype-lint-expect: DL101
   scores.sum().backward();
 }
+
+// The dtype kept in a member its constructor looks up; the methods use it.
+class GroupTrainer {
+ public:
+  explicit GroupTrainer(const TrainConfig& cfg) : dtype_(kDtypes.at(cfg.precision)) {
+    encoder_->to(dtype_);
+    scorer_->to(dtype_);
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto h = encoder_(x.to(dtype_));
+    return head_(scorer_(h));  // dtype-lint-expect: DL101
+  }
+
+ private:
+  torch::Dtype dtype_;
+  torch::nn::Linear encoder_{8, 8}, scorer_{8, 8}, head_{8, 2};
+};
+
+void trainGroups(const TrainConfig& cfg) {
+  GroupTrainer trainer(cfg);
+  trainer.forward(torch::randn({4, 8})).sum().backward();
+}
