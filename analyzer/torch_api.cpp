@@ -238,15 +238,23 @@ bool announcesScale(const FunctionDecl* method) {
   });
 }
 
-bool checksForNonFinite(const FunctionDecl* fn) {
-  return bodyCallsAny(fn, [](const FunctionDecl* callee) {
+namespace {
+// Itself, or through the user helpers it calls (`if (!grads_are_finite())`), two calls deep.
+bool checksForNonFiniteWithin(const FunctionDecl* fn, int depth) {
+  const FunctionDecl* definition = fn ? fn->getDefinition() : nullptr;
+  return definition && callsAny(definition->getBody(), [depth](const FunctionDecl* callee) {
     const IdentifierInfo* id = callee->getIdentifier();
-    if (!id || isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager())) return false;
+    if (isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager()))
+      return depth > 0 && checksForNonFiniteWithin(callee, depth - 1);
+    if (!id) return false;
     const llvm::StringRef name = id->getName();
     return name == "isfinite" || name == "isinf" || name == "isnan" || name == "isposinf" || name == "isneginf" ||
            name == kRawUnscaleOp;
   });
 }
+}  // namespace
+
+bool checksForNonFinite(const FunctionDecl* fn) { return checksForNonFiniteWithin(fn, 2); }
 
 std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
   e = ignoreWrappers(e);

@@ -59,7 +59,8 @@ bool isAnnotation(const clang::FunctionDecl* fn);
 // returns as a scaled loss (dtype_lint::annotate::scale).
 bool announcesScale(const clang::FunctionDecl* method);
 // Whether the function checks some tensor for inf/NaN (isfinite, isinf,
-// isnan, ...): hand-rolled loss scaling that does is a dynamic scaler.
+// isnan, ...), itself or in a user helper it calls: hand-rolled loss
+// scaling that does is a dynamic scaler.
 bool checksForNonFinite(const clang::FunctionDecl* fn);
 
 // The raw ATen AMP ops a C++ GradScaler port calls: the unscale (an inf check) and the update.

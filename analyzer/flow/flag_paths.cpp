@@ -75,11 +75,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
-    if (const auto lookup = settingLookup(call)) {
-      std::vector<std::string> keys;
-      for (const auto& [key, mapped] : lookup->entries) keys.push_back(key);
-      addSetting(lookup->setting, lookup->read, keys);
-    }
+    addLookup(call);
     // at::autocast::set_enabled(cfg.amp.enabled): the flag chooses the region.
     if (const FunctionDecl* callee = call->getDirectCallee(); isAutocastFunction(callee) && callee->getDeclName().isIdentifier() &&
         callee->getName().startswith("set_") && callee->getName().endswith("enabled"))
@@ -89,6 +85,10 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
     follow(construct->getConstructor());
+    return true;
+  }
+  bool VisitMemberExpr(MemberExpr* member) {
+    addLookup(member);  // it->second of a map's find()
     return true;
   }
 
@@ -112,6 +112,14 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (const auto* var = dyn_cast<VarDecl>(flag); var && var->isLocalVarDecl() && var->getInit() && !tu_.written(var))
       return addTests(var->getInit());
     add(flag, condition, {});
+  }
+  // A map from the values a setting names: its keys are the values.
+  void addLookup(const Expr* e) {
+    const auto lookup = settingLookup(e);
+    if (!lookup) return;
+    std::vector<std::string> keys;
+    for (const auto& [key, mapped] : lookup->entries) keys.push_back(key);
+    addSetting(lookup->setting, lookup->read, keys);
   }
   void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values) {
     if (tu_.stateFlag(setting) || declaredInLoop(setting)) return;

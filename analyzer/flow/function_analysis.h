@@ -85,6 +85,8 @@ class FunctionAnalysis final : public FlowQueries {
   void transferOperator(const clang::CXXOperatorCallExpr* op);
   void transferSaveForBackward(const clang::CallExpr* call);
   void transferModuleConversion(const clang::CXXMemberCallExpr* call);
+  void transferParameterReplacement(const clang::CXXMemberCallExpr* call);
+  void transferParameterReplacementLoop(const clang::DeclStmt* rangeDecl);
   void forgetConvertedMembers(const clang::CXXRecordDecl* impl);
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);
   void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);

@@ -117,6 +117,18 @@ std::optional<SettingLookup> settingLookup(const Expr* e) {
   else if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
                                                                     op->getNumArgs() == 2)
     map = op->getArg(0), key = op->getArg(1);
+  // `auto it = dtypes.find(name); ...; return it->second;`
+  if (const auto* member = dyn_cast_or_null<MemberExpr>(e);
+      !map && member && member->getMemberDecl()->getDeclName().isIdentifier() &&
+      member->getMemberDecl()->getName() == "second") {
+    const Expr* base = member->getBase()->IgnoreImplicit();
+    if (const auto* arrow = dyn_cast<CXXOperatorCallExpr>(base); arrow && arrow->getOperator() == OO_Arrow)
+      base = arrow->getArg(0);
+    if (const auto* it = dyn_cast_or_null<VarDecl>(declOf(base->IgnoreParenImpCasts())); it && it->getInit())
+      if (const auto* find = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(it->getInit()));
+          find && find->getNumArgs() == 1 && calleeName(find) == "find")
+        map = find->getImplicitObjectArgument(), key = find->getArg(0);
+  }
   if (!map) return std::nullopt;
   const auto* var = dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts()));
   const ValueDecl* setting = settingRead(key);

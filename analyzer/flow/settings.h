@@ -24,7 +24,8 @@ struct SettingTest {
 };
 std::optional<SettingTest> settingTest(const clang::Expr* condition);
 
-// `dtypes.at(name)`, `dtypes[name]`, on a map whose initializer names its keys
+// `dtypes.at(name)`, `dtypes[name]`, `it->second` of `auto it = dtypes.find(name)`,
+// on a map whose initializer names its keys
 // (`const std::map<std::string, torch::Dtype> dtypes = {{"fp16", torch::kHalf}, …}`):
 // the setting read as the key, and each key with its mapped expression.
 struct SettingLookup {

@@ -5,6 +5,7 @@
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "flow/ast_helpers.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
 
@@ -493,9 +494,31 @@ void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
   }
 }
 
+// `for (auto& item : copy->named_parameters()) item.value().set_data(src.to(dtype));`:
+// a conversion of the module whose parameters the loop walks, by hand.
+void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* call) {
+  const Expr* parameter = ignoreWrappers(call->getImplicitObjectArgument());
+  if (const auto* value = dyn_cast<CXXMemberCallExpr>(parameter); value && calleeName(value) == "value")
+    parameter = ignoreWrappers(value->getImplicitObjectArgument());
+  const auto* var = dyn_cast_or_null<VarDecl>(declOf(parameter));
+  const auto* walked = var ? dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(loopRange(var))) : nullptr;
+  const std::string walk = walked ? calleeName(walked) : "";
+  if (walk != "parameters" && walk != "named_parameters") return;
+  const Expr* module = ignoreWrappers(walked->getImplicitObjectArgument());
+  const CXXRecordDecl* impl = moduleImplClass(module->getType());
+  const ValueDecl* target = declOf(moduleObject(module));
+  if (!impl || !target || call->getNumArgs() != 1) return;
+  TensorFact f = evalTensor(call->getArg(0));
+  f.origin = note(call, fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString()));
+  f.originNamed = true;
+  state_.modules[target] = f;
+  forgetConvertedMembers(impl);
+}
+
 void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
   if (name == "backward") return transferBackward(object, call);
+  if (name == "set_data") return transferParameterReplacement(call);
   std::vector<const Expr*> args = tensorArgs(call);
   if ((name == "div_" || name == "mul_") && call->getNumArgs() >= 1)
     scalers_.checkGradientsDividedBack(object, call->getArg(0), name == "mul_", call);
@@ -571,8 +594,32 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
   }
 }
 
+// A loop that replaces every parameter of a module converts it before its
+// first iteration as much as after its last: applied where the loop's range
+// is declared, so that the path that skips the body (none does) is not joined in.
+void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDecl) {
+  const auto* range = rangeDecl->isSingleDecl() ? dyn_cast<VarDecl>(rangeDecl->getSingleDecl()) : nullptr;
+  const auto* walked = range && range->isImplicit() && range->getInit()
+                           ? dyn_cast<CXXMemberCallExpr>(ignoreWrappers(range->getInit()))
+                           : nullptr;
+  if (!walked || (calleeName(walked) != "parameters" && calleeName(walked) != "named_parameters")) return;
+  const auto parents = tu_.context().getParents(*rangeDecl);
+  const auto* loop = parents.empty() ? nullptr : parents[0].get<CXXForRangeStmt>();
+  if (!loop || loop->getRangeStmt() != rangeDecl) return;
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const CXXMemberCallExpr* found = nullptr;
+    bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
+      if (!found && calleeName(call) == "set_data") found = call;
+      return !found;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
+  if (finder.found) transferParameterReplacement(finder.found);
+}
+
 void FunctionAnalysis::transferStmt(const Stmt* s) {
   if (const auto* decl = dyn_cast<DeclStmt>(s)) {
+    transferParameterReplacementLoop(decl);
     scalers_.transferDeclaration(decl);
     for (const Decl* d : decl->decls())
       if (const auto* var = dyn_cast<VarDecl>(d)) bindDeclaration(var, var->getInit(), toLocation(var->getSourceRange()));

@@ -166,3 +166,17 @@ void changed_lists() {
   for (auto& u : upcast) u = u.to(torch::kFloat);
   auto score = torch::mm(upcast[0], probe);
 }
+
+// A copy converted by hand, parameter by parameter (an EMA or inference copy):
+// `set_data(src.to(dtype))` over its parameters converts it like ->to(dtype).
+void copies_converted_by_hand(torch::nn::Linear& trained) {
+  torch::NoGradGuard no_grad;
+  torch::nn::Linear half_copy(8, 2);
+  auto sources = trained->named_parameters();
+  for (auto& item : half_copy->named_parameters()) item.value().set_data(sources[item.key()].to(torch::kHalf));
+  half_copy(torch::randn({4, 8}).to(torch::kHalf));
+  half_copy(torch::randn({4, 8}));  // dtype-lint-expect: DL101
+  torch::nn::Linear float_copy(8, 2);
+  for (auto& p : float_copy->parameters()) p.set_data(p.to(torch::kFloat));
+  float_copy(torch::randn({4, 8}));
+}

@@ -62,6 +62,21 @@ void trainFromEnvironment() {
   value.sum().backward();
 }
 
+// A lookup that checks for unknown names first.
+torch::Dtype checkedDtype(const std::string& name) {
+  static const std::map<std::string, torch::Dtype> names = {{"fp32", torch::kFloat}, {"bf16", torch::kBFloat16}};
+  auto it = names.find(name);
+  TORCH_CHECK(it != names.end(), "unsupported dtype ", name);
+  return it->second;
+}
+
+void trainWithCheckedLookup(const TrainConfig& cfg) {
+  torch::nn::Linear adapter(8, 8), base(8, 8);
+  adapter->to(checkedDtype(cfg.precision));
+  auto low = adapter(torch::randn({2, 8}).to(checkedDtype(cfg.precision)));
+  base(low).sum().backward();  // dtype-lint-expect: DL101
+}
+
 // Only the value the program compares with is Half; a bool holds the test.
 void trainWithBool(const TrainConfig& cfg) {
   const bool half = cfg.precision == "fp16";

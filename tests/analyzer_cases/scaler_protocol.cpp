@@ -248,6 +248,29 @@ void manual_scaling_with_an_inf_check() {
   }
 }
 
+// The same check in a helper of the trainer's own.
+bool gradients_are_finite(torch::nn::Linear& model) {
+  for (const auto& p : model->parameters())
+    if (p.grad().defined() && !torch::isfinite(p.grad()).all().item<bool>()) return false;
+  return true;
+}
+
+void manual_scaling_with_an_inf_check_in_a_helper() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  double loss_scale = 65536.0;
+  for (int step = 0; step < 4; ++step) {
+    opt.zero_grad();
+    (loss_of(model) * loss_scale).backward();
+    if (!gradients_are_finite(model)) {
+      loss_scale /= 2;
+      continue;
+    }
+    for (auto& p : model->parameters()) p.mutable_grad().div_(loss_scale);
+    opt.step();
+  }
+}
+
 void loss_scaled_inside_scaler() {
   torch::nn::Linear model(8, 1);
   torch::optim::SGD opt(model->parameters(), 0.1);
