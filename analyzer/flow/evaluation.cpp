@@ -229,6 +229,12 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
         }
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.tensors.find(d); it != state_.tensors.end()) return it->second;
+    // `torch::Tensor attn_map_ = torch::zeros({n, n});` that no code assigns:
+    // its initializer's dtype, unless a module conversion may reach it.
+    if (const auto* field = dyn_cast<FieldDecl>(d); field && isTensorType(field->getType()))
+      if (const Expr* init = tu_.unwrittenFieldDefault(e);
+          init && (!isUserModule(dyn_cast<CXXRecordDecl>(field->getParent())) || tu_.unregisteredModuleTensor(field)))
+        return evalTensor(init);
     // fc->weight, fc->bias: the module's parameter dtype.
     if (const auto* member = dyn_cast<MemberExpr>(e); member && !tu_.unregisteredModuleTensor(d)) {
       const Expr* base = member->getBase();

@@ -51,3 +51,23 @@ void in_place_elementwise() {
   auto mask = h > 0;
   h.masked_fill_(mask, 0.0);
 }
+
+// A buffer member that its declaration creates and no code assigns keeps that
+// dtype: an attention map kept for logging, written by out= products.
+struct AttentionProbe {
+  torch::Tensor attn_map_ = torch::zeros({4, 4});
+  torch::Tensor half_map_ = torch::zeros({4, 4}, torch::kHalf);
+  torch::Tensor replaced_ = torch::zeros({4, 4});
+
+  void record(const torch::Tensor& q, const torch::Tensor& k) {
+    torch::matmul_out(attn_map_, q, k);  // dtype-lint-expect: DL102
+    torch::matmul_out(half_map_, q, k);
+    replaced_ = torch::empty({4, 4}, q.options());
+    torch::matmul_out(replaced_, q, k);
+  }
+};
+
+void record_half_attention() {
+  AttentionProbe probe;
+  probe.record(torch::randn({4, 8}, torch::kHalf), torch::randn({8, 4}, torch::kHalf));
+}
