@@ -408,9 +408,16 @@ const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInv
   std::optional<ClassInvariant> invariant;
   CallContext constructing;
   constructing.assumptions = assuming.assumptions;
+  bool complete = true;  // no constructor or method skipped for being under analysis already
   for (const CXXConstructorDecl* ctor : record->ctors()) {
     const FunctionDecl* def = ctor->getDefinition();
     if (!def || !isAnalyzable(def) || ctor->isCopyOrMoveConstructor()) continue;
+    // Asked from a method the constructor calls (`refresh()` in the constructor):
+    // what it establishes is not known yet, and must not be remembered as nothing.
+    if (onStack_.count(def)) {
+      complete = false;
+      continue;
+    }
     const FunctionResult* r = analyze(def, constructing);
     if (!r || !r->exitReached) continue;
     if (!invariant) {
@@ -423,7 +430,6 @@ const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInv
   // What the other methods may leave in the members (a setup() that converts
   // the model) holds too, in a method whose caller is not seen: each is
   // followed once from the constructors' facts, silently.
-  bool complete = true;  // no method skipped for being under analysis already
   if (invariant) {
     CallContext afterConstruction = constructing;
     afterConstruction.members = invariant->members;

@@ -392,3 +392,54 @@ void train_borrowing() {
   BorrowingTrainer trainer(net, opt, scaler);
   trainer.step(torch::randn({4, 8}));
 }
+
+// The constructor calls a method that makes the inference copy (Half under a
+// flag); another method uses it under the same flag. What the constructor
+// establishes through that method holds in the other one.
+struct InferenceConfig {
+  bool half_inference = false;
+};
+
+InferenceConfig inferenceConfig(const char* value) {
+  InferenceConfig cfg;
+  if (value) cfg.half_inference = std::string(value) != "0";
+  return cfg;
+}
+
+struct InferNetImpl : torch::nn::Module {
+  InferNetImpl() { head = register_module("head", torch::nn::Linear(8, 2)); }
+  torch::Tensor forward(const torch::Tensor& x) { return head(x); }
+  torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(InferNet);
+
+class InferenceCopyTrainer {
+ public:
+  explicit InferenceCopyTrainer(const InferenceConfig& cfg) : cfg_(cfg) { refresh(); }
+  void refresh() {
+    infer_ = InferNet();
+    if (cfg_.half_inference) infer_->to(torch::kHalf);
+  }
+  torch::Tensor predict(const torch::Tensor& images) {
+    auto in = cfg_.half_inference ? images.to(torch::kHalf) : images;
+    return infer_(in);
+  }
+
+ private:
+  InferenceConfig cfg_;
+  InferNet infer_{nullptr};
+};
+
+class UnconvertedCopyTrainer {
+ public:
+  explicit UnconvertedCopyTrainer(const InferenceConfig& cfg) : cfg_(cfg) { refresh(); }
+  void refresh() { infer_ = torch::nn::Linear(8, 2); }
+  torch::Tensor predict(const torch::Tensor& images) {
+    auto in = cfg_.half_inference ? images.to(torch::kHalf) : images;
+    return infer_(in);  // dtype-lint-expect: DL101
+  }
+
+ private:
+  InferenceConfig cfg_;
+  torch::nn::Linear infer_{nullptr};
+};
