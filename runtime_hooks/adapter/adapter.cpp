@@ -1074,6 +1074,16 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backwa
   ++dtype_lint::runtime::threadState.pythonBackwardDepth;
 }
 
+// The constant the user's code multiplied the tensor `tensorImpl` by to make
+// it (`loss * 1024`), 0 if none: what Python's GradScaler.scale() is given.
+extern "C" __attribute__((visibility("default"))) double dtype_lint_adapter_constant_factor(void* tensorImpl) {
+  const dtype_lint::runtime::HookScope scope;
+  if (!scope || !tensorImpl) return 0;
+  const at::Tensor t(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::unsafe_reclaim_from_nonowning(
+      static_cast<c10::TensorImpl*>(tensorImpl)));
+  return dtype_lint::runtime::constantProducts.valueOf(t);
+}
+
 extern "C" __attribute__((visibility("default"))) void dtype_lint_adapter_backward_end() {
   const dtype_lint::runtime::HookScope scope;
   if (!scope) return;

@@ -751,6 +751,20 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
   for (const Finding& f : findings) c.report.write(f);
 }
 
+// Python's GradScaler.scale() given a loss the user's code multiplied by a
+// constant (scaler.scale(loss * 1024)): scaled twice, DL203.
+extern "C" __attribute__((visibility("default"))) void dtype_lint_python_scaled_loss_factor(double factor,
+                                                                                           const char* file, int line) {
+  const runtime::HookScope scope;
+  if (!scope) return;
+  const SourceLocation at = file && line > 0 ? SourceLocation{file, unsigned(line), 0, unsigned(line), 0}
+                                             : SourceLocation{};
+  std::vector<Finding> findings;
+  checkScalingInsideScaler(manualScalingOf(at, factor, std::nullopt, ""), at, findings);
+  auto& c = runtime::core();
+  for (const Finding& f : findings) c.report.write(f);
+}
+
 // Python imports torch after start: the hooks' sitecustomize (set up by
 // pythonStartsWithHooks) calls this once `import torch` has loaded LibTorch.
 // 1 when the adapter for that LibTorch is in.

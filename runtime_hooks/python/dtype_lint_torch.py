@@ -39,6 +39,10 @@ _scaled_loss.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 _scaled_loss.restype = None
 _backward = None  # dtype_lint_adapter_backward, once the adapter is in
 _backward_end = None  # dtype_lint_adapter_backward_end
+_constant_factor = None  # dtype_lint_adapter_constant_factor
+_loss_factor = _process.dtype_lint_python_scaled_loss_factor
+_loss_factor.argtypes = [ctypes.c_double, ctypes.c_char_p, ctypes.c_int]
+_loss_factor.restype = None
 
 _user_file = _process.dtype_lint_python_user_file  # the preload decides for its frames and ours alike
 _user_file.argtypes = [ctypes.c_char_p]
@@ -170,6 +174,12 @@ def _hook_grad_scaler(module):
 
     def scale(original):
         def wrapper(self, outputs, *args, **kwargs):
+            # scaler.scale(loss * 1024): scaled twice (DL203), the factor the adapter saw multiplied in.
+            if self.is_enabled() and _constant_factor is not None and hasattr(outputs, "_cdata"):
+                factor = _constant_factor(outputs._cdata)
+                if factor:
+                    file, line = _user_frame()
+                    _loss_factor(factor, file.encode() if file else None, line)
             scaled = original(self, outputs, *args, **kwargs)
             if self.is_enabled() and hasattr(scaled, "_cdata"):
                 _scaled_loss(id(self), scaled._cdata)
@@ -292,7 +302,7 @@ def _hook_clip_grad(module):
 
 def _bind_adapter(module):
     """torch._C is loaded, and with it LibTorch: the preload binds the adapter for it."""
-    global _attached, _backward, _backward_end
+    global _attached, _backward, _backward_end, _constant_factor
     user, library = _source_roots()
     _process.dtype_lint_python_source_roots(user.encode(), library.encode())
     _attached = bool(_process.dtype_lint_python_torch_loaded())
@@ -303,6 +313,9 @@ def _bind_adapter(module):
         _backward_end = _process.dtype_lint_adapter_backward_end
         _backward_end.argtypes = []
         _backward_end.restype = None
+        _constant_factor = _process.dtype_lint_adapter_constant_factor
+        _constant_factor.argtypes = [ctypes.c_void_p]
+        _constant_factor.restype = ctypes.c_double
 
 
 def _hook_autograd(module):
