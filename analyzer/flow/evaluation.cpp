@@ -63,6 +63,12 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     if (auto fields = state_.structs.find(structBase(member)); fields != state_.structs.end())
       if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end())
         return field->second;
+  // A dtype field the program sets to one of a few dtypes: the one this analysis assumes.
+  if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued)
+    if (const FlagAssumption* assumed =
+            ctx_.assumedSetting(cast<ValueDecl>(member->getMemberDecl()->getCanonicalDecl())))
+      if (const auto dtype = assumed->value ? scalarTypeFromName(assumed->setting) : std::nullopt)
+        return TensorFact{DtypeSet(*dtype), Note{loc(e), fmt::format("became {} here", name(*dtype))}};
   if (const Expr* fallback = dtypeValued ? tu_.unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
   if (const Expr* initial = dtypeValued ? tu_.constructorDtype(e) : nullptr)
     if (auto fact = evalDtypeArgument(initial); fact && !fact->dtype.isUnknown()) return fact;

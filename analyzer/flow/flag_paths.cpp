@@ -89,6 +89,13 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitMemberExpr(MemberExpr* member) {
     addLookup(member);  // it->second of a map's find()
+    // cfg_.amp_dtype, which the program sets to one of a few dtypes.
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()->getCanonicalDecl()))
+      if (const std::vector<ScalarType>* dtypes = tu_.dtypeChoices(field)) {
+        std::vector<std::string> values;
+        for (ScalarType dtype : *dtypes) values.emplace_back(name(dtype));
+        addSetting(field, member, values, /*closed=*/true);
+      }
     return true;
   }
 
@@ -121,9 +128,10 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     for (const auto& [key, mapped] : lookup->entries) keys.push_back(key);
     addSetting(lookup->setting, lookup->read, keys);
   }
-  void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values) {
+  void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values,
+                  bool closed = false) {
     if (tu_.stateFlag(setting) || declaredInLoop(setting)) return;
-    add(setting, read, values);
+    add(setting, read, values, closed);
   }
   // `for (...) { std::string arg = argv[i]; if (arg == "--fp16") ... }`: a
   // value per iteration (a command line being parsed), not one per run.
@@ -141,7 +149,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     }
     return false;
   }
-  void add(const ValueDecl* decl, const Expr* read, const std::vector<std::string>& values) {
+  void add(const ValueDecl* decl, const Expr* read, const std::vector<std::string>& values, bool closed = false) {
     for (RuntimeFlag& known : flags)
       if (known.decl == decl) {
         for (const std::string& value : values)
@@ -154,7 +162,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
       }
     const SourceManager& sm = tu_.context().getSourceManager();
     const LangOptions& lang = tu_.context().getLangOpts();
-    RuntimeFlag flag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values};
+    RuntimeFlag flag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values, closed};
     if (flags.size() >= limit_ || configurations(flags) * flag.choices() > tu_.limits().maxConfigurations)
       return void(capped = true);
     flags.push_back(std::move(flag));

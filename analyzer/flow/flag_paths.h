@@ -22,9 +22,10 @@ struct RuntimeFlag {
   std::string spelling;          // as the first test spells it, quoted: 'cfg_.use_amp', 'cfg.precision'
   SourceLocation firstTest;
   std::vector<std::string> values;  // a setting's, in the order the program names them; empty for a flag
+  bool closed = false;              // a setting that holds no other value (a dtype the program sets)
 
-  // A flag: false, true. A setting: each named value, then any other value.
-  size_t choices() const { return values.empty() ? 2 : values.size() + 1; }
+  // A flag: false, true. A setting: each named value, then any other value unless closed.
+  size_t choices() const { return values.empty() ? 2 : values.size() + (closed ? 0 : 1); }
   FlagAssumption assume(size_t choice) const;
   // "true", "\"fp16\"", "none of \"fp16\", \"bf16\"".
   std::string describe(size_t choice) const;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Index/USRGeneration.h"
@@ -194,6 +196,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::map<const ValueDecl*, const Expr*> nullUnless;  // null: some write is not under one flag test
   std::set<const ValueDecl*> registered;  // tensors given to or taken from register_parameter/register_buffer
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeInitializers;  // dtype fields by constructor initializers
+  std::map<const ValueDecl*, std::vector<const Expr*>> dtypeWrites;  // every value a dtype field is given
   std::set<const ValueDecl*> assignedOutsideConstructors;
 
  private:
@@ -293,6 +296,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   void note(const ValueDecl* d, const Expr* value, const Stmt* write = nullptr) {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     written.insert(d);
+    if (isa<FieldDecl>(d) && isScalarTypeType(d->getType())) dtypeWrites[d].push_back(value);
     if (const auto* call = value ? dyn_cast<CallExpr>(ignoreConversions(value)) : nullptr; call && isRegistration(call))
       registered.insert(d);
     noteGuard(d, value, write);
@@ -469,6 +473,20 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
     for (const auto& [field, inits] : collector.dtypeInitializers)
       if (inits.size() == 1 && !collector.assignedOutsideConstructors.count(field))
         writes_->constructorDtypes[field] = inits.front();
+    for (const auto& [field, values] : collector.dtypeWrites) {
+      std::vector<ScalarType> constants;
+      std::vector<const Expr*> all = values;
+      if (const Expr* init = cast<FieldDecl>(field)->getInClassInitializer()) all.push_back(init);
+      for (const Expr* value : all) {
+        const auto constant = value ? evaluateScalarTypeConstant(value) : std::nullopt;
+        if (!constant) {
+          constants.clear();
+          break;
+        }
+        if (std::find(constants.begin(), constants.end(), *constant) == constants.end()) constants.push_back(*constant);
+      }
+      if (constants.size() > 1) writes_->dtypeChoices[field] = std::move(constants);
+    }
   }
   return *writes_;
 }
@@ -490,6 +508,11 @@ bool TranslationUnitAnalysis::unregisteredModuleTensor(const ValueDecl* d) {
 const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {
   auto it = writes().nullUnless.find(cast<ValueDecl>(d->getCanonicalDecl()));
   return it == writes().nullUnless.end() ? nullptr : it->second;
+}
+
+const std::vector<ScalarType>* TranslationUnitAnalysis::dtypeChoices(const ValueDecl* d) {
+  auto it = writes().dtypeChoices.find(cast<ValueDecl>(d->getCanonicalDecl()));
+  return it == writes().dtypeChoices.end() ? nullptr : &it->second;
 }
 
 const Expr* TranslationUnitAnalysis::constructorDtype(const Expr* e) {

@@ -78,6 +78,10 @@ class TranslationUnitAnalysis {
   // A dtype member that only one constructor's member initializer gives a
   // value (`dtype_(kDtypes.at(cfg.precision))`): that initializer.
   const clang::Expr* constructorDtype(const clang::Expr* e);
+  // A dtype field that code gives only dtype constants, two or more
+  // (`torch::Dtype amp_dtype = kBFloat16;`, `cfg.amp_dtype = kHalf` when a
+  // flag says so): those dtypes, a setting. Null otherwise.
+  const std::vector<ScalarType>* dtypeChoices(const clang::ValueDecl* d);
   // A condition's value when it is known: a constant, an unwritten config flag.
   std::optional<bool> knownCondition(const clang::Expr* condition);
 
@@ -94,6 +98,7 @@ class TranslationUnitAnalysis {
     std::map<const clang::ValueDecl*, const clang::Expr*> nullUnless;
     std::set<const clang::ValueDecl*> registered;
     std::map<const clang::ValueDecl*, const clang::Expr*> constructorDtypes;  // see constructorDtype
+    std::map<const clang::ValueDecl*, std::vector<ScalarType>> dtypeChoices;  // see dtypeChoices
   };
   const Writes& writes();
 

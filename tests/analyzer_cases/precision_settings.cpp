@@ -2,6 +2,7 @@
 // variable, a config field) and resolved through a map, an if-chain, a
 // ternary or an enum: the analysis runs once per value the program names, and
 // a finding says which value it needs. Each trainer is a root of its own.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
@@ -143,3 +144,63 @@ void trainGroups(const TrainConfig& cfg) {
   GroupTrainer trainer(cfg);
   trainer.forward(torch::randn({4, 8})).sum().backward();
 }
+
+// A dtype field the command line sets to one of a few dtypes (default
+// BFloat16, Half with a flag) chooses autocast's dtype: analyzed per dtype.
+// A custom Function applied under it meets Half products in its backward.
+struct AsrConfig {
+  torch::Dtype amp_dtype = torch::kBFloat16;
+};
+
+AsrConfig asrConfig(int argc, char** argv) {
+  AsrConfig cfg;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--amp-dtype=fp16") cfg.amp_dtype = torch::kHalf;
+    else if (arg == "--amp-dtype=bf16") cfg.amp_dtype = torch::kBFloat16;
+  }
+  return cfg;
+}
+
+struct ProjectHalfKeepFloat : public torch::autograd::Function<ProjectHalfKeepFloat> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x, torch::Tensor w) {
+    auto a = x.mm(w.t());
+    ctx->save_for_backward({x, w});
+    return a;
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto dx = grads[0].mm(saved[1]);  // dtype-lint-expect: DL103
+    return {dx, grads[0].t().mm(saved[0])};
+  }
+};
+
+class AutocastRegion {
+ public:
+  explicit AutocastRegion(torch::Dtype dtype) {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(true);
+  }
+  ~AutocastRegion() {
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+  }
+};
+
+class AsrTrainer {
+ public:
+  explicit AsrTrainer(const AsrConfig& cfg) : cfg_(cfg) {}
+  void step(const torch::Tensor& feats) {
+    torch::Tensor out;
+    {
+      AutocastRegion region(cfg_.amp_dtype);
+      out = ProjectHalfKeepFloat::apply(feats, weight_);
+    }
+    out.to(torch::kFloat).sum().backward();
+  }
+
+ private:
+  AsrConfig cfg_;
+  torch::Tensor weight_ = torch::randn({8, 8}, torch::requires_grad());
+};

@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 6u
+#define DTYPE_LINT_BOUNDARY_VERSION 7u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
@@ -157,6 +157,16 @@ void dtype_lint_runtime_gradients(int32_t point, const dtype_lint_tensor_values*
  * autocast for the op (byAutocast 1: "linear", "mm"); site as for the gradients. */
 void dtype_lint_runtime_half_cast(const dtype_lint_text* op, const dtype_lint_text* source, uint8_t byAutocast,
                                   const dtype_lint_tensor_values* values, uint64_t site);
+
+/* What the adapter exports for the Python hooks (runtime_hooks/python), which
+ * find these by name in the process. Part of this boundary too: an adapter
+ * cached by another version is never loaded. backward: Python's backward() on
+ * the loss whose TensorImpl (Tensor._cdata) is given starts; backward_end: it
+ * returned or raised. constant_factor: the constant the user's code multiplied
+ * that tensor by to make it (`loss * 1024`), 0 if none. */
+void dtype_lint_adapter_backward(void* tensorImpl);
+void dtype_lint_adapter_backward_end(void);
+double dtype_lint_adapter_constant_factor(void* tensorImpl);
 
 #ifdef __cplusplus
 }
