@@ -100,6 +100,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
 
   std::vector<RuntimeFlag> flags;
+  bool capped = false;  // some flag or setting value was left out to keep within the limits
 
  private:
   void follow(const FunctionDecl* callee) {
@@ -116,8 +117,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     const ValueDecl* flag = testedFlag(condition);
     if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
     // `const bool half = cfg.precision == "fp16";`: the setting decides.
-    if (const auto* var = dyn_cast<VarDecl>(flag); var && var->isLocalVarDecl() && var->getInit() && !tu_.written(var))
-      return addTests(var->getInit());
+    if (const Expr* init = tu_.unwrittenLocalInit(flag)) return addTests(init);
     add(flag, condition, {});
   }
   // A map from the values a setting names: its keys are the values.
@@ -168,10 +168,6 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     flags.push_back(std::move(flag));
   }
 
- public:
-  bool capped = false;
-
- private:
   TranslationUnitAnalysis& tu_;
   const size_t limit_;
   std::set<const FunctionDecl*> visited_;

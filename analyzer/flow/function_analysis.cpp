@@ -263,8 +263,8 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     if (auto known = state.bools.find(flag); known != state.bools.end()) return known->second;
     if (const auto value = ctx_.assumed(flag)) return value;
     // `const bool half = cfg.precision == "fp16";`: the setting's test.
-    if (const auto* var = dyn_cast<VarDecl>(flag); var && var->isLocalVarDecl() && var->getInit() && !tu_.written(var))
-      if (const auto value = evalFlag(var->getInit())) return value;
+    if (const Expr* init = tu_.unwrittenLocalInit(flag))
+      if (const auto value = evalFlag(init)) return value;
   }
   // `if (scaler_)`: a pointer to a scaler or optimizer this path created.
   const Expr* pointer = condition->getType()->isPointerType() ? condition : nullptr;

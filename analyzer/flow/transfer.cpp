@@ -518,7 +518,7 @@ void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* cal
 void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
   if (name == "backward") return transferBackward(object, call);
-  if (name == "set_data") return transferParameterReplacement(call);
+  if (name == "set_data") return;  // applied before its loop (transferParameterReplacementLoop)
   std::vector<const Expr*> args = tensorArgs(call);
   if ((name == "div_" || name == "mul_") && call->getNumArgs() >= 1)
     scalers_.checkGradientsDividedBack(object, call->getArg(0), name == "mul_", call);
@@ -607,14 +607,14 @@ void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDec
   const auto* loop = parents.empty() ? nullptr : parents[0].get<CXXForRangeStmt>();
   if (!loop || loop->getRangeStmt() != rangeDecl) return;
   struct Finder : RecursiveASTVisitor<Finder> {
-    const CXXMemberCallExpr* found = nullptr;
+    std::vector<const CXXMemberCallExpr*> replacements;
     bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
-      if (!found && calleeName(call) == "set_data") found = call;
-      return !found;
+      if (calleeName(call) == "set_data") replacements.push_back(call);
+      return true;
     }
   } finder;
   finder.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
-  if (finder.found) transferParameterReplacement(finder.found);
+  for (const CXXMemberCallExpr* replacement : finder.replacements) transferParameterReplacement(replacement);
 }
 
 void FunctionAnalysis::transferStmt(const Stmt* s) {

@@ -515,17 +515,28 @@ const std::vector<ScalarType>* TranslationUnitAnalysis::dtypeChoices(const Value
   return it == writes().dtypeChoices.end() ? nullptr : &it->second;
 }
 
-const Expr* TranslationUnitAnalysis::constructorDtype(const Expr* e) {
+namespace {
+// The field `cfg.x`, `this->x_` reads.
+const FieldDecl* fieldRead(const Expr* e) {
   const auto* member = dyn_cast_or_null<MemberExpr>(ignoreConversions(e));
-  const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+  return member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+}
+}  // namespace
+
+const Expr* TranslationUnitAnalysis::unwrittenLocalInit(const ValueDecl* d) {
+  const auto* var = dyn_cast<VarDecl>(d);
+  return var && var->isLocalVarDecl() && var->getInit() && !written(var) ? var->getInit() : nullptr;
+}
+
+const Expr* TranslationUnitAnalysis::constructorDtype(const Expr* e) {
+  const FieldDecl* field = fieldRead(e);
   if (!field) return nullptr;
   auto it = writes().constructorDtypes.find(cast<ValueDecl>(field->getCanonicalDecl()));
   return it == writes().constructorDtypes.end() ? nullptr : it->second;
 }
 
 const Expr* TranslationUnitAnalysis::unwrittenFieldDefault(const Expr* e) {
-  const auto* member = dyn_cast_or_null<MemberExpr>(ignoreConversions(e));
-  const auto* field = member ? dyn_cast<FieldDecl>(member->getMemberDecl()) : nullptr;
+  const FieldDecl* field = fieldRead(e);
   return field && field->getInClassInitializer() && !written(field) ? field->getInClassInitializer() : nullptr;
 }
 

@@ -75,6 +75,9 @@ class TranslationUnitAnalysis {
   // A config's field that no code writes (`bool use_half = true;`): its
   // default member initializer, its value everywhere.
   const clang::Expr* unwrittenFieldDefault(const clang::Expr* e);
+  // A local variable that no code assigns after its initializer
+  // (`const bool half = cfg.precision == "fp16";`): that initializer.
+  const clang::Expr* unwrittenLocalInit(const clang::ValueDecl* d);
   // A dtype member that only one constructor's member initializer gives a
   // value (`dtype_(kDtypes.at(cfg.precision))`): that initializer.
   const clang::Expr* constructorDtype(const clang::Expr* e);

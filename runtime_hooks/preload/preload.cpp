@@ -669,6 +669,13 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gemm_d
   runtime::gemmOpRunning = false;
 }
 
+namespace {
+// A line of a Python file, as the hooks report one (no line: unknown).
+SourceLocation pythonLocation(const char* file, int line) {
+  return file && line > 0 ? SourceLocation{file, unsigned(line), 0, unsigned(line), 0} : SourceLocation{};
+}
+}  // namespace
+
 // What Python's hooks (runtime_hooks/python/dtype_lint_torch.py) report:
 // the calls of torch.amp.GradScaler, optimizers and clipping, at the user's
 // line, which Python knows. Keep the codes in step with that file.
@@ -695,8 +702,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
   auto& c = runtime::core();
   const ObjectRef scalerRef{scaler, "scaler"};
   const ObjectRef optimizerRef{optimizer, "optimizer"};
-  const SourceLocation at = file && line > 0 ? SourceLocation{file, unsigned(line), 0, unsigned(line), 0}
-                                             : SourceLocation{};
+  const SourceLocation at = pythonLocation(file, line);
   std::vector<Finding> findings;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -757,8 +763,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_scaled_
                                                                                            const char* file, int line) {
   const runtime::HookScope scope;
   if (!scope) return;
-  const SourceLocation at = file && line > 0 ? SourceLocation{file, unsigned(line), 0, unsigned(line), 0}
-                                             : SourceLocation{};
+  const SourceLocation at = pythonLocation(file, line);
   std::vector<Finding> findings;
   checkScalingInsideScaler(manualScalingOf(at, factor, std::nullopt, ""), at, findings);
   auto& c = runtime::core();
