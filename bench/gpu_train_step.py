@@ -1,12 +1,19 @@
 # A real GPU training step for scripts/gpu_check.sh: a 4-layer
 # TransformerEncoder (d_model 512, batch 32 x 128), fp16 autocast and
 # torch.amp.GradScaler with unscale and clipping. Prints the median seconds
-# per step (synchronized) after a warm-up.
+# per step (synchronized) after a warm-up. With DTYPE_LINT_BENCH_FLOOR naming
+# bench/record_function_floor.cpp built as a library, that library is loaded
+# first: the step with an empty callback that boxes every op's inputs.
+import ctypes
+import os
 import statistics
 import sys
 import time
 
 import torch
+
+if os.environ.get("DTYPE_LINT_BENCH_FLOOR"):
+    ctypes.CDLL(os.environ["DTYPE_LINT_BENCH_FLOOR"])
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 150
 torch.manual_seed(0)

@@ -130,6 +130,7 @@ void BM_MemcpyCUDA(benchmark::State& state) {
 }
 
 BENCHMARK(BM_StatsCUDA<ElementType::Float>)->Name("BM_StatsCUDA/Float")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
+BENCHMARK(BM_StatsCUDA<ElementType::Half>)->Name("BM_StatsCUDA/Half")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
 BENCHMARK(BM_StatsCUDA<ElementType::BFloat16>)->Name("BM_StatsCUDA/BFloat16")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
 BENCHMARK(BM_MemcpyCUDA)->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
 #endif

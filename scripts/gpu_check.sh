@@ -22,7 +22,7 @@ lib=${DTYPE_LINT_LIB:-$root/build/lib}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-say() { printf '== %s\n' "$*"; }
+say() { printf '== [%ss] %s\n' "$SECONDS" "$*"; }
 
 if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   for part in "adapter with its CUDA path" "CUDA kernel tests" "scan bench" "Python samples on the GPU" \
@@ -64,24 +64,45 @@ if find "$work/cache" -name 'libdtype_lint_adapter.so' -exec grep -q cuModuleLoa
   echo "the adapter built on first use has its CUDA path"
 else
   echo "the adapter built on first use has NO CUDA path"; status=1
+  find "$work/cache" -name 'build-*.log' -exec tail -20 {} \;
 fi
 
 say "CUDA kernel tests"
 if [ -x build/tests/kernels_cuda_tests ]; then build/tests/kernels_cuda_tests || status=1
 else echo "not carried (build/tests/kernels_cuda_tests): skipped"; fi
 say "scan bench (bytes/s of the scan against the device copy)"
-if [ -x build/bench/bench_tensor_stats ]; then build/bench/bench_tensor_stats --benchmark_filter=Cuda || status=1
+if [ -x build/bench/bench_tensor_stats ]; then
+  build/bench/bench_tensor_stats --benchmark_filter=CUDA --benchmark_out="$work/scan.json" --benchmark_out_format=json \
+    >/dev/null || status=1
+  # Each scan against the copy of the same bytes: time, and read rate against the copy's (it reads half the bytes it moves).
+  "$python" - "$work/scan.json" <<'PY'
+import json, sys
+runs = {b["name"].split("/manual_time")[0]: b for b in json.load(open(sys.argv[1]))["benchmarks"]}
+for name, scan in runs.items():
+    if not name.startswith("BM_StatsCUDA") or scan.get("error_occurred"):
+        continue
+    size = int(name.split("/")[2])
+    copy = runs[f"BM_MemcpyCUDA/{size}"]
+    share = scan["bytes_per_second"] / (copy["bytes_per_second"] / 2)
+    print(f"{name.split('/')[1]:9} {size / 2**20:9.3f} MiB  scan {scan['real_time'] / 1e3:8.1f} us  "
+          f"copy {copy['real_time'] / 1e3:8.1f} us  scan/copy time {scan['real_time'] / copy['real_time']:5.2f}  "
+          f"read rate {100 * share:5.1f}% of the copy's")
+PY
 else echo "not carried (build/bench/bench_tensor_stats): skipped"; fi
 
-say "Python samples on the GPU"
-for script in samples/python/*/*.py; do
-  gpu=$work/$(basename "$(dirname "$script")")_$(basename "$script")
-  sed -e 's/"cpu"/"cuda"/g' "$script" > "$gpu"
-  report=$work/report.jsonl
-  rm -f "$report"
-  (cd "$work" && hooked "$report" "$python" -c "import runpy, sys, torch; torch.set_default_device('cuda'); \
-sys.argv = ['$gpu']; runpy.run_path('$gpu', run_name='__main__')") >/dev/null 2>"$work/stderr"
-  if ! "$python" - "$gpu" "$report" <<'PY'
+say "Python samples and runtime test scripts on the GPU (8 at a time)"
+# One sample on the GPU under the hooks, its findings checked against its markers.
+check_sample() {
+  local script=$1 name
+  name=$(basename "$(dirname "$script")")_$(basename "$script" .py)
+  local gpu=$work/$name.py report=$work/$name.jsonl
+  # On the GPU: devices named "cpu" made "cuda", and CUDA the default device
+  # (set on the script's own `import torch` line, so that its lines keep their numbers).
+  sed -e 's/"cpu"/"cuda"/g' -e '0,/^import torch$/s//import torch; torch.set_default_device("cuda")/' "$script" > "$gpu"
+  local profile=
+  [ "$name" = python_precision_regions ] && profile=1  # DL305 is reported when asked for
+  (cd "$work" && DTYPE_LINT_PROFILE=$profile hooked "$report" "$python" "$gpu") >/dev/null 2>"$work/$name.stderr"
+  "$python" - "$gpu" "$report" <<'PY' || { tail -3 "$work/$name.stderr"; return 1; }
 import json, re, sys
 script, report = sys.argv[1], sys.argv[2]
 expected = set()
@@ -100,19 +121,58 @@ ok = found == expected
 print(f"{'ok  ' if ok else 'FAIL'} {script.split('/')[-1]}: expected {sorted(expected)}, found {sorted(found)}")
 sys.exit(0 if ok else 1)
 PY
-  then status=1; tail -3 "$work/stderr"; fi
+}
+running=0
+# The samples, and the runtime tests' scripts about what a GPU changes: counts
+# read at exit, backward on the device threads, cuBLAS outside the dispatcher.
+gpu_scripts=(samples/python/*/*.py)
+for name in half_cast_at_exit precision_regions custom_bwd_autocast matmul_self_dtype hand_written_clipping \
+            loss_scaled_inside_scaler; do gpu_scripts+=("tests/runtime_programs/python/$name.py"); done
+for script in "${gpu_scripts[@]}"; do
+  check_sample "$script" > "$work/$(basename "$(dirname "$script")")_$(basename "$script" .py).result" 2>&1 &
+  running=$((running + 1))
+  if [ "$running" -ge 8 ]; then wait -n || status=1; running=$((running - 1)); fi
 done
+while [ "$running" -gt 0 ]; do wait -n || status=1; running=$((running - 1)); done
+cat "$work"/*.result
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 say "overhead of a real step (TransformerEncoder, fp16 autocast + GradScaler, 150 steps)"
-plain=() with=()
+# Beside plain and hooked: the hooks with the numeric checks turned down to
+# nothing, and an empty RecordFunction callback that boxes every op's inputs
+# (bench/record_function_floor.cpp, built here against this torch): the
+# floor of the hooks' mechanism.
+floor=$work/librecord_function_floor.so
+"$python" - "$root/bench/record_function_floor.cpp" "$floor" <<'PY' || floor=
+import subprocess, sys, torch
+from torch.utils import cpp_extension
+includes = [f"-I{path}" for path in cpp_extension.include_paths()]
+abi = f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"
+libs = cpp_extension.library_paths()[0]
+subprocess.run(["c++", "-std=c++20", "-O2", "-w", "-shared", "-fPIC", abi, *includes, sys.argv[1], "-o", sys.argv[2],
+                f"-L{libs}", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{libs}"], check=True)
+PY
+plain=() with=() unchecked=() floored=()
 for _ in 1 2 3; do
   plain+=("$("$python" bench/gpu_train_step.py 150)")
   with+=("$(hooked "$work/step.jsonl" "$python" bench/gpu_train_step.py 150)")
+  unchecked+=("$(DTYPE_LINT_GRADIENT_CHECK_EVERY=1000000 DTYPE_LINT_CAST_CHECK_EVERY=1000000 \
+                 hooked "$work/step.jsonl" "$python" bench/gpu_train_step.py 150)")
+  [ -n "$floor" ] && floored+=("$(DTYPE_LINT_BENCH_FLOOR=$floor "$python" bench/gpu_train_step.py 150)")
 done
 p=$(printf '%s\n' "${plain[@]}" | median)
-h=$(printf '%s\n' "${with[@]}" | median)
-awk -v p="$p" -v h="$h" 'BEGIN {printf "plain %.2f ms/step, hooked %.2f ms/step, ratio %.3f\n", p*1000, h*1000, h/p}'
+for variant in with unchecked floored; do
+  declare -n runs=$variant
+  [ "${#runs[@]}" -gt 0 ] || continue
+  m=$(printf '%s\n' "${runs[@]}" | median)
+  case $variant in
+    with) label="hooked" ;;
+    unchecked) label="hooked, numeric checks off" ;;
+    floored) label="empty callback with inputs" ;;
+  esac
+  awk -v p="$p" -v m="$m" -v label="$label" \
+    'BEGIN {printf "plain %.2f ms/step, %s %.2f ms/step, ratio %.3f\n", p*1000, label, m*1000, m/p}'
+done
 
 say "per-op cost from Python (tiny CPU ops; ns per op)"
 "$python" bench/op_cost.py 20000 > "$work/ops.plain"

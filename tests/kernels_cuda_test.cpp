@@ -123,6 +123,22 @@ TEST_F(CudaTensorStats, ReadsStridedViewsThroughTheirStrides) {
   expectSame(run({onDevice(hostTransposed)})[0], referenceTensorStats(hostTransposed.view));
 }
 
+// The kernel zeroes its sums for the next launch (there is no memset): each
+// launch counts its own tensors only, a launch of empty tensors reads zeros.
+TEST_F(CudaTensorStats, LaunchesInARowCountOnlyTheirOwnTensors) {
+  std::mt19937 rng(7);
+  const HostTensor big = randomTensor(rng, ElementType::BFloat16, {3 << 20}, 0);
+  const HostTensor small = randomTensor(rng, ElementType::Float, {17, 5}, 1);
+  const HostTensor empty = randomTensor(rng, ElementType::Half, {0}, 0);
+  const TensorView bigView = onDevice(big), smallView = onDevice(small), emptyView = onDevice(empty);
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    expectSame(run({bigView})[0], referenceTensorStats(big.view));
+    expectSame(run({smallView, bigView})[0], referenceTensorStats(small.view));
+    expectSame(run({emptyView})[0], TensorStats{});
+  }
+}
+
 TEST_F(CudaTensorStats, ALaunchCapturedIntoAGraphCountsWhenTheGraphRuns) {
   std::mt19937 rng(3);
   const HostTensor t = randomTensor(rng, ElementType::Float, {4096}, 0);

@@ -254,7 +254,8 @@ TEST_P(PythonShapes, FindingsMatchTheScriptsMarkers) {
 
 INSTANTIATE_TEST_SUITE_P(Scripts, PythonShapes,
                          ::testing::Values("matmul_self_dtype.py", "optimizer_without_gradients.py",
-                                           "hand_written_clipping.py", "loss_scaled_inside_scaler.py"),
+                                           "hand_written_clipping.py", "loss_scaled_inside_scaler.py",
+                                           "default_device_mode.py"),
                          sampleName);
 
 // A model library installed outside site-packages (through PYTHONPATH, as

@@ -21,10 +21,10 @@ struct DriverApi {
   int (*moduleGetFunction)(void** function, void* module, const char* name);
   int (*memAlloc)(Ptr* pointer, size_t bytes);
   int (*memHostAlloc)(void** pointer, size_t bytes, unsigned flags);
-  int (*memsetD8Async)(Ptr pointer, unsigned char value, size_t count, void* stream);
+  int (*memHostGetDevicePointer)(Ptr* device, void* host, unsigned flags);
+  int (*memsetD8)(Ptr pointer, unsigned char value, size_t count);
   int (*launchKernel)(void* function, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX, unsigned blockY,
                       unsigned blockZ, unsigned sharedBytes, void* stream, void** parameters, void** extra);
-  int (*memcpyDtoHAsync)(void* host, Ptr device, size_t bytes, void* stream);
   int (*eventCreate)(void** event, unsigned flags);
   int (*eventRecord)(void* event, void* stream);
   int (*eventQuery)(void* event);
@@ -33,6 +33,7 @@ struct DriverApi {
 constexpr int kSuccess = 0;                  // CUDA_SUCCESS
 constexpr int kMultiprocessorCount = 16;     // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 constexpr unsigned kEventDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
+constexpr unsigned kHostAllocDeviceMap = 2;  // CU_MEMHOSTALLOC_DEVICEMAP
 
 // The driver the process loaded (PyTorch's CUDA did); none when it loaded none.
 const DriverApi* driver() {
@@ -52,9 +53,9 @@ const DriverApi* driver() {
     bind(d.moduleGetFunction, "cuModuleGetFunction");
     bind(d.memAlloc, "cuMemAlloc_v2");
     bind(d.memHostAlloc, "cuMemHostAlloc");
-    bind(d.memsetD8Async, "cuMemsetD8Async");
+    bind(d.memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+    bind(d.memsetD8, "cuMemsetD8_v2");
     bind(d.launchKernel, "cuLaunchKernel");
-    bind(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
     bind(d.eventCreate, "cuEventCreate");
     bind(d.eventRecord, "cuEventRecord");
     bind(d.eventQuery, "cuEventQuery");
@@ -100,35 +101,36 @@ bool CudaScan::launch(const std::vector<kernels::TensorView>& views, void* strea
   if (!cu || views.size() > capacity_) return false;
   const LoadedKernel* kernel = kernelOfCurrentContext(*cu);
   if (!kernel) return false;
+  // The sums (zero between launches) and the ticket on the device; the results in mapped host memory.
   const size_t bytes = capacity_ * sizeof(kernels::DeviceTensorStats);
-  if (!copied_ && (cu->memAlloc(&device_, bytes) != kSuccess ||
-                   cu->memHostAlloc(reinterpret_cast<void**>(&pinned_), bytes, 0) != kSuccess ||
-                   cu->eventCreate(&copied_, kEventDisableTiming) != kSuccess)) {
-    copied_ = nullptr;  // never freed: a retry allocates again, at most once per failure
+  if (!done_ && (cu->memAlloc(&sums_, bytes + sizeof(unsigned)) != kSuccess ||
+                 cu->memsetD8(sums_, 0, bytes + sizeof(unsigned)) != kSuccess ||
+                 cu->memHostAlloc(reinterpret_cast<void**>(&results_), bytes, kHostAllocDeviceMap) != kSuccess ||
+                 cu->memHostGetDevicePointer(&resultsOnDevice_, results_, 0) != kSuccess ||
+                 cu->eventCreate(&done_, kEventDisableTiming) != kSuccess)) {
+    done_ = nullptr;  // never freed: a retry allocates again, at most once per failure
     return false;
   }
-  const size_t used = views.size() * sizeof(kernels::DeviceTensorStats);
-  if (cu->memsetD8Async(device_, 0, used, stream) != kSuccess) return false;
+  unsigned long long ticket = sums_ + bytes;
   for (size_t first = 0; first < views.size(); first += kernels::kMaxTensorsPerLaunch) {
-    kernels::LaunchArgs args = kernels::planLaunch(views.data(), views.size(), first);
-    if (args.chunks == 0) continue;
-    unsigned long long out = device_ + first * sizeof(kernels::DeviceTensorStats);
-    void* parameters[] = {&args, &out};
+    kernels::LaunchArgs args = kernels::planLaunch(views.data(), views.size(), first, kernel->sms);
+    unsigned long long sums = sums_ + first * sizeof(kernels::DeviceTensorStats);
+    unsigned long long results = resultsOnDevice_ + first * sizeof(kernels::DeviceTensorStats);
+    void* parameters[] = {&args, &sums, &results, &ticket};
     if (cu->launchKernel(kernel->function, kernels::scanBlocks(args.chunks, kernel->sms), 1, 1, kernels::kScanThreads,
                          1, 1, 0, stream, parameters, nullptr) != kSuccess)
       return false;
   }
-  return cu->memcpyDtoHAsync(pinned_, device_, used, stream) == kSuccess &&
-         cu->eventRecord(copied_, stream) == kSuccess;
+  return cu->eventRecord(done_, stream) == kSuccess;
 }
 
-bool CudaScan::arrived() const { return copied_ && driver()->eventQuery(copied_) == kSuccess; }
+bool CudaScan::arrived() const { return done_ && driver()->eventQuery(done_) == kSuccess; }
 
-bool CudaScan::wait() const { return copied_ && driver()->eventSynchronize(copied_) == kSuccess; }
+bool CudaScan::wait() const { return done_ && driver()->eventSynchronize(done_) == kSuccess; }
 
 std::vector<kernels::TensorStats> CudaScan::read(size_t count) const {
   std::vector<kernels::TensorStats> out;
-  for (size_t i = 0; i < count && i < capacity_; ++i) out.push_back(kernels::statsOf(pinned_[i]));
+  for (size_t i = 0; i < count && i < capacity_; ++i) out.push_back(kernels::statsOf(results_[i]));
   return out;
 }
 

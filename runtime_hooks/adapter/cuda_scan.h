@@ -24,9 +24,10 @@ class CudaScan {
 
  private:
   size_t capacity_;
-  unsigned long long device_ = 0;                 // capacity_ DeviceTensorStats on the device
-  kernels::DeviceTensorStats* pinned_ = nullptr;  // and in pinned host memory
-  void* copied_ = nullptr;                        // the event recorded after the copy back
+  unsigned long long sums_ = 0;                    // capacity_ DeviceTensorStats and the ticket, on the device
+  kernels::DeviceTensorStats* results_ = nullptr;  // capacity_ in mapped host memory
+  unsigned long long resultsOnDevice_ = 0;         // their address on the device
+  void* done_ = nullptr;                           // the event recorded after the last kernel
 };
 
 }  // namespace dtype_lint::runtime

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -152,11 +153,24 @@ bool isUserPythonFile(std::string_view file) {
   return user;
 }
 
+// A frame of torch's dispatch machinery rather than of a library's own code:
+// a torch function or dispatch mode passing the call on (set_default_device's
+// DeviceContext wraps every call of the program in one).
+bool isModeFrame(const PythonApi& py, void* code) {
+  void* name = py.getAttr(code, "co_name");
+  if (!name) return false;
+  const char* text = py.utf8(name);
+  const bool mode = text && (std::strcmp(text, "__torch_function__") == 0 || std::strcmp(text, "__torch_dispatch__") == 0);
+  py.decRef(name);
+  return mode;
+}
+
 std::optional<PythonFrame> userPythonFrame() {
   const PythonApi* py = python();
   if (!py) return std::nullopt;
   const int gil = py->gilEnsure();
   std::optional<PythonFrame> out;
+  bool inLibrary = false;  // a frame inside the user's, other than a mode's
   void* frame = py->currentFrame();
   bool owned = false;  // the current frame is borrowed; each frame back is a new reference
   for (int depth = 0; frame && !out && depth < 256; ++depth) {
@@ -165,7 +179,9 @@ std::optional<PythonFrame> userPythonFrame() {
         const char* file = py->utf8(name);
         if (file && isUserPythonFile(file)) {
           const unsigned line = unsigned(py->frameLine(frame));
-          out = PythonFrame{SourceLocation{file, line, 0, line, 0}, depth > 0};
+          out = PythonFrame{SourceLocation{file, line, 0, line, 0}, inLibrary};
+        } else if (!inLibrary && !isModeFrame(*py, code)) {
+          inLibrary = true;
         }
         py->decRef(name);
       }

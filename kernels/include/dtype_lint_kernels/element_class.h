@@ -41,17 +41,28 @@ DTYPE_LINT_HOST_DEVICE inline uint32_t classifyElement(Real x) {
 
 // Adds one value to a set of counts (TensorStats on the host, the CUDA
 // kernel's per-thread counts): the same accumulation on both sides.
-template <class Counts, class Real>
-DTYPE_LINT_HOST_DEVICE inline void countElement(Real x, Counts& c) {
-  const uint32_t bits = classifyElement(x);
+template <class Counts>
+DTYPE_LINT_HOST_DEVICE inline void addClass(uint32_t bits, Counts& c) {
   c.nonFinite += (bits & kNonFinite) != 0;
   c.beyondHalf += (bits & kBeyondHalf) != 0;
   c.halfSubnormal += (bits & kHalfSubnormal) != 0;
   c.halfFlushed += (bits & kHalfFlushed) != 0;
   c.nonZero += (bits & kNonZero) != 0;
-  if (bits & kNonFinite) return;
+}
+
+// A finite value's magnitude as a Float (a Double beyond Float's range: its largest).
+template <class Real>
+DTYPE_LINT_HOST_DEVICE inline float magnitudeAsFloat(Real x) {
   const Real a = x < 0 ? -x : x;
-  const float magnitude = a > Real(3.402823466e+38f) ? 3.402823466e+38f : static_cast<float>(a);  // a Double beyond Float
+  return a > Real(3.402823466e+38f) ? 3.402823466e+38f : static_cast<float>(a);
+}
+
+template <class Counts, class Real>
+DTYPE_LINT_HOST_DEVICE inline void countElement(Real x, Counts& c) {
+  const uint32_t bits = classifyElement(x);
+  addClass(bits, c);
+  if (bits & kNonFinite) return;
+  const float magnitude = magnitudeAsFloat(x);
   if (magnitude > c.absMax) c.absMax = magnitude;
 }
 

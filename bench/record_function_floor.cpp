@@ -1,0 +1,21 @@
+// The floor of the mechanism the runtime hooks use: a RecordFunction callback
+// that asks for every op's inputs (as the adapter's does) and returns at once.
+// scripts/gpu_check.sh builds it against the process's torch and loads it
+// into bench/gpu_train_step.py (DTYPE_LINT_BENCH_FLOOR): the step's time with
+// it, against plain and hooked, says how much of the hooks' cost is
+// PyTorch's boxing of the inputs, which no callback of this kind avoids.
+#include <ATen/record_function.h>
+
+namespace {
+
+std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction&) { return nullptr; }
+void leave(const at::RecordFunction&, at::ObserverContext*) {}
+
+const bool registered = [] {
+  at::addGlobalCallback(at::RecordFunctionCallback(enter, leave)
+                            .needsInputs(true)
+                            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  return true;
+}();
+
+}  // namespace
