@@ -7,6 +7,12 @@ namespace dtype_lint::analyzer {
 
 using namespace clang;
 
+bool isStdMove(const CallExpr* call) {
+  const FunctionDecl* callee = call->getDirectCallee();
+  return call->getNumArgs() == 1 && callee && callee->getDeclName().isIdentifier() && callee->getName() == "move" &&
+         callee->isInStdNamespace();
+}
+
 const Expr* ignoreWrappers(const Expr* e) {
   while (e) {
     const Expr* next = e->IgnoreParenImpCasts();
@@ -14,6 +20,7 @@ const Expr* ignoreWrappers(const Expr* e) {
     if (auto* b = dyn_cast<CXXBindTemporaryExpr>(next)) next = b->getSubExpr();
     if (auto* c = dyn_cast<ExprWithCleanups>(next)) next = c->getSubExpr();
     if (auto* f = dyn_cast<CXXFunctionalCastExpr>(next)) next = f->getSubExpr();
+    if (auto* move = dyn_cast<CallExpr>(next); move && isStdMove(move)) next = move->getArg(0);
     if (auto* c = dyn_cast<CXXConstructExpr>(next);
         c && c->getNumArgs() >= 1 && c->getConstructor()->isCopyOrMoveConstructor())
       next = c->getArg(0);

@@ -17,6 +17,8 @@ namespace dtype_lint::analyzer {
 
 // Strips parens, implicit casts, temporaries and copy constructions.
 const clang::Expr* ignoreWrappers(const clang::Expr* e);
+// std::move(x): x, as far as dtypes go.
+bool isStdMove(const clang::CallExpr* call);
 
 bool isTensorType(clang::QualType type);
 // A container of tensors: std::vector<at::Tensor> (variable_list),

@@ -210,7 +210,12 @@ struct FunctionResult {
   std::map<std::string, TensorFact> savedData;
   std::optional<FieldFacts> returnedFields;  // when a struct is returned
   std::optional<ListFact> returnedList;      // when a list of tensors is (a custom Function's outputs)
+  std::optional<TensorFact> returnedOptimizer;  // an optimizer factory's: its parameters' dtype
   MemberFacts members;  // at exit
+  // Modules the caller passed by reference (or through a holder) whose
+  // parameters the function converted (`convert_module(*model, dtype)`): their
+  // dtype at exit, by parameter index.
+  std::map<unsigned, TensorFact> convertedModuleArgs;
   std::optional<FlowState> enclosingAtExit;  // a lambda's: its enclosing function's variables at exit
   bool exitReached = false;
   ProcessState exit;

@@ -70,6 +70,41 @@ const CXXRecordDecl* autogradFunctionOfApply(const CallExpr* call) {
   return spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
 }
 
+bool isTensorTupleType(QualType type) {
+  const auto* spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
+  const std::string name = spec ? spec->getQualifiedNameAsString() : "";
+  if (name != "std::pair" && name != "std::tuple") return false;
+  for (const TemplateArgument& arg : spec->getTemplateArgs().asArray()) {
+    if (arg.getKind() == TemplateArgument::Type && isTensorType(arg.getAsType())) return true;
+    if (arg.getKind() == TemplateArgument::Pack)
+      for (const TemplateArgument& element : arg.pack_elements())
+        if (element.getKind() == TemplateArgument::Type && isTensorType(element.getAsType())) return true;
+  }
+  return false;
+}
+
+std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {
+  e = ignoreWrappers(e);
+  std::vector<const Expr*> elements;
+  if (const auto* list = dyn_cast_or_null<InitListExpr>(e)) {
+    elements.assign(list->inits().begin(), list->inits().end());
+  } else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e); construct && isTensorTupleType(construct->getType())) {
+    elements.assign(construct->arg_begin(), construct->arg_end());
+  } else if (const auto* call = dyn_cast_or_null<CallExpr>(e)) {
+    const std::string name = calleeName(call);
+    if (name != "make_pair" && name != "make_tuple" && name != "forward_as_tuple" && name != "tie") return std::nullopt;
+    elements.assign(call->arg_begin(), call->arg_end());
+  }
+  if (elements.empty()) return std::nullopt;
+  return elements;
+}
+
+bool isOptional(QualType type) {
+  const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
+  return record && record->getQualifiedNameAsString() == "std::optional";
+}
+
 bool isSmartPointer(QualType type) {
   const auto* spec =
       dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
@@ -96,9 +131,16 @@ std::string calleeName(const CallExpr* call) {
 }
 
 const Expr* ignoreConversions(const Expr* e) {
+  // A constructor of one argument, the others defaulted: `std::string(name)` is `name`'s allocator too.
+  auto converts = [](const CXXConstructExpr* construct) {
+    if (construct->getNumArgs() == 0) return false;
+    for (unsigned i = 1; i < construct->getNumArgs(); ++i)
+      if (!isa<CXXDefaultArgExpr>(construct->getArg(i))) return false;
+    return true;
+  };
   for (e = ignoreWrappers(e); const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
        e = ignoreWrappers(construct->getArg(0)))
-    if (construct->getNumArgs() != 1) break;
+    if (!converts(construct)) break;
   return e;
 }
 

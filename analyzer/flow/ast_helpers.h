@@ -30,6 +30,12 @@ bool isAnalyzable(const clang::FunctionDecl* fn);
 const clang::CXXRecordDecl* autogradFunctionOfApply(const clang::CallExpr* call);
 // std::unique_ptr<T>, std::shared_ptr<T>.
 bool isSmartPointer(clang::QualType type);
+// std::optional<T>.
+bool isOptional(clang::QualType type);
+// std::pair / std::tuple holding a tensor.
+bool isTensorTupleType(clang::QualType type);
+// The elements a pair or tuple is made of: `{h, z}`, `std::make_pair(h, z)`, `std::tuple<...>(a, b)`.
+std::optional<std::vector<const clang::Expr*>> tupleElements(const clang::Expr* e);
 // The record behind a value, a pointer or a smart pointer.
 const clang::CXXRecordDecl* pointeeRecord(clang::QualType type);
 bool named(const std::vector<std::string>& names, llvm::StringRef name);

@@ -96,8 +96,21 @@ void FunctionAnalysis::applyCalleeExit(const FunctionResult& r) {
   if (r.enclosingAtExit) state_ = *r.enclosingAtExit;
 }
 
-void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx) {
-  if (const FunctionResult* r = tu_.analyze(callee, calleeCtx)) applyCalleeExit(*r);
+void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx, const CallExpr* call) {
+  const FunctionResult* r = tu_.analyze(callee, calleeCtx);
+  if (!r) return;
+  applyCalleeExit(*r);
+  if (!call || !r->exitReached) return;
+  // The modules it converted through a reference: the caller's are.
+  const unsigned firstArg = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+  for (const auto& [index, fact] : r->convertedModuleArgs) {
+    if (index + firstArg >= call->getNumArgs()) continue;
+    const Expr* module = ignoreWrappers(call->getArg(index + firstArg));
+    if (const ValueDecl* target = declOf(moduleObject(module))) {
+      state_.modules[target] = fact;
+      forgetConvertedMembers(moduleImplClass(module->getType()));
+    }
+  }
 }
 
 const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& module, const Expr* at) {

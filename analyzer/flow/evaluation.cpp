@@ -164,6 +164,24 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
     for (const Expr* element : elements->inits()) list.elements.push_back(evalTensor(element));
     return list;
   }
+  // {h, z}, std::make_pair(h, z): a pair or tuple's elements by position (not-tensor ones unknown).
+  if (isTensorTupleType(e->getType()))
+    if (const auto elements = tupleElements(e)) {
+      ListFact list;
+      for (const Expr* element : *elements)
+        list.elements.push_back(isTensorType(element->getType()) ? evalTensor(element) : TensorFact{});
+      return list;
+    }
+  // x.chunk(3), torch::split(x, n), x.unbind(): views of one tensor, each of its dtype.
+  if (const auto* call = dyn_cast<CallExpr>(e)) {
+    static const std::vector<std::string> kSplits = {"chunk", "split", "split_with_sizes", "unbind", "tensor_split",
+                                                     "unsafe_chunk", "unsafe_split", "hsplit", "vsplit", "dsplit"};
+    const auto* method = dyn_cast<CXXMemberCallExpr>(call);
+    const Expr* source = method ? method->getImplicitObjectArgument() : call->getNumArgs() ? call->getArg(0) : nullptr;
+    if (source && isTensorType(source->getType()) &&
+        named(kSplits, calleeName(call)))
+      return ListFact{{evalTensor(source)}, false};
+  }
   // What a user function or a custom Function's forward returns.
   if (const auto* call = dyn_cast<CallExpr>(e)) {
     const CXXRecordDecl* function = autogradFunctionOfApply(call);
@@ -303,6 +321,16 @@ TensorFact FunctionAnalysis::opResultOf(std::string_view op, const std::vector<T
   if (isMatmulFamily(op) && std::any_of(inputs.begin(), inputs.end(), [](const TensorFact& f) { return f.dtype.isUnknown(); }))
     for (const TensorFact& input : inputs)
       if (input.dtype.single() && isFloating(*input.dtype.single())) return input;
+  // Operands of two known floating dtypes: the op raises (DL101), so no
+  // dtype of its result is known (what follows would repeat the finding).
+  if (isMatmulFamily(op)) {
+    std::optional<ScalarType> first;
+    for (const TensorFact& input : inputs)
+      if (const auto dtype = input.dtype.single(); dtype && isFloating(*dtype)) {
+        if (first && *first != *dtype) return {};
+        first = dtype;
+      }
+  }
   if (isMatmulFamily(op) || promotesOperands(op)) {
     TensorFact out = inputs.front();
     for (size_t i = 1; i < inputs.size(); ++i) {

@@ -48,13 +48,13 @@ bool doesWork(const Stmt* branch) {
 
 class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
  public:
-  FlagCollector(TranslationUnitAnalysis& tu, size_t limit) : tu_(tu), limit_(limit) {}
+  explicit FlagCollector(TranslationUnitAnalysis& tu) : tu_(tu) {}
   bool shouldVisitTemplateInstantiations() const { return false; }
 
   void collect(const FunctionDecl* root) {
     std::deque<std::pair<const FunctionDecl*, int>> queue{{root, 0}};
     visited_.insert(root);
-    while (!queue.empty() && flags.size() < limit_) {
+    while (!queue.empty()) {
       auto [fn, depth] = queue.front();
       queue.pop_front();
       callees_.clear();
@@ -100,7 +100,6 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
 
   std::vector<RuntimeFlag> flags;
-  bool capped = false;  // some flag or setting value was left out to keep within the limits
 
  private:
   void follow(const FunctionDecl* callee) {
@@ -153,23 +152,17 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     for (RuntimeFlag& known : flags)
       if (known.decl == decl) {
         for (const std::string& value : values)
-          if (std::find(known.values.begin(), known.values.end(), value) == known.values.end()) {
-            if (configurations(flags) / known.choices() * (known.choices() + 1) > tu_.limits().maxConfigurations)
-              return void(capped = true);
+          if (std::find(known.values.begin(), known.values.end(), value) == known.values.end())
             known.values.push_back(value);
-          }
         return;
       }
     const SourceManager& sm = tu_.context().getSourceManager();
     const LangOptions& lang = tu_.context().getLangOpts();
-    RuntimeFlag flag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values, closed};
-    if (flags.size() >= limit_ || configurations(flags) * flag.choices() > tu_.limits().maxConfigurations)
-      return void(capped = true);
-    flags.push_back(std::move(flag));
+    flags.push_back(RuntimeFlag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values,
+                                closed});
   }
 
   TranslationUnitAnalysis& tu_;
-  const size_t limit_;
   std::set<const FunctionDecl*> visited_;
   std::vector<const FunctionDecl*> callees_;
 };
@@ -191,10 +184,28 @@ std::string RuntimeFlag::describe(size_t choice) const {
 }
 
 std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitAnalysis& tu, bool& capped) {
-  FlagCollector collector(tu, tu.limits().maxRuntimeFlags);
+  FlagCollector collector(tu);
   collector.collect(root);
-  capped = collector.capped;
-  return std::move(collector.flags);
+  // Within the limits, a config's fields first (what a user sets), then
+  // variables, then a helper's parameters (`parse_precision(s)` compares the
+  // string a field is parsed from): each kept whole, in the order found.
+  auto rank = [](const RuntimeFlag& flag) { return isa<FieldDecl>(flag.decl) ? 0 : isa<ParmVarDecl>(flag.decl) ? 2 : 1; };
+  std::vector<bool> kept(collector.flags.size(), false);
+  size_t count = 0, product = 1;
+  for (int level = 0; level < 3; ++level)
+    for (size_t i = 0; i < collector.flags.size(); ++i) {
+      const RuntimeFlag& flag = collector.flags[i];
+      if (rank(flag) != level) continue;
+      if (count >= tu.limits().maxRuntimeFlags || product * flag.choices() > tu.limits().maxConfigurations) continue;
+      kept[i] = true;
+      ++count;
+      product *= flag.choices();
+    }
+  std::vector<RuntimeFlag> flags;
+  for (size_t i = 0; i < collector.flags.size(); ++i)
+    if (kept[i]) flags.push_back(std::move(collector.flags[i]));
+  capped = flags.size() < collector.flags.size();
+  return flags;
 }
 
 size_t configurations(const std::vector<RuntimeFlag>& flags) {

@@ -18,6 +18,9 @@ class FlowQueries {
   // Evaluation (pure: never changes the state or emits events).
   virtual TensorFact evalTensor(const clang::Expr* e) = 0;
   virtual TensorFact evalModule(const clang::Expr* e) = 0;
+  virtual ListFact evalList(const clang::Expr* e) = 0;
+  // What a call of a user function returns (analyzed in the caller's context).
+  virtual const FunctionResult* userCallResult(const clang::Expr* e) = 0;
   virtual SourceLocation loc(const clang::Expr* e) = 0;
   virtual std::string describe(const clang::Expr* e) = 0;
 

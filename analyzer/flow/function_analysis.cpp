@@ -255,6 +255,14 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     const auto value = evalFlag(negation->getSubExpr());
     return value ? std::optional<bool>(!*value) : std::nullopt;
   }
+  // `a && b`, `a || b`: known when one side decides it, or both are known.
+  if (const auto* logical = dyn_cast<BinaryOperator>(condition); logical && logical->isLogicalOp()) {
+    const bool isAnd = logical->getOpcode() == BO_LAnd;
+    const auto lhs = evalFlag(logical->getLHS()), rhs = evalFlag(logical->getRHS());
+    if (lhs == !isAnd || rhs == !isAnd) return !isAnd;
+    if (lhs && rhs) return isAnd;
+    return std::nullopt;
+  }
   if (const auto test = settingTest(condition))
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
@@ -269,14 +277,25 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   // `if (scaler_)`: a pointer to a scaler or optimizer this path created.
   const Expr* pointer = condition->getType()->isPointerType() ? condition : nullptr;
   if (const auto* conversion = dyn_cast<CXXMemberCallExpr>(condition);
-      conversion && isa_and_nonnull<CXXConversionDecl>(conversion->getMethodDecl()))
+      conversion && (isa_and_nonnull<CXXConversionDecl>(conversion->getMethodDecl()) ||
+                     (calleeName(conversion) == "has_value" && isOptional(conversion->getImplicitObjectArgument()->getType()))))
     pointer = conversion->getImplicitObjectArgument();
   if (const ObjectRef object = pointer ? scalers_.objectRef(pointer) : ObjectRef{};
       object.id && (branchState_ ? *branchState_ : state_).process.protocol.knows(object.id))
     return true;
-  // A pointer set only when a flag holds, on a path where it does not: null.
-  if (const ValueDecl* d = pointer ? declOf(pointer->IgnoreParenImpCasts()) : nullptr)
-    if (const Expr* test = tu_.pointerSetOnlyUnder(d); test && evalFlag(test) == false) return false;
+  if (const ValueDecl* d = pointer ? declOf(pointer->IgnoreParenImpCasts()) : nullptr) {
+    // `prec && std::string(prec) == "fp16"`: a string setting assumed to hold a named value is set.
+    if (const FlagAssumption* assumed = ctx_.assumedSetting(cast<ValueDecl>(d->getCanonicalDecl()));
+        assumed && assumed->value)
+      return true;
+    // A pointer set only when a flag holds: null where it does not; set where
+    // it does, when only constructors set it.
+    if (const Expr* test = tu_.pointerSetOnlyUnder(d)) {
+      const auto holds = evalFlag(test);
+      if (holds == false) return false;
+      if (holds == true && tu_.pointerSetOnlyByConstructors(d)) return true;
+    }
+  }
   return tu_.knownCondition(condition);
 }
 
@@ -355,6 +374,22 @@ FunctionResult FunctionAnalysis::run() {
   result_.exitReached = exit.reached;
   result_.exit = exit.reached ? exit.process : ctx_.process;
   result_.members = MemberFacts::of(exit.reached ? exit : entry);
+  if (exit.reached)
+    for (unsigned i = 0; i < fn_->getNumParams(); ++i) {
+      const ParmVarDecl* param = fn_->getParamDecl(i);
+      const QualType type = param->getType();
+      const CXXRecordDecl* impl = moduleImplClass(type);
+      // The caller's module: in a holder (a shared pointer to it) however
+      // passed, or the module itself by non-const reference or pointer.
+      const QualType value = type.getNonReferenceType();
+      const bool holder = !value->isPointerType() && value->getAsCXXRecordDecl() != impl;
+      const bool shared = holder || type->isPointerType() || (type->isReferenceType() && !value.isConstQualified());
+      auto converted = exit.modules.find(param);
+      if (!impl || !shared || converted == exit.modules.end()) continue;
+      auto before = entry.modules.find(param);
+      if (before == entry.modules.end() || !(before->second.dtype == converted->second.dtype))
+        result_.convertedModuleArgs[i] = converted->second;
+    }
   if (ctx_.enclosing && exit.reached) result_.enclosingAtExit = enclosingAfter(exit);
   if (result_.returned.dtype.isBottom()) result_.returned = TensorFact{};
   return std::move(result_);

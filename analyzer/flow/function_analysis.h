@@ -41,6 +41,8 @@ class FunctionAnalysis final : public FlowQueries {
   // FlowQueries
   TensorFact evalTensor(const clang::Expr* e) override;
   TensorFact evalModule(const clang::Expr* e) override;
+  ListFact evalList(const clang::Expr* e) override;
+  const FunctionResult* userCallResult(const clang::Expr* e) override;
   SourceLocation loc(const clang::Expr* e) override { return toLocation(e->getSourceRange()); }
   std::string describe(const clang::Expr* e) override;
   FlowState& state() override { return state_; }
@@ -93,7 +95,8 @@ class FunctionAnalysis final : public FlowQueries {
   void transferTorchFunction(const clang::CallExpr* call, const std::string& name);
   void transferBackward(const clang::Expr* loss, const clang::Expr* at);
   void transferConstruct(const clang::CXXConstructExpr* construct);
-  void transferUserCall(const clang::FunctionDecl* callee, const CallContext& calleeCtx);
+  void transferUserCall(const clang::FunctionDecl* callee, const CallContext& calleeCtx,
+                        const clang::CallExpr* call = nullptr);
   void applyCalleeExit(const FunctionResult& result);
   void assign(const clang::Expr* lhs, const clang::Expr* rhs, const clang::Expr* at);
   void assignElement(const clang::Expr* lhs, const clang::Expr* rhs);
@@ -127,7 +130,6 @@ class FunctionAnalysis final : public FlowQueries {
   TensorFact evalTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
   TensorFact evalTorchFunction(const clang::CallExpr* call, const std::string& name);
   std::optional<TensorFact> evalFactory(const clang::CallExpr* call, const std::string& name);
-  ListFact evalList(const clang::Expr* e);
   TensorFact evalElement(const clang::Expr* range);
   std::optional<TensorFact> evalElementAccess(const clang::Expr* e);
   std::vector<TensorFact> evalInputs(const clang::CallExpr* call);
@@ -159,7 +161,6 @@ class FunctionAnalysis final : public FlowQueries {
   // The local struct or struct parameter a member expression reads (ws.proj).
   const clang::ValueDecl* structBase(const clang::MemberExpr* member);
   // The result of a call to a user function, analyzed in this context.
-  const FunctionResult* userCallResult(const clang::Expr* e);
   SourceLocation toLocation(clang::SourceRange range) const;
   Note note(const clang::Expr* e, std::string message) { return Note{loc(e), std::move(message)}; }
   Operand operand(std::string description, const TensorFact& fact);

@@ -458,18 +458,52 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
   if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref);
   if (!isOptimizerType(d->getType())) return;
-  // Optimizer(model->parameters(), Options(...).eps(...)), directly or through make_unique.
-  std::vector<const Expr*> args;
-  if (construct)
-    args.assign(construct->arg_begin(), construct->arg_end());
-  else if (const auto* created = dyn_cast_or_null<CXXNewExpr>(value); created && created->getConstructExpr())
-    args.assign(created->getConstructExpr()->arg_begin(), created->getConstructExpr()->arg_end());
-  else if (const auto* call = dyn_cast_or_null<CallExpr>(value); call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared"))
-    args.assign(call->arg_begin(), call->arg_end());
-  if (args.empty()) return;
-  const OptimizerParameters parameters = parametersOf(args);
+  // opt_ = make_optimizer(cfg, model_->parameters()): the optimizer the factory returns.
+  if (const auto* call = dyn_cast_or_null<CallExpr>(value); call && isOptimizerType(call->getType()))
+    if (const FunctionResult* r = flow_.userCallResult(call); r && r->returnedOptimizer)
+      return protocol().declareOptimizer(ref, r->returnedOptimizer->dtype, r->returnedOptimizer->origin, 0);
+  const auto construction = optimizerConstruction(value);
+  if (!construction) return;
+  const OptimizerParameters parameters = parametersOf(construction->args);
   protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
-  checkEpsilon(d, args, parameters, at);
+  checkEpsilon(construction->record, fmt::format("'{}'", d->getName().str()), construction->args, parameters, at);
+}
+
+// Optimizer(model->parameters(), Options(...).eps(...)), directly, with new,
+// or through make_unique/make_shared: its class and arguments.
+std::optional<ScalerTracking::OptimizerConstruction> ScalerTracking::optimizerConstruction(const Expr* value) {
+  OptimizerConstruction out;
+  // unique_ptr<Optimizer> from a unique_ptr<Adam>: the Adam.
+  if (const auto* converted = dyn_cast_or_null<CXXConstructExpr>(value);
+      converted && converted->getNumArgs() == 1 && isSmartPointer(converted->getType()))
+    return optimizerConstruction(ignoreWrappers(converted->getArg(0)));
+  if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(value)) {
+    out.args.assign(construct->arg_begin(), construct->arg_end());
+    out.record = pointeeRecord(construct->getType());
+  } else if (const auto* created = dyn_cast_or_null<CXXNewExpr>(value); created && created->getConstructExpr()) {
+    out.args.assign(created->getConstructExpr()->arg_begin(), created->getConstructExpr()->arg_end());
+    out.record = pointeeRecord(created->getConstructExpr()->getType());
+  } else if (const auto* call = dyn_cast_or_null<CallExpr>(value);
+             call && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared")) {
+    out.args.assign(call->arg_begin(), call->arg_end());
+    out.record = pointeeRecord(call->getType());
+  }
+  if (out.args.empty() || !out.record) return std::nullopt;
+  return out;
+}
+
+// `return std::make_unique<torch::optim::Adam>(params, AdamOptions(lr));` in a
+// factory: DL304 here, and the caller's optimizer gets these parameters.
+void ScalerTracking::transferOptimizerReturn(const Expr* value, FunctionResult& result) {
+  const auto construction = optimizerConstruction(ignoreWrappers(value));
+  if (!construction) {
+    result.returnedOptimizer = TensorFact{};
+    return;
+  }
+  const OptimizerParameters parameters = parametersOf(construction->args);
+  const TensorFact returned{parameters.dtype, parameters.origin};
+  result.returnedOptimizer = result.returnedOptimizer ? joinFacts(*result.returnedOptimizer, returned) : returned;
+  checkEpsilon(construction->record, "", construction->args, parameters, flow_.loc(value));
 }
 
 void ScalerTracking::bindReferenceMember(const FieldDecl* field, const Expr* init) {
@@ -495,6 +529,11 @@ ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vect
     out.dtype = fact.dtype;
     out.origin = fact.origin;
     if (const ValueDecl* d = declOf(moduleObject(object))) out.module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+  } else if (isTensorListType(params->getType()) && !isa<CXXConstructExpr>(params)) {
+    // A vector of parameters gathered elsewhere (`std::move(params)`): its elements' dtypes.
+    const TensorFact fact = flow_.evalList(params).anyElement();
+    out.dtype = fact.dtype;
+    out.origin = fact.origin;
   } else if (const auto* list = dyn_cast<CXXConstructExpr>(params); list && list->getNumArgs() >= 1) {
     // Optimizer({w, b}, ...): the tensors' dtypes.
     const Expr* inner = ignoreWrappers(list->getArg(0));
@@ -511,10 +550,10 @@ ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vect
   return out;
 }
 
-void ScalerTracking::checkEpsilon(const ValueDecl* d, const std::vector<const Expr*>& args,
-                                  const OptimizerParameters& parameters, const SourceLocation& at) {
+void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string& name,
+                                  const std::vector<const Expr*>& args, const OptimizerParameters& parameters,
+                                  const SourceLocation& at) {
   // DL304: the optimizers with an eps take it from their options, else their default.
-  const CXXRecordDecl* record = pointeeRecord(d->getType());
   if (!record || !record->getDeclName().isIdentifier()) return;
   std::optional<double> eps = defaultEpsilon(record->getName());
   if (!eps) return;
@@ -540,8 +579,8 @@ void ScalerTracking::checkEpsilon(const ValueDecl* d, const std::vector<const Ex
         break;
       }
   }
-  checkOptimizerEpsilon(fmt::format("{} '{}'", record->getName().str(), d->getName().str()), *eps, parameters.dtype,
-                        parameters.origin, at, findings(), spelling);
+  checkOptimizerEpsilon(name.empty() ? record->getName().str() : record->getName().str() + " " + name, *eps,
+                        parameters.dtype, parameters.origin, at, findings(), spelling);
 }
 
 // The whole lines a statement is written on, newline included, and their

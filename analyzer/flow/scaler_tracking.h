@@ -32,6 +32,7 @@ class ScalerTracking {
   void transferScalerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
   // Any method of an optimizer: step() and zero_grad() drive the protocol.
   void transferOptimizerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
+  void transferOptimizerReturn(const clang::Expr* value, FunctionResult& result);
   // _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_.
   void transferRawAmpOp(const clang::CallExpr* call, const std::string& name);
   // A declaration the flow passes: where a loop over groups of gradients is
@@ -81,9 +82,16 @@ class ScalerTracking {
     uintptr_t module = 0;  // the module whose parameters() they are, if known
   };
   // Optimizer(model->parameters(), ...) or Optimizer({w, b}, ...): its constructor's arguments.
+  struct OptimizerConstruction {
+    const clang::CXXRecordDecl* record = nullptr;
+    std::vector<const clang::Expr*> args;
+  };
+  static std::optional<OptimizerConstruction> optimizerConstruction(const clang::Expr* value);
   OptimizerParameters parametersOf(const std::vector<const clang::Expr*>& args);
-  void checkEpsilon(const clang::ValueDecl* d, const std::vector<const clang::Expr*>& args,
-                    const OptimizerParameters& parameters, const SourceLocation& at);
+  // DL304 for an optimizer of class `record` (named `name`, quoted, when it is a variable).
+  void checkEpsilon(const clang::CXXRecordDecl* record, const std::string& name,
+                    const std::vector<const clang::Expr*>& args, const OptimizerParameters& parameters,
+                    const SourceLocation& at);
   static const clang::Expr* optionsExpression(const clang::Expr* e);
   ScalerProtocol& protocol() { return flow_.state().process.protocol; }
   std::vector<Finding>& findings() { return flow_.events().protocolFindings; }

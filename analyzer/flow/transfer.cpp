@@ -45,6 +45,16 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     return;
   }
   if (const auto* var = dyn_cast<VarDecl>(d); var && bindLoopElement(var)) return;
+  // auto [logits, hidden] = model->forward(x): the elements, by position.
+  if (const auto* decomposition = dyn_cast<DecompositionDecl>(d)) {
+    const ListFact elements = init ? evalList(init) : ListFact::unknown();
+    size_t position = 0;
+    for (const BindingDecl* binding : decomposition->bindings()) {
+      if (isTensorType(binding->getType())) state_.tensors[binding] = named(elements.at(position), binding);
+      ++position;
+    }
+    return;
+  }
   if (isTensorType(type)) {
     state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
   } else if (isTensorListType(type)) {
@@ -169,11 +179,12 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
 // A list passed to a non-const reference parameter may change in the callee.
 void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
   const FunctionDecl* callee = call->getDirectCallee();
-  if (!callee) return;
+  if (!callee || isStdMove(call)) return;  // what takes the moved list changes it, not the move
   const unsigned skipped = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
   for (unsigned i = skipped; i < call->getNumArgs() && i - skipped < callee->getNumParams(); ++i) {
     const QualType param = callee->getParamDecl(i - skipped)->getType();
-    if (param->isReferenceType() && !param.getNonReferenceType().isConstQualified() &&
+    // (A list moved into a callee, `T&&`, is the callee's now: what was known of it stays for what consumes the move.)
+    if (param->isLValueReferenceType() && !param.getNonReferenceType().isConstQualified() &&
         isTensorListType(call->getArg(i)->getType()))
       if (const ValueDecl* d = declOf(call->getArg(i))) state_.lists.erase(d);
   }
@@ -413,7 +424,7 @@ void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassi
     case CallKind::TorchFunction: return transferTorchFunction(call, c.name);
     case CallKind::UserFunction:
       // User functions: follow them for their effects and events.
-      if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx);
+      if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx, call);
       return;
     case CallKind::Other: return scalers_.transferUnfollowedCall(call);
   }
@@ -498,8 +509,16 @@ void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
 // a conversion of the module whose parameters the loop walks, by hand.
 void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* call) {
   const Expr* parameter = ignoreWrappers(call->getImplicitObjectArgument());
-  if (const auto* value = dyn_cast<CXXMemberCallExpr>(parameter); value && calleeName(value) == "value")
-    parameter = ignoreWrappers(value->getImplicitObjectArgument());
+  // The loop's element, or a local reference to it (`auto& p = item.value();`).
+  auto element = [](const Expr* e) {
+    if (const auto* value = dyn_cast<CXXMemberCallExpr>(e); value && calleeName(value) == "value")
+      return ignoreWrappers(value->getImplicitObjectArgument());
+    return e;
+  };
+  parameter = element(parameter);
+  if (const auto* alias = dyn_cast_or_null<VarDecl>(declOf(parameter));
+      alias && alias->getType()->isReferenceType() && !alias->isCXXForRangeDecl() && alias->getInit())
+    parameter = element(ignoreWrappers(alias->getInit()));
   const auto* var = dyn_cast_or_null<VarDecl>(declOf(parameter));
   const auto* walked = var ? dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(loopRange(var))) : nullptr;
   const std::string walk = walked ? calleeName(walked) : "";
@@ -575,7 +594,8 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
     return;
   }
   const Expr* value = ret->getRetValue();
-  if (value && isTensorListType(value->getType())) {
+  if (value && isOptimizerType(value->getType())) return scalers_.transferOptimizerReturn(value, result_);
+  if (value && (isTensorListType(value->getType()) || isTensorTupleType(value->getType()))) {
     const ListFact list = evalList(value);
     result_.returnedList = result_.returnedList ? joinLists(*result_.returnedList, list) : list;
     return;

@@ -10,6 +10,7 @@
 #include "flow/ast_helpers.h"
 #include "flow/flag_paths.h"
 #include "flow/function_analysis.h"
+#include "flow/settings.h"
 #include "torch_api.h"
 
 namespace dtype_lint::analyzer {
@@ -151,6 +152,14 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     return true;
   }
   bool VisitCallExpr(CallExpr* call) {
+    // scaler_.emplace(...), scaler_.reset(new ...), scaler_.reset(): a write of an optional or smart pointer.
+    if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
+      const std::string name = calleeName(member);
+      const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
+      if ((name == "emplace" || name == "reset") && (isOptional(object->getType()) || isSmartPointer(object->getType())))
+        if (const ValueDecl* d = declOf(object); d && isa<FieldDecl, VarDecl>(d))
+          note(d, name == "emplace" || call->getNumArgs() > 0 ? call : nullptr, call);
+    }
     if (const FunctionDecl* callee = call->getDirectCallee(); callee && !isa<CXXOperatorCallExpr>(call)) {
       noteArguments(callee, {call->getArgs(), call->getNumArgs()});
       // register_buffer("stats", stats_): the module's conversions reach it.
@@ -194,6 +203,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::set<const ValueDecl*> stateFlags;
   std::map<const ValueDecl*, const FunctionDecl*> callables;  // null: more than one target, or one not seen
   std::map<const ValueDecl*, const Expr*> nullUnless;  // null: some write is not under one flag test
+  std::set<const ValueDecl*> pointersSetOutsideConstructors;  // or reset there
   std::set<const ValueDecl*> registered;  // tensors given to or taken from register_parameter/register_buffer
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeInitializers;  // dtype fields by constructor initializers
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeWrites;  // every value a dtype field is given
@@ -276,21 +286,39 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
         const Expr* flag = test->IgnoreParenImpCasts();
         if (const auto* negation = dyn_cast<UnaryOperator>(flag); negation && negation->getOpcode() == UO_LNot)
           flag = negation->getSubExpr();
-        return testedFlag(flag) ? test : nullptr;
+        return testedFlag(flag) || settingTest(flag) ? test : nullptr;
       }
       if (node.get<FunctionDecl>() || node.get<LambdaExpr>()) return nullptr;
     }
     return nullptr;
   }
-  // A pointer every non-null write of which sits under one flag test.
+  // A pointer (or optional) every non-null write of which sits under one flag or setting test.
   void noteGuard(const ValueDecl* d, const Expr* value, const Stmt* write) {
     const QualType type = d->getType().getNonReferenceType();
-    if (!type->isPointerType() && !isSmartPointer(type)) return;
-    if (value && isa<CXXNullPtrLiteralExpr>(ignoreConversions(value))) return;
+    if (!type->isPointerType() && !isSmartPointer(type) && !isOptional(type)) return;
+    if (!write || !inConstructor(write)) pointersSetOutsideConstructors.insert(d);
+    if (!value || isa<CXXNullPtrLiteralExpr>(ignoreConversions(value))) return;
     const Expr* test = write ? enclosingFlagTest(write) : nullptr;
     auto [it, inserted] = nullUnless.try_emplace(d, test);
-    if (!inserted && (!it->second || !test || testedFlag(it->second->IgnoreParenImpCasts()) != testedFlag(test->IgnoreParenImpCasts())))
-      it->second = nullptr;
+    if (!inserted && (!it->second || !test || !sameTest(it->second, test))) it->second = nullptr;
+  }
+  static bool sameTest(const Expr* a, const Expr* b) {
+    a = a->IgnoreParenImpCasts(), b = b->IgnoreParenImpCasts();
+    if (const auto x = settingTest(a))
+      if (const auto y = settingTest(b))
+        return x->setting == y->setting && x->value == y->value && x->holdsOnValue == y->holdsOnValue;
+    return testedFlag(a) && testedFlag(a) == testedFlag(b);
+  }
+  bool inConstructor(const Stmt* write) {
+    DynTypedNode node = DynTypedNode::create(*write);
+    for (int up = 0; up < 64; ++up) {
+      const auto parents = context_.getParents(node);
+      if (parents.empty()) return false;
+      node = parents[0];
+      if (const auto* fn = node.get<FunctionDecl>()) return isa<CXXConstructorDecl>(fn);
+      if (node.get<LambdaExpr>()) return false;
+    }
+    return false;
   }
   static bool isRegistration(const CallExpr* call) { return registersTensor(calleeName(call)); }
   void note(const ValueDecl* d, const Expr* value, const Stmt* write = nullptr) {
@@ -463,13 +491,32 @@ const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInv
   return partialInvariant_ ? &*partialInvariant_ : nullptr;
 }
 
+namespace {
+// The declaration the collectors saw for `d`: they walk the code as written,
+// so a field of a class template's instantiation (the flow runs there) is
+// looked up as the template's own field of that name. Only for what is
+// known of its writes: an expression the collectors kept is the template's,
+// and cannot be evaluated in the instantiation.
+const ValueDecl* asWritten(const ValueDecl* d) {
+  d = cast<ValueDecl>(d->getCanonicalDecl());
+  const auto* field = dyn_cast<FieldDecl>(d);
+  const auto* instance = field ? dyn_cast<ClassTemplateSpecializationDecl>(field->getParent()) : nullptr;
+  const auto* pattern = instance ? instance->getTemplateInstantiationPattern() : nullptr;
+  if (!pattern) return d;
+  for (const FieldDecl* written : pattern->fields())
+    if (written->getDeclName() == field->getDeclName()) return cast<ValueDecl>(written->getCanonicalDecl());
+  return d;
+}
+}  // namespace
+
 const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
   if (!writes_) {
     WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
     collector.resolveForwardedCallables();
     writes_ = Writes{std::move(collector.written), std::move(collector.stateFlags), std::move(collector.callables),
-                     std::move(collector.nullUnless), std::move(collector.registered)};
+                     std::move(collector.nullUnless), std::move(collector.pointersSetOutsideConstructors),
+                     std::move(collector.registered)};
     for (const auto& [field, inits] : collector.dtypeInitializers)
       if (inits.size() == 1 && !collector.assignedOutsideConstructors.count(field))
         writes_->constructorDtypes[field] = inits.front();
@@ -492,21 +539,25 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
 }
 
 bool TranslationUnitAnalysis::written(const ValueDecl* d) {
-  return writes().written.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
+  return writes().written.count(asWritten(d)) != 0;
 }
 
 bool TranslationUnitAnalysis::stateFlag(const ValueDecl* d) {
-  return writes().stateFlags.count(cast<ValueDecl>(d->getCanonicalDecl())) != 0;
+  return writes().stateFlags.count(asWritten(d)) != 0;
 }
 
 bool TranslationUnitAnalysis::unregisteredModuleTensor(const ValueDecl* d) {
   const auto* field = dyn_cast<FieldDecl>(d);
   return field && isTensorType(field->getType()) && isUserModule(dyn_cast<CXXRecordDecl>(field->getParent())) &&
-         !writes().registered.count(cast<ValueDecl>(field->getCanonicalDecl()));
+         !writes().registered.count(asWritten(field));
+}
+
+bool TranslationUnitAnalysis::pointerSetOnlyByConstructors(const ValueDecl* d) {
+  return !writes().pointersSetOutsideConstructors.count(asWritten(d));
 }
 
 const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {
-  auto it = writes().nullUnless.find(cast<ValueDecl>(d->getCanonicalDecl()));
+  auto it = writes().nullUnless.find(asWritten(d));
   return it == writes().nullUnless.end() ? nullptr : it->second;
 }
 

@@ -72,6 +72,9 @@ class TranslationUnitAnalysis {
   // (`if (cfg_.amp) scaler_ = std::make_unique<GradScaler>()`): where the test
   // fails, the pointer is null. nullptr when there is no one such test.
   const clang::Expr* pointerSetOnlyUnder(const clang::ValueDecl* d);
+  // Whether every write of the pointer (or optional) `d` is in a constructor:
+  // set there under pointerSetOnlyUnder's test, it is set whenever the test holds.
+  bool pointerSetOnlyByConstructors(const clang::ValueDecl* d);
   // A config's field that no code writes (`bool use_half = true;`): its
   // default member initializer, its value everywhere.
   const clang::Expr* unwrittenFieldDefault(const clang::Expr* e);
@@ -99,6 +102,7 @@ class TranslationUnitAnalysis {
     // std::function variables and members by the lambda they hold, when one.
     std::map<const clang::ValueDecl*, const clang::FunctionDecl*> callables;
     std::map<const clang::ValueDecl*, const clang::Expr*> nullUnless;
+    std::set<const clang::ValueDecl*> pointersSetOutsideConstructors;
     std::set<const clang::ValueDecl*> registered;
     std::map<const clang::ValueDecl*, const clang::Expr*> constructorDtypes;  // see constructorDtype
     std::map<const clang::ValueDecl*, std::vector<ScalarType>> dtypeChoices;  // see dtypeChoices

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 // Mixture-of-experts weights made in a loop and converted with the model.
@@ -84,4 +85,56 @@ void list_changed_by_a_helper() {
   kept.clear();
   kept.push_back(torch::randn({8, 8}));
   auto other = torch::mm(kept.back(), probe);
+}
+
+// chunk(), split() and unbind() return views of one tensor, each of its
+// dtype: a fused projection split into its parts, directly or through a
+// helper that reshapes each part into a list it returns.
+std::vector<torch::Tensor> split_heads(const torch::Tensor& fused) {
+  std::vector<torch::Tensor> heads;
+  for (auto& part : fused.chunk(3, -1)) heads.push_back(part.reshape({-1, 4}));
+  return heads;
+}
+
+void fused_projection_parts() {
+  torch::nn::Linear head(4, 4);
+  auto fused = torch::randn({2, 12}).to(torch::kHalf);
+  auto parts = fused.chunk(3, -1);
+  auto q = head(parts[0]);  // dtype-lint-expect: DL101
+  auto k = head(split_heads(fused)[1]);  // dtype-lint-expect: DL101
+  auto rows = torch::unbind(fused, 0);
+  auto v = torch::mm(rows[0].reshape({3, 4}), torch::randn({4, 4}));  // dtype-lint-expect: DL101
+  // The same parts upcast first, and a Float tensor's parts: no finding.
+  auto upcast = head(fused.to(torch::kFloat).split(4, -1)[2]);
+  auto floats = head(torch::randn({2, 12}).chunk(3, -1)[0]);
+}
+
+// A forward that returns several values, unpacked with a structured binding:
+// each element by its position (the int in the middle is no tensor).
+struct TwoHeadImpl : torch::nn::Module {
+  TwoHeadImpl() {
+    body = register_module("body", torch::nn::Linear(4, 4));
+    proj = register_module("proj", torch::nn::Linear(4, 2));
+  }
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x) {
+    auto hidden = body(x);
+    return {hidden, proj(hidden)};
+  }
+  torch::nn::Linear body{nullptr}, proj{nullptr};
+};
+TORCH_MODULE(TwoHead);
+
+std::tuple<torch::Tensor, int, torch::Tensor> with_float_copy(const torch::Tensor& x) {
+  return std::make_tuple(x, 1, x.to(torch::kFloat));
+}
+
+void several_returned_values() {
+  TwoHead encoder;
+  encoder->to(torch::kHalf);
+  torch::nn::Linear probe(4, 3);
+  auto [hidden, projected] = encoder->forward(torch::randn({2, 4}).to(torch::kHalf));
+  auto probed = probe(hidden);  // dtype-lint-expect: DL101
+  auto [half, count, upcast] = with_float_copy(torch::randn({2, 4}).to(torch::kHalf));
+  auto first = probe(half);  // dtype-lint-expect: DL101
+  auto clean = probe(upcast);
 }

@@ -180,3 +180,33 @@ void copies_converted_by_hand(torch::nn::Linear& trained) {
   for (auto& p : float_copy->parameters()) p.set_data(p.to(torch::kFloat));
   float_copy(torch::randn({4, 8}));
 }
+
+// Helpers that convert the module they are given: through a reference to the
+// base class (a set_data loop over named_parameters, as a checkpoint tool
+// writes it), or a holder passed by value (it shares the module). The caller's
+// module is converted; a helper that only reads one is no conversion.
+void cast_parameters(torch::nn::Module& module, torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  for (auto& item : module.named_parameters(/*recurse=*/true)) {
+    auto& p = item.value();
+    if (p.is_floating_point()) p.set_data(p.to(dtype));
+  }
+}
+
+void to_half(torch::nn::Linear layer) { layer->to(torch::kHalf); }
+
+int64_t count_parameters(const torch::nn::Module& module) {
+  int64_t n = 0;
+  for (const auto& p : module.parameters()) n += p.numel();
+  return n;
+}
+
+void converted_by_helpers() {
+  torch::nn::Linear encoder(8, 8), head(8, 2), probe(8, 2);
+  cast_parameters(*encoder, torch::kHalf);
+  auto features = encoder(torch::randn({4, 8}));  // dtype-lint-expect: DL101
+  to_half(head);
+  auto logits = head(torch::randn({4, 8}));  // dtype-lint-expect: DL101
+  count_parameters(*probe);
+  auto scores = probe(torch::randn({4, 8}));
+}

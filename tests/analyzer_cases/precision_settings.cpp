@@ -204,3 +204,67 @@ class AsrTrainer {
   AsrConfig cfg_;
   torch::Tensor weight_ = torch::randn({8, 8}, torch::requires_grad());
 };
+
+// PRECISION from the environment, tested as a C string (`prec && std::string(prec) == "fp16"`),
+// passed to a class template's constructor and kept in a dtype member that
+// converts the model. The bmm of Float probabilities with Half values raises,
+// and nothing after it is reported again; the log_softmax of the Half logits is.
+struct CharLmImpl : torch::nn::Module {
+  CharLmImpl() {
+    value = register_module("value", torch::nn::Linear(8, 8));
+    out = register_module("out", torch::nn::Linear(8, 16));
+  }
+  torch::nn::Linear value{nullptr}, out{nullptr};
+};
+TORCH_MODULE(CharLm);
+
+template <typename Model>
+class CharLmTrainer {
+ public:
+  CharLmTrainer(Model model, torch::Dtype dtype) : model_(std::move(model)), dtype_(dtype) { model_->to(dtype_); }
+  torch::Tensor logits(const torch::Tensor& x) {
+    auto probs = torch::softmax(x.matmul(x.transpose(1, 2)), -1, torch::kFloat);
+    auto context = torch::bmm(probs, model_->value(x));  // dtype-lint-expect: DL101
+    return model_->out(x + context);
+  }
+  void step(const torch::Tensor& x) {
+    auto logp = torch::log_softmax(logits(x), -1);  // dtype-lint-expect: DL105
+    logp.to(torch::kFloat).mean().backward();
+  }
+
+ private:
+  Model model_;
+  torch::Dtype dtype_;
+};
+
+void trainCharLm() {
+  const char* prec = std::getenv("PRECISION");
+  const torch::Dtype dtype = (prec && std::string(prec) == "fp16") ? torch::kHalf : torch::kFloat;
+  CharLmTrainer<CharLm> trainer(CharLm(), dtype);
+  trainer.step(torch::randn({2, 4, 8}).to(dtype));
+}
+
+// The same setting, with the probabilities kept in the model's dtype and the
+// log-probabilities upcast: clean for every value.
+template <typename Model>
+class CharLmTrainerUpcast {
+ public:
+  CharLmTrainerUpcast(Model model, torch::Dtype dtype) : model_(std::move(model)), dtype_(dtype) { model_->to(dtype_); }
+  void step(const torch::Tensor& x) {
+    auto probs = torch::softmax(x.matmul(x.transpose(1, 2)), -1, torch::kFloat).to(dtype_);
+    auto context = torch::bmm(probs, model_->value(x));
+    auto logp = torch::log_softmax(model_->out(x + context), -1, torch::kFloat);
+    logp.mean().backward();
+  }
+
+ private:
+  Model model_;
+  torch::Dtype dtype_;
+};
+
+void trainCharLmUpcast() {
+  const char* prec = std::getenv("PRECISION");
+  const torch::Dtype dtype = (prec && std::string(prec) == "fp16") ? torch::kHalf : torch::kFloat;
+  CharLmTrainerUpcast<CharLm> trainer(CharLm(), dtype);
+  trainer.step(torch::randn({2, 4, 8}).to(dtype));
+}

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 class GradScaler {
@@ -325,4 +326,58 @@ class SwitchedTrainer {
 void train_with_switches(int argc, char** argv) {
   SwitchedTrainer trainer(parse_switches(argc, argv));
   for (int i = 0; i < 3; ++i) trainer.step(torch::randn({8, 16}), torch::randn({8, 1}));
+}
+
+// A class template's std::optional scaler, made in the constructor only for
+// one value of an enum setting; every use tests it, so no path unscales
+// twice (the unscale and the step/update test the same optional).
+enum class LoopPrecision { FP32, FP16, BF16 };
+
+struct LoopConfig {
+  LoopPrecision precision = LoopPrecision::FP32;
+};
+
+LoopConfig parse_loop(int argc, char** argv) {
+  LoopConfig cfg;
+  if (argc > 1 && std::string(argv[1]) == "fp16") cfg.precision = LoopPrecision::FP16;
+  if (argc > 1 && std::string(argv[1]) == "bf16") cfg.precision = LoopPrecision::BF16;
+  return cfg;
+}
+
+template <typename Model>
+class AccumulatingTrainer {
+ public:
+  AccumulatingTrainer(const LoopConfig& cfg, Model model)
+      : cfg_(cfg), model_(std::move(model)), opt_(model_->parameters(), 0.01) {
+    if (cfg.precision == LoopPrecision::FP16) scaler_.emplace();
+  }
+  void train() {
+    for (int step = 0; step < 10; ++step) {
+      for (int k = 0; k < 4; ++k) {
+        auto loss = model_(torch::randn({8, 16})).pow(2).mean();
+        if (scaler_) scaler_->scale(loss).backward();
+        else loss.backward();
+      }
+      if (scaler_) scaler_->unscale_(opt_);
+      torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);
+      if (scaler_.has_value()) {
+        scaler_->step(opt_);
+        scaler_->update();
+      } else {
+        opt_.step();
+      }
+      opt_.zero_grad();
+    }
+  }
+
+ private:
+  LoopConfig cfg_;
+  Model model_;
+  torch::optim::SGD opt_;
+  std::optional<GradScaler> scaler_;
+};
+
+void train_accumulating(int argc, char** argv) {
+  AccumulatingTrainer<torch::nn::Linear> trainer(parse_loop(argc, argv), torch::nn::Linear(16, 1));
+  trainer.train();
 }
