@@ -510,6 +510,8 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
     v.kind = Value::Kind::Module;
     v.fact = evalModule(e);
   } else if (isScalarTypeType(paramType) || isTensorOptionsType(paramType)) {
+    // `dtype = torch::kFloat` left to its default: the default.
+    if (const auto* byDefault = dyn_cast<CXXDefaultArgExpr>(e)) e = byDefault->getExpr();
     v.kind = Value::Kind::Dtype;
     v.fact = evalDtypeArgument(e).value_or(TensorFact{});
   } else if (isScaler(paramType) || isOptimizerType(paramType)) {

@@ -92,6 +92,7 @@ class FunctionAnalysis final : public FlowQueries {
   void forgetConvertedMembers(const clang::CXXRecordDecl* impl);
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);
   void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
+  void assumeLazyInitialization(const clang::CXXMemberCallExpr* defined);
   void transferTorchFunction(const clang::CallExpr* call, const std::string& name);
   void transferBackward(const clang::Expr* loss, const clang::Expr* at);
   void transferConstruct(const clang::CXXConstructExpr* construct);

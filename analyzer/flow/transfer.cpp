@@ -534,8 +534,41 @@ void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* cal
   forgetConvertedMembers(impl);
 }
 
+// `if (!buf.defined() || buf.numel() < n) buf = torch::empty({n}, opts);` (a
+// workspace made on first use): where the test finds it made, it was made
+// by this same assignment, so an unknown buffer has what the assignment gives.
+void FunctionAnalysis::assumeLazyInitialization(const CXXMemberCallExpr* defined) {
+  const Expr* object = ignoreWrappers(defined->getImplicitObjectArgument());
+  const ValueDecl* d = declOf(object);
+  if (!d || !evalTensor(object).dtype.isUnknown()) return;
+  const IfStmt* branch = nullptr;
+  DynTypedNode node = DynTypedNode::create(*defined);
+  for (int up = 0; up < 8 && !branch; ++up) {
+    const auto parents = tu_.context().getParents(node);
+    if (parents.empty() || !parents[0].get<Expr>()) {
+      branch = parents.empty() ? nullptr : parents[0].get<IfStmt>();
+      break;
+    }
+    node = parents[0];
+  }
+  if (!branch) return;
+  const Stmt* then = branch->getThen();
+  if (const auto* block = dyn_cast<CompoundStmt>(then); block && block->size() >= 1) then = block->body_front();
+  if (const auto* cleanups = dyn_cast<ExprWithCleanups>(then)) then = cleanups->getSubExpr();
+  const Expr *lhs = nullptr, *rhs = nullptr;
+  if (const auto* assignment = dyn_cast<BinaryOperator>(then); assignment && assignment->getOpcode() == BO_Assign)
+    lhs = assignment->getLHS(), rhs = assignment->getRHS();
+  else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(then); op && op->getOperator() == OO_Equal && op->getNumArgs() == 2)
+    lhs = op->getArg(0), rhs = op->getArg(1);
+  if (!lhs || declOf(ignoreWrappers(lhs)) != d) return;
+  TensorFact made = evalTensor(rhs);
+  if (made.dtype.isUnknown()) return;
+  state_.tensors[d] = named(made, d);
+}
+
 void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
+  if (name == "defined") return assumeLazyInitialization(call);
   if (name == "backward") return transferBackward(object, call);
   if (name == "set_data") return;  // applied before its loop (transferParameterReplacementLoop)
   std::vector<const Expr*> args = tensorArgs(call);

@@ -3,6 +3,9 @@
 // its matrices is DL101 (PyTorch checks self against mat2 first).
 #include <torch/torch.h>
 
+#include <string>
+#include <unordered_map>
+
 void out_variants() {
   auto a = torch::randn({4, 4}, torch::kBFloat16);
   auto b = torch::randn({4, 4}, torch::kBFloat16);
@@ -70,4 +73,35 @@ struct AttentionProbe {
 void record_half_attention() {
   AttentionProbe probe;
   probe.record(torch::randn({4, 8}, torch::kHalf), torch::randn({8, 4}, torch::kHalf));
+}
+
+// Workspaces made on first use and handed out again: a getter whose buffer is
+// (re)made in Float unless it is already big enough, keyed by name in a map,
+// or a member with a default dtype argument. The products written into them
+// are Half; a workspace made in the product's dtype is fine.
+class ScratchPool {
+ public:
+  torch::Tensor get(const std::string& tag, int64_t rows, int64_t cols) {
+    auto& buffer = buffers_[tag];
+    if (!buffer.defined() || buffer.numel() < rows * cols) buffer = torch::empty({rows * cols});
+    return buffer.narrow(0, 0, rows * cols).view({rows, cols});
+  }
+  torch::Tensor& matrix(int64_t rows, torch::Dtype dtype = torch::kFloat) {
+    if (!matrix_.defined() || matrix_.size(0) != rows) {
+      matrix_ = torch::empty({rows, rows}, torch::dtype(dtype));
+    }
+    return matrix_;
+  }
+
+ private:
+  std::unordered_map<std::string, torch::Tensor> buffers_;
+  torch::Tensor matrix_;
+};
+
+void score_into_workspaces(ScratchPool& pool, ScratchPool& half_pool) {
+  auto users = torch::randn({4, 8}, torch::kHalf), items = torch::randn({6, 8}, torch::kHalf);
+  auto scores = pool.get("scores", 4, 6);
+  torch::mm_out(scores, users, items.t());  // dtype-lint-expect: DL102
+  torch::mm_out(pool.matrix(4), users, users.t());  // dtype-lint-expect: DL102
+  torch::mm_out(half_pool.matrix(4, torch::kHalf), users, users.t());
 }
