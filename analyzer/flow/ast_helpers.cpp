@@ -100,6 +100,10 @@ std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {
   return elements;
 }
 
+unsigned firstParameterArgument(const CallExpr* call, const FunctionDecl* callee) {
+  return isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+}
+
 bool isOptional(QualType type) {
   const auto* record = type.getNonReferenceType()->getAsCXXRecordDecl();
   return record && record->getQualifiedNameAsString() == "std::optional";

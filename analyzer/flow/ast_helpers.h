@@ -32,6 +32,9 @@ const clang::CXXRecordDecl* autogradFunctionOfApply(const clang::CallExpr* call)
 bool isSmartPointer(clang::QualType type);
 // std::optional<T>.
 bool isOptional(clang::QualType type);
+// The argument a callee's first parameter gets: 1 for an operator that is a
+// method (a callable object's `f(x)`, `a[i]`: the object comes first), else 0.
+unsigned firstParameterArgument(const clang::CallExpr* call, const clang::FunctionDecl* callee);
 // std::pair / std::tuple holding a tensor.
 bool isTensorTupleType(clang::QualType type);
 // The elements a pair or tuple is made of: `{h, z}`, `std::make_pair(h, z)`, `std::tuple<...>(a, b)`.

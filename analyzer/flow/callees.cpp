@@ -43,7 +43,7 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
                         : fmt::format("'{}'", callee->getNameAsString());
   auto c = calleeContext(Inherit::ProcessAndBackwardContext, note(call, fmt::format("in the call to {} from here", name)));
   if (!c) return std::nullopt;
-  unsigned firstArg = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+  const unsigned firstArg = firstParameterArgument(call, callee);
   for (unsigned i = 0; i < callee->getNumParams(); ++i) {
     const unsigned argIndex = i + firstArg;
     c->args.push_back(argIndex < call->getNumArgs() ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
@@ -102,7 +102,7 @@ void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallCo
   applyCalleeExit(*r);
   if (!call || !r->exitReached) return;
   // The modules it converted through a reference: the caller's are.
-  const unsigned firstArg = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+  const unsigned firstArg = firstParameterArgument(call, callee);
   for (const auto& [index, fact] : r->convertedModuleArgs) {
     if (index + firstArg >= call->getNumArgs()) continue;
     const Expr* module = ignoreWrappers(call->getArg(index + firstArg));

@@ -180,7 +180,7 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
 void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
   const FunctionDecl* callee = call->getDirectCallee();
   if (!callee || isStdMove(call)) return;  // what takes the moved list changes it, not the move
-  const unsigned skipped = isa<CXXOperatorCallExpr>(call) && isa<CXXMethodDecl>(callee) ? 1 : 0;
+  const unsigned skipped = firstParameterArgument(call, callee);
   for (unsigned i = skipped; i < call->getNumArgs() && i - skipped < callee->getNumParams(); ++i) {
     const QualType param = callee->getParamDecl(i - skipped)->getType();
     // (A list moved into a callee, `T&&`, is the callee's now: what was known of it stays for what consumes the move.)
