@@ -451,7 +451,13 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
 
   // The wheel is a CUDA build: with no CUDA compiler or header needed, the
   // adapter has its CUDA path, which launches the prebuilt scan through the driver.
-  const fs::path adapters = home / "cache/adapters" / ("boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION));
+  // Cached per boundary version and digest of the adapter's sources: one directory.
+  std::vector<fs::path> cacheDirectories;
+  for (const auto& entry : fs::directory_iterator(home / "cache/adapters")) cacheDirectories.push_back(entry.path());
+  ASSERT_EQ(cacheDirectories.size(), 1u);
+  const fs::path adapters = cacheDirectories[0];
+  EXPECT_EQ(adapters.filename().string().rfind("boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION) + "-", 0), 0u)
+      << adapters;
   for (const auto& adapter : fs::directory_iterator(adapters))
     if (fs::exists(adapter.path() / "libdtype_lint_adapter.so")) {
       EXPECT_NE(readFile((adapter.path() / "libdtype_lint_adapter.so").string()).find("cuModuleLoadData"),

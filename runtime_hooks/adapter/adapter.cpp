@@ -1,7 +1,9 @@
 // libdtype_lint_adapter.so: built against LibTorch, loaded by the preload
 // core into a process that already has LibTorch, so it binds to that copy.
-// A global RecordFunction callback sees every op with its inputs before it
-// runs (a mismatched matmul is reported before it throws).
+// The ops some rule looks at are intercepted on a dispatch key of their own,
+// with their inputs, before they run (a mismatched matmul is reported before
+// it throws); a global RecordFunction callback that needs no inputs tells
+// the program's own calls from those inside ops and autograd nodes.
 #include <ATen/SequenceNumber.h>
 #include <ATen/autocast_mode.h>
 #include <dlfcn.h>
@@ -23,6 +25,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/SmallVector.h>
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/version.h>
@@ -54,6 +58,7 @@ struct ThreadState {
   // own reductions of broadcast gradients) are autograd's, not the user's.
   int pythonBackwardDepth = 0;
   bool gemmAnnounced = false;  // the running top-level op's record carried its FLOPs
+  bool intercepting = false;   // kInterceptKey is among this thread's included keys
   // The operators described lately, by the address of their name (see opInfoOf).
   std::array<std::pair<const char*, const OpInfo*>, 1024> recentOps{};
 };
@@ -112,23 +117,46 @@ dtype_lint_operand operand(const at::Tensor& t, std::string_view description) {
   return o;
 }
 
+// A record of `op` with no operands. Its 32 operand slots (4 KB) are left
+// unwritten: the core reads input_count of them, and the destination only
+// where there is one.
+void startRecord(dtype_lint_op_record& record, std::string_view op) {
+  std::memset(&record, 0, offsetof(dtype_lint_op_record, inputs));
+  std::memset(&record.has_destination, 0, sizeof(record) - offsetof(dtype_lint_op_record, has_destination));
+  setText(record.op, op);
+}
+
 void addInput(dtype_lint_op_record& record, const dtype_lint_operand& o) {
   if (record.input_count < DTYPE_LINT_MAX_OPERANDS) record.inputs[record.input_count++] = o;
 }
 
-// What the callback needs to know of an operator, worked out on its first
-// call: most ops no rule looks at, and those must cost next to nothing.
 // The ops clipping written by hand is made of, on gradients: their norm, an
 // in-place product by a factor, an in-place clamp.
 enum class HandClipStep { None, Norm, Rescale, Clamp };
 
+// How a matmul-family op's FLOPs follow from its tensor operands' shapes,
+// worked out once per operator.
+enum class GemmShape { None, MatrixProduct, AddMatrixProduct, VectorProduct, AddVectorProduct, Linear, Matmul };
+
+GemmShape gemmShapeOf(const std::string& gemm) {
+  if (gemm == "mm" || gemm == "bmm") return GemmShape::MatrixProduct;
+  if (gemm == "addmm" || gemm == "baddbmm" || gemm == "addbmm") return GemmShape::AddMatrixProduct;
+  if (gemm == "mv" || gemm == "dot" || gemm == "vdot") return GemmShape::VectorProduct;
+  if (gemm == "addmv") return GemmShape::AddVectorProduct;
+  if (gemm == "linear") return GemmShape::Linear;
+  if (gemm == "matmul") return GemmShape::Matmul;
+  return GemmShape::None;
+}
+
+// What the hooks need to know of an operator, worked out once: most ops no
+// rule looks at, and those must cost next to nothing.
 struct OpInfo {
   std::string qualifiedName;  // "aten::mm": the identity a cached entry is checked against
   bool isOperator = false;    // a dispatcher op (not a RECORD_FUNCTION scope of a name)
   bool aten = false;
   std::string op;           // "mm", "mm_out", "mul_"
   bool matmul = false;      // the matmul family, out= variants included: all a backward node's ops are checked for
-  std::string gemm;         // its matmul-family name without _out ("mm" of "mm_out"), for its FLOPs
+  GemmShape gemmShape = GemmShape::None;  // how its FLOPs follow from its operands' shapes
   bool inPlace = false;     // its first argument is the destination
   bool destinationOnly = false;  // in place, and its destination is no operand (copy_, a matmul's mm_)
   bool interesting = false;  // some rule or observer outside backward nodes looks at it: one of the below
@@ -687,9 +715,9 @@ void observeHalfCast(const std::string& op, const at::Tensor& source, c10::Scala
 
 // Autocast casts an op's Float operands to Half before a matmul (DL302).
 void observeAutocastHalfCasts(const std::string& op,
-                              c10::ArrayRef<std::pair<at::Tensor, const std::string*>> floatInputs) {
+                              c10::ArrayRef<std::pair<const at::Tensor*, const std::string*>> floatInputs) {
   if (floatInputs.empty() || !dtype_lint_runtime_wants_values(DTYPE_LINT_CHECK_HALF_CAST)) return;
-  for (const auto& [tensor, argument] : floatInputs) countHalfCast(op, *argument, true, tensor);
+  for (const auto& [tensor, argument] : floatInputs) countHalfCast(op, *argument, true, *tensor);
 }
 
 // Whether autocast is on for a device type (the per-device API of 2.4+; the
@@ -704,17 +732,11 @@ bool autocastOn(c10::DeviceType device) {
 }
 
 // DL104 at runtime: the casts the program makes while autocast is on, and the
-// tensors they return. The returned tensor is known only once the cast has
-// run, from its RecordFunction's outputs: a second callback that needs them,
-// registered the first time autocast is seen on (outputs cost every op, so
-// programs without autocast never pay; that first cast itself is missed, a
-// training loop's next one is not).
+// tensors they return, known once the cast has run (see interceptOp).
 struct ExplicitCastInAutocast {
-  const at::RecordFunction* running = nullptr;  // the cast whose result is awaited
   int32_t from = DTYPE_LINT_DTYPE_UNKNOWN, to = DTYPE_LINT_DTYPE_UNKNOWN;
   uint64_t site = 0;
 };
-thread_local ExplicitCastInAutocast pendingCast;
 
 struct CastResult {
   c10::weak_intrusive_ptr<c10::TensorImpl> tensor{c10::intrusive_ptr<c10::TensorImpl>()};
@@ -726,40 +748,23 @@ thread_local std::array<CastResult, 8> recentCasts;  // the latest cast results,
 thread_local size_t nextCast = 0;
 thread_local bool anyCast = false;
 
-void onCastExit(const at::RecordFunction& fn, at::ObserverContext*) {
-  const HookScope scope;
-  if (!scope) return;
-  if (pendingCast.running != &fn) return;
-  pendingCast.running = nullptr;
-  const auto& outputs = fn.outputs();
-  if (outputs.empty() || !outputs[0].isTensor() || !outputs[0].toTensor().defined()) return;
-  const at::Tensor& result = outputs[0].toTensor();
-  CastResult& cast = recentCasts[nextCast++ % recentCasts.size()];
-  cast.tensor = c10::weak_intrusive_ptr<c10::TensorImpl>(result.getIntrusivePtr());
-  cast.impl = result.unsafeGetTensorImpl();
-  cast.from = pendingCast.from;
-  cast.to = pendingCast.to;
-  cast.site = pendingCast.site;
+void rememberCastResult(const ExplicitCastInAutocast& cast, const c10::IValue& output) {
+  if (!output.isTensor() || !output.toTensor().defined()) return;
+  const at::Tensor& result = output.toTensor();
+  CastResult& slot = recentCasts[nextCast++ % recentCasts.size()];
+  slot.tensor = c10::weak_intrusive_ptr<c10::TensorImpl>(result.getIntrusivePtr());
+  slot.impl = result.unsafeGetTensorImpl();
+  slot.from = cast.from;
+  slot.to = cast.to;
+  slot.site = cast.site;
   anyCast = true;
 }
 
-void watchCastResults() {
-  static std::once_flag registered;
-  std::call_once(registered, [] {
-    at::addGlobalCallback(at::RecordFunctionCallback([](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
-                                                       return nullptr;
-                                                     }, onCastExit)
-                              .needsOutputs(true)
-                              .scopes({at::RecordScope::FUNCTION}));
-  });
-}
-
 // The program's own `x.to(dtype)` while autocast is on for x's device.
-void observeExplicitCast(const at::Tensor& source, std::optional<c10::ScalarType> to, const at::RecordFunction& fn) {
-  if (!at::isFloatingType(source.scalar_type()) || !autocastOn(source.device().type())) return;
-  watchCastResults();
-  if (!to || !at::isFloatingType(*to)) return;
-  pendingCast = {&fn, dtypeCode(source.scalar_type()), dtypeCode(*to), dtype_lint_runtime_capture_site()};
+std::optional<ExplicitCastInAutocast> observeExplicitCast(const at::Tensor& source, std::optional<c10::ScalarType> to) {
+  if (!at::isFloatingType(source.scalar_type()) || !autocastOn(source.device().type())) return std::nullopt;
+  if (!to || !at::isFloatingType(*to)) return std::nullopt;
+  return ExplicitCastInAutocast{dtypeCode(source.scalar_type()), dtypeCode(*to), dtype_lint_runtime_capture_site()};
 }
 
 // An op under autocast whose operand is such a cast's result (each result is
@@ -832,19 +837,25 @@ void observeScalingOps(const OpInfo& info, c10::ArrayRef<const c10::IValue> inpu
 
 // 2 * multiply-adds of a matmul-family op, from its tensor operands' shapes
 // (DL305); 0 for the ones it does not count (convolutions, einsum).
-double matmulFlops(const std::string& op, c10::ArrayRef<at::Tensor> t) {
+double matmulFlops(GemmShape shape, c10::ArrayRef<const at::Tensor*> t) {
   auto numel = [](const at::Tensor& x) { return static_cast<double>(x.numel()); };
   auto lastDim = [](const at::Tensor& x) { return x.dim() > 0 ? static_cast<double>(x.size(-1)) : 1.0; };
-  if ((op == "mm" || op == "bmm") && t.size() >= 2) return 2 * numel(t[0]) * lastDim(t[1]);
-  if ((op == "addmm" || op == "baddbmm" || op == "addbmm") && t.size() >= 3) return 2 * numel(t[1]) * lastDim(t[2]);
-  if ((op == "mv" || op == "addmv" || op == "dot" || op == "vdot") && !t.empty()) return 2 * numel(t[op == "addmv" ? 1 : 0]);
-  if (op == "linear" && t.size() >= 2 && t[1].dim() == 2) return 2 * numel(t[0]) * static_cast<double>(t[1].size(0));
-  if (op == "matmul" && t.size() >= 2 && t[0].dim() > 0 && t[1].dim() > 0) {
-    const double k = lastDim(t[0]);
-    const double columns = t[1].dim() >= 2 ? lastDim(t[1]) : 1;
-    const double rows = std::max(numel(t[0]) / std::max(k, 1.0), 1.0);
-    const double batchOfB = t[1].dim() > 2 && t[0].dim() <= 2 ? numel(t[1]) / std::max(k * columns, 1.0) : 1;
-    return 2 * rows * k * columns * batchOfB;
+  switch (shape) {
+    case GemmShape::MatrixProduct: return t.size() >= 2 ? 2 * numel(*t[0]) * lastDim(*t[1]) : 0;
+    case GemmShape::AddMatrixProduct: return t.size() >= 3 ? 2 * numel(*t[1]) * lastDim(*t[2]) : 0;
+    case GemmShape::VectorProduct: return !t.empty() ? 2 * numel(*t[0]) : 0;
+    case GemmShape::AddVectorProduct: return t.size() >= 2 ? 2 * numel(*t[1]) : 0;
+    case GemmShape::Linear:
+      return t.size() >= 2 && t[1]->dim() == 2 ? 2 * numel(*t[0]) * static_cast<double>(t[1]->size(0)) : 0;
+    case GemmShape::Matmul: {
+      if (t.size() < 2 || t[0]->dim() == 0 || t[1]->dim() == 0) return 0;
+      const double k = lastDim(*t[0]);
+      const double columns = t[1]->dim() >= 2 ? lastDim(*t[1]) : 1;
+      const double rows = std::max(numel(*t[0]) / std::max(k, 1.0), 1.0);
+      const double batchOfB = t[1]->dim() > 2 && t[0]->dim() <= 2 ? numel(*t[1]) / std::max(k * columns, 1.0) : 1;
+      return 2 * rows * k * columns * batchOfB;
+    }
+    case GemmShape::None: return 0;
   }
   return 0;
 }
@@ -866,8 +877,9 @@ OpInfo describe(const c10::OperatorName& name) {
   info.op = name.name.substr(6);
   if (name.overload_name == "out") info.op += "_out";
   const std::string& op = info.op;
-  info.gemm = outVariantBase(op).value_or(op);
-  info.matmul = isMatmulFamily(info.gemm);
+  const std::string gemm(outVariantBase(op).value_or(op));
+  info.matmul = isMatmulFamily(gemm);
+  info.gemmShape = gemmShapeOf(gemm);
   if (const auto base = inPlaceBase(op)) {
     info.inPlace = true;
     info.destinationOnly = isMatmulFamily(*base) || *base == "copy";
@@ -889,35 +901,42 @@ OpInfo describe(const c10::OperatorName& name) {
   return info;
 }
 
+// Every operator's description, made once per process. The caller holds a
+// HookScope: a fork must not copy the lock held.
+const OpInfo& describedOp(const c10::OperatorName& name) {
+  static std::mutex mutex;
+  static auto* described = new std::map<std::pair<std::string, std::string>, std::unique_ptr<OpInfo>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& info = (*described)[{name.name, name.overload_name}];
+  if (!info) info = std::make_unique<OpInfo>(describe(name));
+  return *info;
+}
+
 // The operator `fn` records. Kept per thread by the address of its name (an
 // operator's schema owns it for the process's life) in a direct-mapped
 // table, checked by content: a RECORD_FUNCTION scope's name may reuse an
-// address. Described once per process, under a lock.
+// address.
 const OpInfo& opInfoOf(const at::RecordFunction& fn, ThreadState& state) {
   static const OpInfo kNotAnOperator;
   const char* name = fn.name();
   auto& [cachedName, cached] = state.recentOps[(reinterpret_cast<uintptr_t>(name) >> 3) % state.recentOps.size()];
   if (cachedName == name && std::strncmp(name, cached->qualifiedName.c_str(), cached->qualifiedName.size() + 1) == 0)
     return *cached;
-  const HookScope scope;  // the lock below: a fork must not copy it held
+  const HookScope scope;
   if (!scope) return kNotAnOperator;
   const auto operatorName = fn.operator_name();
   if (!operatorName) return kNotAnOperator;
-  static std::mutex mutex;
-  static auto* described = new std::map<std::pair<std::string, std::string>, std::unique_ptr<OpInfo>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& info = (*described)[{operatorName->name, operatorName->overload_name}];
-  if (!info) info = std::make_unique<OpInfo>(describe(*operatorName));
+  const OpInfo& info = describedOp(*operatorName);
   cachedName = name;
-  cached = info.get();
-  return *info;
+  cached = &info;
+  return info;
 }
 
 // A backward() on `loss`: its dtype (DL106), the factor or the scale it was
 // multiplied by (DL203, DL207), the parameters it reaches.
 void observeBackward(const at::Tensor& loss) {
-  dtype_lint_op_record record{};
-  setText(record.op, "backward");
+  dtype_lint_op_record record;
+  startRecord(record, "backward");
   addInput(record, operand(loss, "'loss'"));
   dtype_lint_runtime_op(&record);
   dtype_lint_runtime_backward(loss.unsafeGetTensorImpl(), constantProducts.valueOf(loss));
@@ -930,29 +949,52 @@ void observeBackward(const at::Tensor& loss) {
   handClips.backwardStarted();
 }
 
+// The key the ops some rule looks at are intercepted on. A mode key above
+// autocast and autograd (the op arrives as the program called it), that
+// PyTorch registers nothing on outside its own C++ tests, in 1.13 as in 2.x.
+// Put in every thread's included keys: the autograd engine's threads (and
+// at::launch's) take it from the thread that started them.
+constexpr c10::DispatchKey kInterceptKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+
+// What every op pays (a RecordFunction callback that needs no inputs, so
+// PyTorch boxes none): which ops are the program's own calls (not those
+// LibTorch runs inside them: copy_ inside to(), addmm inside linear), and
+// which run inside an autograd node's backward.
+void interceptOnThisThread() {
+  c10::impl::tls_set_dispatch_key_included(kInterceptKey, true);
+  threadState.intercepting = true;
+}
+
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   ThreadState& state = threadState;
+  // A thread that was running before the adapter came (its first op here is not intercepted).
+  if (!state.intercepting) interceptOnThisThread();
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
     ++state.backwardDepth;
     return nullptr;
   }
-  // Dispatcher ops only (not the engine's own "evaluate_function" records),
-  // and only those the user's code calls: the ops LibTorch runs inside them
-  // (copy_ inside to(), addmm inside linear) are LibTorch's business.
-  const OpInfo* info = &opInfoOf(fn, state);
-  if (!info->isOperator || state.opDepth++ > 0 || !info->aten) return nullptr;
+  if (opInfoOf(fn, state).isOperator) ++state.opDepth;
+  return nullptr;
+}
+
+// An intercepted op the program called itself (not from inside another op),
+// before it runs: what the rules see of it. A cast under autocast whose
+// result is to be remembered is returned.
+std::optional<ExplicitCastInAutocast> observeOp(const OpInfo& opInfo, c10::ArrayRef<const c10::IValue> inputs,
+                                                ThreadState& state) {
+  const OpInfo* info = &opInfo;
   const int backwardDepth = state.backwardDepth;
-  if (state.pythonBackwardDepth > 0 && backwardDepth == 0) return nullptr;
+  if (state.pythonBackwardDepth > 0 && backwardDepth == 0) return std::nullopt;
   // Inside autograd's backward nodes only matmuls matter: a custom backward's
   // mixed operands (DL103) and its out= buffers (DL102).
-  if (backwardDepth > 0 ? !info->matmul : !info->interesting) return nullptr;
+  if (backwardDepth > 0 ? !info->matmul : !info->interesting) return std::nullopt;
   const HookScope scope;
-  if (!scope) return nullptr;
+  if (!scope) return std::nullopt;
+  std::optional<ExplicitCastInAutocast> cast;
   const std::string& op = info->op;
-  const auto inputs = fn.inputs();
   if (info->onesLike && backwardDepth == 0 && calledFromBackward()) {
     observeBackward(inputs.at(0).toTensor());
-    return nullptr;
+    return std::nullopt;
   }
   if (backwardDepth == 0) {
     observeScalingOps(*info, inputs);
@@ -964,16 +1006,17 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       const at::Tensor& source = inputs[0].toTensor();
       const auto to = castTarget(*info, inputs);
       if (to) observeHalfCast(op, source, *to);
-      observeExplicitCast(source, to, fn);
+      cast = observeExplicitCast(source, to);
     }
   }
-  if (!info->watched) return nullptr;
-  dtype_lint_op_record record{};
-  setText(record.op, op);
+  if (!info->watched) return cast;
+  dtype_lint_op_record record;
+  startRecord(record, op);
   bool dimGiven = false;
   bool onCpu = false, onCuda = false;  // where the op's tensors are
-  c10::SmallVector<std::pair<at::Tensor, const std::string*>, 4> floatInputs;  // what Half autocast would cast
-  c10::SmallVector<at::Tensor, 4> tensorInputs;                                 // in order, for the op's FLOPs
+  // The operands (in `inputs`, which outlive this call: no reference counts taken).
+  c10::SmallVector<std::pair<const at::Tensor*, const std::string*>, 4> floatInputs;  // what Half autocast would cast
+  c10::SmallVector<const at::Tensor*, 4> tensorInputs;  // in order, for the op's FLOPs
   c10::SmallVector<std::pair<const c10::TensorImpl*, uint32_t>, 4> inputIndex;  // a tensor's place in record.inputs
   for (size_t i = 0; i < inputs.size() && i < info->arguments.size(); ++i) {
     const OpInfo::Argument& argument = info->arguments[i];
@@ -988,10 +1031,10 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) continue;
       onCpu |= t.device().is_cpu();
       onCuda |= t.device().is_cuda();
-      if (!isOut) tensorInputs.push_back(t);
+      if (!isOut) tensorInputs.push_back(&t);
       const dtype_lint_operand o = operand(t, argument.description);
       if (!isOut && (t.scalar_type() == c10::kFloat || t.scalar_type() == c10::kDouble))
-        floatInputs.emplace_back(t, &argument.description);
+        floatInputs.emplace_back(&t, &argument.description);
       if (isOut || (info->inPlace && i == 0)) {
         record.has_destination = true;
         record.destination = o;
@@ -1025,7 +1068,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   // Every GEMM once, the backward's too (on CUDA, the engine's device
   // threads run them): the cuBLAS calls under an announced one are its own.
   if (info->matmul) {
-    record.flops = matmulFlops(info->gemm, tensorInputs);
+    record.flops = matmulFlops(info->gemmShape, tensorInputs);
     state.gemmAnnounced = record.flops > 0;
   }
   record.in_custom_backward = backwardDepth > 0;
@@ -1035,7 +1078,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   if (backwardDepth == 0 && info->matmul && !record.has_destination && autocast.enabled &&
       autocast.dtype == DTYPE_LINT_DTYPE_HALF)
     observeAutocastHalfCasts(op, floatInputs);
-  return nullptr;
+  return cast;
 }
 
 void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
@@ -1050,10 +1093,65 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
   if (scope) dtype_lint_runtime_gemm_done();
 }
 
+// The kernel of an intercepted op on kInterceptKey: the op's arguments,
+// boxed on the stack, are observed; the op runs on the keys below, where
+// the ops it calls inside are not intercepted again.
+class InterceptedOp final : public c10::OperatorKernel {
+ public:
+  explicit InterceptedOp(const OpInfo& info) : info_(info) {}
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+    ThreadState& state = threadState;
+    std::optional<ExplicitCastInAutocast> cast;
+    if (state.opDepth == 1) {
+      const size_t count = op.schema().arguments().size();
+      cast = observeOp(info_, c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - count, count), state);
+    }
+    {
+      const c10::impl::ExcludeDispatchKeyGuard nestedOps(kInterceptKey);
+      op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kInterceptKey), stack);
+    }
+    if (cast && !stack->empty()) {
+      const HookScope scope;
+      if (scope) rememberCastResult(*cast, stack->back());
+    }
+  }
+
+ private:
+  const OpInfo& info_;
+};
+
+// The ops no rule looks at fall through the key (they pay for one bit of
+// their key set); those some rule looks at get InterceptedOp. Ops registered
+// later (other libraries' operators) are no rule's.
+bool interceptOps() {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (dispatcher.hasBackendFallbackForDispatchKey(kInterceptKey)) {
+    std::fprintf(stderr, "dtype-lint: error: the process already uses the dispatch key %s: the runtime hooks are "
+                         "off for it\n", c10::toString(kInterceptKey));
+    return false;
+  }
+  static auto* fallthrough = new torch::Library(torch::Library::IMPL, "_", kInterceptKey, __FILE__, __LINE__);
+  fallthrough->fallback(torch::CppFunction::makeFallthrough());
+  static auto* intercepted = new torch::Library(torch::Library::IMPL, "aten", kInterceptKey, __FILE__, __LINE__);
+  for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    const OpInfo& info = describedOp(name);
+    if (!info.interesting) continue;
+    const std::string qualified = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    intercepted->impl(qualified.c_str(),
+                      torch::CppFunction::makeFromBoxedFunctor(std::make_unique<InterceptedOp>(info)));
+  }
+  interceptOnThisThread();
+  dtype_lint_runtime_on_thread_start(interceptOnThisThread);
+  return true;
+}
+
 __attribute__((constructor)) void attach() {
   if (!dtype_lint_runtime_attach(DTYPE_LINT_BOUNDARY_VERSION, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)) return;
+  const HookScope scope;
+  if (!scope || !interceptOps()) return;
   at::addGlobalCallback(at::RecordFunctionCallback(onEnter, onExit)
-                            .needsInputs(true)
                             .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }
 

@@ -73,10 +73,11 @@ std::optional<std::string> registeredAdapter(const std::string& root, const std:
   return std::nullopt;
 }
 
-// Where adapters built on first use are cached: per boundary version, so that
-// an upgraded dtype-lint never finds one that speaks an older boundary.
+// Where adapters built on first use are cached: per boundary version and
+// digest of the adapter's sources, so that an upgraded dtype-lint never finds
+// one that speaks an older boundary or intercepts ops the older way.
 std::string cachedAdapters(const std::string& cache) {
-  return cache + "/adapters/boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION);
+  return cache + "/adapters/boundary-" + std::to_string(DTYPE_LINT_BOUNDARY_VERSION) + "-" DTYPE_LINT_ADAPTER_DIGEST;
 }
 
 // Builds an adapter for `libTorch` into the cache with build_adapter.sh and
