@@ -139,7 +139,7 @@ cat "$work"/*.result
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 say "overhead of a real step (TransformerEncoder, fp16 autocast + GradScaler, 150 steps)"
 # Beside plain and hooked: the hooks with the numeric checks turned down to
-# nothing, and an empty RecordFunction callback that boxes every op's inputs
+# nothing, and an empty RecordFunction callback without inputs (the hooks' global one)
 # (bench/record_function_floor.cpp, built here against this torch): the
 # floor of the hooks' mechanism.
 floor=$work/librecord_function_floor.so
@@ -168,7 +168,7 @@ for variant in with unchecked floored; do
   case $variant in
     with) label="hooked" ;;
     unchecked) label="hooked, numeric checks off" ;;
-    floored) label="empty callback with inputs" ;;
+    floored) label="empty callback, no inputs" ;;
   esac
   awk -v p="$p" -v m="$m" -v label="$label" \
     'BEGIN {printf "plain %.2f ms/step, %s %.2f ms/step, ratio %.3f\n", p*1000, label, m*1000, m/p}'

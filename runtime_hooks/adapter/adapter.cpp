@@ -58,9 +58,14 @@ struct ThreadState {
   // own reductions of broadcast gradients) are autograd's, not the user's.
   int pythonBackwardDepth = 0;
   bool gemmAnnounced = false;  // the running top-level op's record carried its FLOPs
-  bool intercepting = false;   // kInterceptKey is among this thread's included keys
+  // This thread's dispatch keys (LibTorch's thread_local, found once): kInterceptKey is in them.
+  c10::impl::PODLocalDispatchKeySet* dispatchKeys = nullptr;
   // The operators described lately, by the address of their name (see opInfoOf).
-  std::array<std::pair<const char*, const OpInfo*>, 1024> recentOps{};
+  std::array<std::pair<const char*, const OpInfo*>, 2048> recentOps{};
+  // Whether each open FUNCTION record is a dispatcher op's, innermost in the
+  // low bit: onExit needs no second lookup (records nest per thread).
+  uint64_t openRecordsAreOps = 0;
+  int openRecords = 0;
 };
 thread_local ThreadState threadState;
 
@@ -919,7 +924,10 @@ const OpInfo& describedOp(const c10::OperatorName& name) {
 const OpInfo& opInfoOf(const at::RecordFunction& fn, ThreadState& state) {
   static const OpInfo kNotAnOperator;
   const char* name = fn.name();
-  auto& [cachedName, cached] = state.recentOps[(reinterpret_cast<uintptr_t>(name) >> 3) % state.recentOps.size()];
+  // Fibonacci hashing: names allocated at strides of a power of two must not share a slot.
+  const size_t slot = (reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15ull) >> 53;
+  static_assert(sizeof(ThreadState::recentOps) / sizeof(ThreadState::recentOps[0]) == size_t{1} << 11);
+  auto& [cachedName, cached] = state.recentOps[slot];
   if (cachedName == name && std::strncmp(name, cached->qualifiedName.c_str(), cached->qualifiedName.size() + 1) == 0)
     return *cached;
   const HookScope scope;
@@ -956,24 +964,36 @@ void observeBackward(const at::Tensor& loss) {
 // at::launch's) take it from the thread that started them.
 constexpr c10::DispatchKey kInterceptKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 
-// What every op pays (a RecordFunction callback that needs no inputs, so
-// PyTorch boxes none): which ops are the program's own calls (not those
-// LibTorch runs inside them: copy_ inside to(), addmm inside linear), and
-// which run inside an autograd node's backward.
 void interceptOnThisThread() {
   c10::impl::tls_set_dispatch_key_included(kInterceptKey, true);
-  threadState.intercepting = true;
+  threadState.dispatchKeys = &c10::impl::raw_local_dispatch_key_set;
 }
 
+// While one of the program's ops runs, the ops inside it are not intercepted.
+void setInsideAnOp(ThreadState& state, bool inside) {
+  c10::impl::PODLocalDispatchKeySet& keys = *state.dispatchKeys;
+  keys.set_excluded(inside ? keys.excluded().add(kInterceptKey) : keys.excluded().remove(kInterceptKey));
+}
+
+// What every op pays (a RecordFunction callback that needs no inputs, so
+// PyTorch boxes none): which ops are the program's own calls, and which run
+// inside an autograd node's backward. The ops LibTorch runs inside the
+// program's (copy_ inside to(), addmm inside linear, autocast's casts) are
+// LibTorch's business: the key is excluded while a program's op runs, so
+// they are not intercepted at all. The callback runs after the op's own key
+// set was computed.
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   ThreadState& state = threadState;
   // A thread that was running before the adapter came (its first op here is not intercepted).
-  if (!state.intercepting) interceptOnThisThread();
+  if (!state.dispatchKeys) interceptOnThisThread();
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
     ++state.backwardDepth;
     return nullptr;
   }
-  if (opInfoOf(fn, state).isOperator) ++state.opDepth;
+  const bool isOperator = opInfoOf(fn, state).isOperator;
+  // Deeper than 64 open records, an op's end is looked up again.
+  if (state.openRecords++ < 64) state.openRecordsAreOps = state.openRecordsAreOps << 1 | uint64_t{isOperator};
+  if (isOperator && state.opDepth++ == 0) setInsideAnOp(state, true);
   return nullptr;
 }
 
@@ -1087,15 +1107,23 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
     --state.backwardDepth;
     return;
   }
-  if (!opInfoOf(fn, state).isOperator || --state.opDepth > 0 || !state.gemmAnnounced) return;
+  bool isOperator;
+  if (--state.openRecords < 64) {
+    isOperator = state.openRecordsAreOps & 1;
+    state.openRecordsAreOps >>= 1;
+  } else {
+    isOperator = opInfoOf(fn, state).isOperator;
+  }
+  if (!isOperator || --state.opDepth > 0) return;
+  setInsideAnOp(state, false);
+  if (!state.gemmAnnounced) return;
   state.gemmAnnounced = false;
   const HookScope scope;
   if (scope) dtype_lint_runtime_gemm_done();
 }
 
 // The kernel of an intercepted op on kInterceptKey: the op's arguments,
-// boxed on the stack, are observed; the op runs on the keys below, where
-// the ops it calls inside are not intercepted again.
+// boxed on the stack, are observed; then the op runs on the keys below.
 class InterceptedOp final : public c10::OperatorKernel {
  public:
   explicit InterceptedOp(const OpInfo& info) : info_(info) {}
@@ -1107,10 +1135,7 @@ class InterceptedOp final : public c10::OperatorKernel {
       const size_t count = op.schema().arguments().size();
       cast = observeOp(info_, c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - count, count), state);
     }
-    {
-      const c10::impl::ExcludeDispatchKeyGuard nestedOps(kInterceptKey);
-      op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kInterceptKey), stack);
-    }
+    op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kInterceptKey), stack);
     if (cast && !stack->empty()) {
       const HookScope scope;
       if (scope) rememberCastResult(*cast, stack->back());
