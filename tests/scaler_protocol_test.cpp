@@ -280,6 +280,20 @@ TEST_F(Protocol, HalfParametersAreDL202AndBFloat16IsDL209) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL209"});
 }
 
+// DL209 names the backward of the loss the scaler scaled (where the scaler
+// was put to use), once for its gradients, with the unscale as a note.
+TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheScaledBackward) {
+  p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), Note{at(9), "became BFloat16 here"}, 0);
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  p.unscale(kScaler, kOpt, at(3), out);
+  ASSERT_EQ(rules(out), (std::vector<std::string>{"DL209", "DL206"}));
+  EXPECT_EQ(out[0].location.line, 1u);
+  ASSERT_EQ(out[0].notes.size(), 2u);
+  EXPECT_EQ(out[0].notes[1].location.line, 2u);
+  EXPECT_EQ(out[0].notes[1].message, "its gradients unscaled here");
+}
+
 TEST(ManualScaling, OnlyScalingForPrecisionIsReported) {
   std::vector<Finding> out;
   ManualScaling weight{at(1), "0.5", false, false};

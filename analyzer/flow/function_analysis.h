@@ -88,6 +88,7 @@ class FunctionAnalysis final : public FlowQueries {
   void transferSaveForBackward(const clang::CallExpr* call);
   void transferModuleConversion(const clang::CXXMemberCallExpr* call);
   void transferParameterReplacement(const clang::CXXMemberCallExpr* call);
+  void transferSetData(const clang::Expr* object, const clang::CXXMemberCallExpr* call);
   void transferParameterReplacementLoop(const clang::DeclStmt* rangeDecl);
   void forgetConvertedMembers(const clang::CXXRecordDecl* impl);
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);

@@ -534,6 +534,21 @@ void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* cal
   forgetConvertedMembers(impl);
 }
 
+// `layer->weight.set_data(layer->weight.to(dtype))`: the tensor, a module's
+// field among them (for every module of its class: the analysis cannot tell
+// which), holds what it was given. A loop over a module's parameters is
+// applied before the loop (transferParameterReplacementLoop).
+void FunctionAnalysis::transferSetData(const Expr* object, const CXXMemberCallExpr* call) {
+  const ValueDecl* target = declOf(object);
+  if (!target || !isa<FieldDecl, VarDecl>(target) || call->getNumArgs() != 1) return;
+  if (const auto* var = dyn_cast<VarDecl>(target); var && (var->isCXXForRangeDecl() || var->getType()->isReferenceType()))
+    return;
+  TensorFact f = evalTensor(call->getArg(0));
+  f.origin = note(call, fmt::format("'{}' became {} here", target->getName().str(), f.dtype.toString()));
+  f.originNamed = true;
+  state_.tensors[target] = f;
+}
+
 // `if (!buf.defined() || buf.numel() < n) buf = torch::empty({n}, opts);` (a
 // workspace made on first use): where the test finds it made, it was made
 // by this same assignment, so an unknown buffer has what the assignment gives.
@@ -570,7 +585,7 @@ void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
   if (name == "defined") return assumeLazyInitialization(call);
   if (name == "backward") return transferBackward(object, call);
-  if (name == "set_data") return;  // applied before its loop (transferParameterReplacementLoop)
+  if (name == "set_data") return transferSetData(object, call);
   std::vector<const Expr*> args = tensorArgs(call);
   if ((name == "div_" || name == "mul_") && call->getNumArgs() >= 1)
     scalers_.checkGradientsDividedBack(object, call->getArg(0), name == "mul_", call);
@@ -647,18 +662,19 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
   }
 }
 
-// A loop that replaces every parameter of a module converts it before its
-// first iteration as much as after its last: applied where the loop's range
-// is declared, so that the path that skips the body (none does) is not joined in.
+// A loop that replaces every parameter of a module, or a field of every
+// module of a container (`for (auto& layer : layers) layer->weight.set_data(...)`),
+// converts them before its first iteration as much as after its last: applied
+// where the loop's range is declared, so that the path that skips the body
+// (none does) is not joined in.
 void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDecl) {
   const auto* range = rangeDecl->isSingleDecl() ? dyn_cast<VarDecl>(rangeDecl->getSingleDecl()) : nullptr;
-  const auto* walked = range && range->isImplicit() && range->getInit()
-                           ? dyn_cast<CXXMemberCallExpr>(ignoreWrappers(range->getInit()))
-                           : nullptr;
-  if (!walked || (calleeName(walked) != "parameters" && calleeName(walked) != "named_parameters")) return;
+  if (!range || !range->isImplicit() || !range->getInit()) return;
   const auto parents = tu_.context().getParents(*rangeDecl);
   const auto* loop = parents.empty() ? nullptr : parents[0].get<CXXForRangeStmt>();
   if (!loop || loop->getRangeStmt() != rangeDecl) return;
+  const auto* walked = dyn_cast<CXXMemberCallExpr>(ignoreWrappers(range->getInit()));
+  const bool overParameters = walked && (calleeName(walked) == "parameters" || calleeName(walked) == "named_parameters");
   struct Finder : RecursiveASTVisitor<Finder> {
     std::vector<const CXXMemberCallExpr*> replacements;
     bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
@@ -667,7 +683,16 @@ void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDec
     }
   } finder;
   finder.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
-  for (const CXXMemberCallExpr* replacement : finder.replacements) transferParameterReplacement(replacement);
+  for (const CXXMemberCallExpr* replacement : finder.replacements) {
+    if (overParameters) {
+      transferParameterReplacement(replacement);
+      continue;
+    }
+    const Expr* object = ignoreWrappers(replacement->getImplicitObjectArgument());
+    const auto* field = dyn_cast<MemberExpr>(object);
+    if (field && declOf(moduleObject(ignoreWrappers(field->getBase()))) == loop->getLoopVariable())
+      transferSetData(object, replacement);
+  }
 }
 
 void FunctionAnalysis::transferStmt(const Stmt* s) {

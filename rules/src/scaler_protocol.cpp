@@ -81,6 +81,7 @@ void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocatio
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;
     facts.scaledBackwardAt = at;
+    facts.bfloat16Reported = false;
     facts.scaledBy = scaler.id;
     facts.steppedByScalerAt.reset();
   }
@@ -95,13 +96,19 @@ void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
   }
 }
 
+// DL202 where PyTorch raises, at the unscale; DL209 where the scaler was put
+// to use, at the backward of the loss it scaled (once for its gradients),
+// with the unscale as a note.
 void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                                         std::vector<Finding>& out) const {
-  const OptimizerFacts* facts = this->optimizer(optimizer.id);
-  if (!facts) return;
-  const auto dtype = facts->parameterDtype.single();
+                                         std::vector<Finding>& out) {
+  const auto found = optimizers_.find(optimizer.id);
+  if (found == optimizers_.end()) return;
+  OptimizerFacts& facts = found->second;
+  const auto dtype = facts.parameterDtype.single();
   if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
   const bool half = dtype == ScalarType::Half;
+  if (!half && facts.bfloat16Reported) return;
+  const SourceLocation& where = !half && facts.scaledBackwardAt ? *facts.scaledBackwardAt : at;
   Finding f = makeFinding(
       half ? "DL202" : "DL209",
       half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
@@ -111,8 +118,10 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
            : fmt::format("{} scales the gradients of {}, whose parameters are BFloat16: BFloat16 has Float's range "
                          "and needs no loss scaling (on CUDA the unscale kernel rejects BFloat16 gradients)",
                          scaler.name, optimizer.name),
-      at);
-  if (facts->parametersOrigin) f.notes.push_back(*facts->parametersOrigin);
+      where);
+  if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
+  if (!half && facts.scaledBackwardAt) f.notes.push_back(Note{at, "its gradients unscaled here"});
+  facts.bfloat16Reported = !half;
   out.push_back(std::move(f));
 }
 

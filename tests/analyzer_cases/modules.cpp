@@ -210,3 +210,44 @@ void converted_by_helpers() {
   count_parameters(*probe);
   auto scores = probe(torch::randn({4, 8}));
 }
+
+// A field of every module in a container replaced in a loop (a LoRA base
+// frozen in low precision): that field has its new dtype; the module's other
+// fields keep theirs.
+struct AdaptedLinearImpl : torch::nn::Module {
+  AdaptedLinearImpl() {
+    base = register_parameter("base", torch::randn({8, 8}), /*requires_grad=*/false);
+    adapter = register_parameter("adapter", torch::randn({8, 8}));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto frozen = torch::mm(x, base);
+    return torch::mm(frozen, adapter);  // dtype-lint-expect: DL101
+  }
+  torch::Tensor base, adapter;
+};
+TORCH_MODULE(AdaptedLinear);
+
+struct AdaptedStackImpl : torch::nn::Module {
+  AdaptedStackImpl() {
+    for (int i = 0; i < 2; ++i) layers.push_back(register_module("layer" + std::to_string(i), AdaptedLinear()));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& layer : layers) x = x + layer(x);
+    return x;
+  }
+  std::vector<AdaptedLinear> layers;
+};
+TORCH_MODULE(AdaptedStack);
+
+struct AdapterTrainer {
+  AdaptedStack stack;
+  AdapterTrainer() {
+    for (auto& layer : stack->layers) layer->base.set_data(layer->base.to(torch::kHalf));
+  }
+  torch::Tensor step(const torch::Tensor& x) { return stack(x); }
+};
+
+void field_replaced_in_a_loop() {
+  AdapterTrainer trainer;
+  trainer.step(torch::randn({4, 8}, torch::kHalf));
+}

@@ -55,6 +55,7 @@ struct OptimizerFacts {
   uintptr_t module = 0;                   // the module whose parameters it updates, if known
   uintptr_t scaledBy = 0;                 // the scaler of the last scaled backward, if known
   std::optional<SourceLocation> steppedByScalerAt;  // the scaler's step() stepped it since its last backward
+  bool bfloat16Reported = false;  // DL209 was reported for the gradients of its last scaled backward
 };
 
 // An unscale written after a clip in the same block, on lines of its own.
@@ -169,7 +170,7 @@ class ScalerProtocol {
   // The scaler's facts; a scaler not seen before may or may not have stepped.
   ScalerFacts& scalerFacts(const ObjectRef& scaler);
   void checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                           std::vector<Finding>& out) const;
+                           std::vector<Finding>& out);
 
   std::map<uintptr_t, ScalerFacts> scalers_;
   std::map<uintptr_t, OptimizerFacts> optimizers_;
