@@ -48,6 +48,9 @@ namespace {
 
 struct OpInfo;
 
+// The operators described lately, per thread: 2^kRecentOpBits slots.
+constexpr int kRecentOpBits = 11;
+
 // What the op callbacks keep per thread, together: the adapter is loaded
 // with dlopen, so every thread_local costs a call to find (__tls_get_addr),
 // and the callbacks run on every op.
@@ -61,7 +64,7 @@ struct ThreadState {
   // This thread's dispatch keys (LibTorch's thread_local, found once): kInterceptKey is in them.
   c10::impl::PODLocalDispatchKeySet* dispatchKeys = nullptr;
   // The operators described lately, by the address of their name (see opInfoOf).
-  std::array<std::pair<const char*, const OpInfo*>, 2048> recentOps{};
+  std::array<std::pair<const char*, const OpInfo*>, size_t{1} << kRecentOpBits> recentOps{};
   // Whether each open FUNCTION record is a dispatcher op's, innermost in the
   // low bit: onExit needs no second lookup (records nest per thread).
   uint64_t openRecordsAreOps = 0;
@@ -925,8 +928,7 @@ const OpInfo& opInfoOf(const at::RecordFunction& fn, ThreadState& state) {
   static const OpInfo kNotAnOperator;
   const char* name = fn.name();
   // Fibonacci hashing: names allocated at strides of a power of two must not share a slot.
-  const size_t slot = (reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15ull) >> 53;
-  static_assert(sizeof(ThreadState::recentOps) / sizeof(ThreadState::recentOps[0]) == size_t{1} << 11);
+  const size_t slot = (reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15ull) >> (64 - kRecentOpBits);
   auto& [cachedName, cached] = state.recentOps[slot];
   if (cachedName == name && std::strncmp(name, cached->qualifiedName.c_str(), cached->qualifiedName.size() + 1) == 0)
     return *cached;
@@ -1000,14 +1002,14 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
 // An intercepted op the program called itself (not from inside another op),
 // before it runs: what the rules see of it. A cast under autocast whose
 // result is to be remembered is returned.
-std::optional<ExplicitCastInAutocast> observeOp(const OpInfo& opInfo, c10::ArrayRef<const c10::IValue> inputs,
+std::optional<ExplicitCastInAutocast> observeOp(const OpInfo* info, c10::ArrayRef<const c10::IValue> inputs,
                                                 ThreadState& state) {
-  const OpInfo* info = &opInfo;
   const int backwardDepth = state.backwardDepth;
   if (state.pythonBackwardDepth > 0 && backwardDepth == 0) return std::nullopt;
   // Inside autograd's backward nodes only matmuls matter: a custom backward's
-  // mixed operands (DL103) and its out= buffers (DL102).
-  if (backwardDepth > 0 ? !info->matmul : !info->interesting) return std::nullopt;
+  // mixed operands (DL103) and its out= buffers (DL102). (Every intercepted
+  // op is `interesting`.)
+  if (backwardDepth > 0 && !info->matmul) return std::nullopt;
   const HookScope scope;
   if (!scope) return std::nullopt;
   std::optional<ExplicitCastInAutocast> cast;
@@ -1133,7 +1135,7 @@ class InterceptedOp final : public c10::OperatorKernel {
     std::optional<ExplicitCastInAutocast> cast;
     if (state.opDepth == 1) {
       const size_t count = op.schema().arguments().size();
-      cast = observeOp(info_, c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - count, count), state);
+      cast = observeOp(&info_, c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - count, count), state);
     }
     op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kInterceptKey), stack);
     if (cast && !stack->empty()) {
