@@ -1,7 +1,8 @@
 // The cost per dispatched op that a GPU step pays in full: tiny CPU ops (a
 // GPU op's CPU side is microseconds), in a loop, timed per kind of op. Run
 // plain and under the hooks by bench/op_overhead.sh, which prints the
-// difference in ns per op. Prints "<kind> <ns per op>" lines.
+// difference in ns per op. Prints "<kind> <ns per op>" lines. A second
+// argument runs that kind only (to profile it).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace {
@@ -29,6 +31,7 @@ double nsPerOp(const std::function<void()>& op, int ops, int rounds) {
 
 int main(int argc, char** argv) {
   const int ops = argc > 1 ? std::atoi(argv[1]) : 20000;
+  const std::string only = argc > 2 ? argv[2] : "";
   torch::set_num_threads(1);
   torch::NoGradGuard noGrad;  // the op's own cost; autograd's is the same with and without the hooks
   const auto m = torch::randn({4, 4}), v = torch::randn({4}), b = torch::randn({4, 4});
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   };
   sink = m.clone();
   for (const auto& [name, op] : kinds) {
+    if (!only.empty() && only != name) continue;
     nsPerOp(op, ops / 10, 1);  // warm-up
     std::printf("%s %.1f\n", name, nsPerOp(op, ops, 5));
   }

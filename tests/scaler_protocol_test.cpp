@@ -267,6 +267,25 @@ TEST_F(Protocol, ClipOnScaledGradientsIsDL205) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL205"});
 }
 
+TEST_F(Protocol, ClipAfterAnAccumulationLoopThatMayNotHaveRunIsDL205) {
+  p.zeroGrad(kOpt);
+  ScalerProtocol noIteration = p;
+  p.scaledBackward(kScaler, at(1));
+  p.join(noIteration);
+  p.clip(&kOpt, 0, at(2), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL205"});
+}
+
+TEST_F(Protocol, ClipWhereAPathRanAnUnscaledBackwardIsSilent) {
+  p.zeroGrad(kOpt);
+  ScalerProtocol unscaledPath = p;
+  unscaledPath.unscaledBackward(at(1));
+  p.scaledBackward(kScaler, at(2));
+  p.join(unscaledPath);
+  p.clip(&kOpt, 0, at(3), out);
+  EXPECT_TRUE(out.empty()) << rules(out).front();
+}
+
 TEST_F(Protocol, HalfParametersAreDL202AndBFloat16IsDL209) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::Half), Note{at(9), "became Half here"}, 0);
   p.scaledBackward(kScaler, at(1));

@@ -63,12 +63,9 @@ CallKind effectKind(const CallExpr* call, const CallClassification& c, const Sca
   if (callee && isAnnotation(callee)) return CallKind::Annotation;
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     if (transfersOperator(op)) return CallKind::TensorOperator;
-    // Other operators: arithmetic is evaluated where its value is used.
-    // A lambda called here is followed like any user function.
-    const auto* lambda = dyn_cast_or_null<CXXMethodDecl>(callee);
-    const bool callsLambda = op->getOperator() == OO_Call && lambda && lambda->getParent()->isLambda();
-    if ((op->getOperator() == OO_Call && !callsLambda) || !callee || !isAnalyzable(callee->getDefinition()))
-      return CallKind::Other;
+    // Other operators: arithmetic is evaluated where its value is used. A
+    // lambda or a user functor called here is followed like any user function.
+    if (op->getOperator() != OO_Call || !callee || !isAnalyzable(callee->getDefinition())) return CallKind::Other;
   }
   if (object) {
     if (c.name == "save_for_backward") return CallKind::SaveForBackward;
@@ -80,7 +77,8 @@ CallKind effectKind(const CallExpr* call, const CallClassification& c, const Sca
 
 CallKind valueKind(const CallExpr* call, const CallClassification& c, const ScalerApi& api) {
   if (c.module) return CallKind::ModuleCall;
-  if (isa<CXXOperatorCallExpr>(call)) return CallKind::TensorOperator;
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && !(op->getOperator() == OO_Call && c.definition))
+    return CallKind::TensorOperator;
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
     const bool scales = (isScalerType(api, object->getType()) && scalerCall(api, c.name) == ScalerCall::Scale) ||

@@ -33,14 +33,15 @@ std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std:
 
 std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* call, const FunctionDecl* callee) {
   if (!callee) return std::nullopt;
-  // A lambda is named by what the call calls (`clip_fn()`), not `operator()`.
+  // A lambda or a functor is named by what the call calls (`clip_fn()`), not `operator()`.
   const auto* lambda = dyn_cast<CXXMethodDecl>(callee);
   if (lambda && !lambda->getParent()->isLambda()) lambda = nullptr;
   const auto* invoked = dyn_cast<CXXOperatorCallExpr>(call);
+  if (invoked && invoked->getOperator() != OO_Call) invoked = nullptr;
   const std::string name =
-      lambda && invoked ? "lambda " + quotedSource(invoked->getArg(0), tu_.context().getSourceManager(),
-                                                   tu_.context().getLangOpts())
-                        : fmt::format("'{}'", callee->getNameAsString());
+      invoked ? (lambda ? "lambda " : "") + quotedSource(invoked->getArg(0), tu_.context().getSourceManager(),
+                                                          tu_.context().getLangOpts())
+              : fmt::format("'{}'", callee->getNameAsString());
   auto c = calleeContext(Inherit::ProcessAndBackwardContext, note(call, fmt::format("in the call to {} from here", name)));
   if (!c) return std::nullopt;
   const unsigned firstArg = firstParameterArgument(call, callee);
@@ -49,8 +50,13 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
     c->args.push_back(argIndex < call->getNumArgs() ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
                                                     : Value{});
   }
-  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
-    const Expr* object = member->getImplicitObjectArgument();
+  // The object a method is called on: `serving.run(x)`, or `serving(x)` (a functor's operator()).
+  const Expr* object = nullptr;
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call))
+    object = member->getImplicitObjectArgument();
+  else if (invoked && !lambda && isa<CXXMethodDecl>(callee))
+    object = invoked->getArg(0);
+  if (object) {
     if (moduleImplClass(object->getType()))
       c->thisModule = evalModule(object);
     else if (!isa<CXXThisExpr>(object->IgnoreImpCasts()))

@@ -181,6 +181,12 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
     if (source && isTensorType(source->getType()) &&
         named(kSplits, calleeName(call)))
       return ListFact{{evalTensor(source)}, false};
+    // h.max(1), x.topk(k): the values in the tensor's dtype, their indices Long.
+    static const std::vector<std::string> kValuesAndIndices = {"max", "min", "topk", "sort", "kthvalue",
+                                                               "mode", "median", "nanmedian", "cummax", "cummin"};
+    if (source && isTensorType(source->getType()) && isTensorTupleType(call->getType()) &&
+        named(kValuesAndIndices, calleeName(call)))
+      return ListFact{{evalTensor(source), TensorFact{DtypeSet(ScalarType::Int64), std::nullopt}}, true};
   }
   // What a user function or a custom Function's forward returns.
   if (const auto* call = dyn_cast<CallExpr>(e)) {
@@ -196,8 +202,10 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
 TensorFact FunctionAnalysis::evalElement(const Expr* range) { return evalList(range).anyElement(); }
 
 // v.at(i), v.front(), v.back(), m.at(key); kv.second and item.value() of a
-// loop variable walking a map or named_parameters().
+// loop variable walking a map or named_parameters(); a pair's first and
+// second, std::get<N> of a tuple.
 std::optional<TensorFact> FunctionAnalysis::evalElementAccess(const Expr* e) {
+  if (auto element = evalTupleElement(e)) return *element;
   const ValueDecl* keyValue = nullptr;
   const auto* call = dyn_cast<CXXMemberCallExpr>(e);
   const Expr* object = call ? ignoreWrappers(call->getImplicitObjectArgument()) : nullptr;
@@ -216,6 +224,34 @@ std::optional<TensorFact> FunctionAnalysis::evalElementAccess(const Expr* e) {
   if (name == "back") return list.positional && !list.elements.empty() ? list.elements.back() : list.anyElement();
   if (name == "at" && call->getNumArgs() == 1) return list.at(constantIndex(call->getArg(0)));
   return std::nullopt;
+}
+
+// `emb.first`, `std::get<1>(outputs)`: a pair or tuple held as its elements
+// (a variable given one), or made there (`std::get<0>(encode(x))`).
+std::optional<TensorFact> FunctionAnalysis::evalTupleElement(const Expr* e) {
+  const Expr* tuple = nullptr;
+  size_t index = 0;
+  if (const auto* member = dyn_cast<MemberExpr>(e)) {
+    const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl());
+    if (!field || !field->getDeclName().isIdentifier() || (field->getName() != "first" && field->getName() != "second"))
+      return std::nullopt;
+    tuple = ignoreWrappers(member->getBase());
+    index = field->getName() == "second";
+  } else if (const auto* call = dyn_cast<CallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "get") {
+    const FunctionDecl* callee = call->getDirectCallee();
+    const TemplateArgumentList* arguments = callee ? callee->getTemplateSpecializationArgs() : nullptr;
+    if (!arguments || arguments->size() == 0 || arguments->get(0).getKind() != TemplateArgument::Integral ||
+        !callee->isInStdNamespace())
+      return std::nullopt;
+    tuple = ignoreWrappers(call->getArg(0));
+    index = arguments->get(0).getAsIntegral().getZExtValue();
+  } else {
+    return std::nullopt;
+  }
+  if (!isTensorTupleType(tuple->getType())) return std::nullopt;
+  // A loop variable walking a map is the map's element, not a tuple of its own.
+  if (const ValueDecl* d = declOf(tuple); d && !state_.lists.count(d)) return std::nullopt;
+  return evalList(tuple).at(index);
 }
 
 std::optional<size_t> FunctionAnalysis::constantIndex(const Expr* e) {
@@ -500,7 +536,7 @@ TensorFact FunctionAnalysis::evalTorchFunction(const CallExpr* call, const std::
 
 Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
   Value v;
-  if (isTensorListType(paramType)) {
+  if (isTensorListType(paramType) || isTensorTupleType(paramType)) {
     v.kind = Value::Kind::List;
     v.list = evalList(e);
   } else if (isTensorType(paramType)) {

@@ -134,6 +134,7 @@ class FunctionAnalysis final : public FlowQueries {
   std::optional<TensorFact> evalFactory(const clang::CallExpr* call, const std::string& name);
   TensorFact evalElement(const clang::Expr* range);
   std::optional<TensorFact> evalElementAccess(const clang::Expr* e);
+  std::optional<TensorFact> evalTupleElement(const clang::Expr* e);
   std::vector<TensorFact> evalInputs(const clang::CallExpr* call);
   std::optional<size_t> constantIndex(const clang::Expr* e);
   std::optional<TensorFact> evalSavedData(const clang::CXXMemberCallExpr* call);

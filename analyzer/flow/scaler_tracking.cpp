@@ -76,7 +76,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       // A later scale() with no region between scales another loss.
       ProcessState& process = flow_.state().process;
       const auto bfloat16At = bfloat16AutocastAt(process.autocast);
-      checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
+      if (!protocol().mayBeDisabled(scaler.id))
+        checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
       process.bfloat16RegionAt.reset();
       if (call->getNumArgs() >= 1)
         if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
@@ -456,7 +457,7 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
       (!value || isa<CXXNullPtrLiteralExpr>(value) || (construct && construct->getNumArgs() == 0)))
     return;
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
-  if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref);
+  if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref, enabledAtRunTime(value));
   if (!isOptimizerType(d->getType())) return;
   // opt_ = make_optimizer(cfg, model_->parameters()): the optimizer the factory returns.
   if (const auto* call = dyn_cast_or_null<CallExpr>(value); call && isOptimizerType(call->getType()))
@@ -467,6 +468,27 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   const OptimizerParameters parameters = parametersOf(construction->args);
   protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
   checkEpsilon(construction->record, fmt::format("'{}'", d->getName().str()), construction->args, parameters, at);
+}
+
+// A scaler made with a bool argument that is no constant true (`GradScaler(65536.0,
+// 2000, cfg.use_fp16)`, also through make_unique): its `enabled` flag, chosen at run time.
+bool ScalerTracking::enabledAtRunTime(const Expr* value) {
+  const auto* construct = dyn_cast_or_null<CXXConstructExpr>(value);
+  const auto* call = dyn_cast_or_null<CallExpr>(value);
+  if (construct && construct->getNumArgs() == 1 && isSmartPointer(construct->getType()))
+    return enabledAtRunTime(ignoreWrappers(construct->getArg(0)));
+  if (const auto* created = dyn_cast_or_null<CXXNewExpr>(value)) construct = created->getConstructExpr();
+  llvm::ArrayRef<const Expr*> args;
+  if (construct)
+    args = llvm::ArrayRef(construct->getArgs(), construct->getNumArgs());
+  else if (call)
+    args = llvm::ArrayRef(call->getArgs(), call->getNumArgs());
+  for (const Expr* arg : args) {
+    if (isa<CXXDefaultArgExpr>(arg) || !arg->IgnoreImpCasts()->getType()->isBooleanType()) continue;
+    bool enabled = false;
+    if (!arg->EvaluateAsBooleanCondition(enabled, flow_.astContext()) || !enabled) return true;
+  }
+  return false;
 }
 
 // Optimizer(model->parameters(), Options(...).eps(...)), directly, with new,

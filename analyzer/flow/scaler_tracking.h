@@ -61,6 +61,7 @@ class ScalerTracking {
 
  private:
   void bindReferenceMember(const clang::FieldDecl* field, const clang::Expr* init);
+  bool enabledAtRunTime(const clang::Expr* value);
   void refreshOptimizerDtype(const ObjectRef& optimizer);
   std::optional<ObjectRef> optimizerOfFunction();
   std::optional<ObjectRef> optimizerArgument(const clang::CXXMemberCallExpr* call, const ObjectRef& scaler);

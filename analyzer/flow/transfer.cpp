@@ -57,7 +57,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   }
   if (isTensorType(type)) {
     state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
-  } else if (isTensorListType(type)) {
+  } else if (isTensorListType(type) || isTensorTupleType(type)) {
     state_.lists[d] = init ? evalList(init) : ListFact{};
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
@@ -213,7 +213,7 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
     scalers_.declareScalerOrOptimizer(target, rhs, loc(at));
   } else if (isTensorType(lhs->getType())) {
     state_.tensors[target] = named(evalTensor(rhs), target);
-  } else if (isTensorListType(lhs->getType())) {
+  } else if (isTensorListType(lhs->getType()) || isTensorTupleType(lhs->getType())) {
     state_.lists[target] = evalList(rhs);
   } else if (moduleImplClass(lhs->getType())) {
     // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float
@@ -365,7 +365,7 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
   event.op = op;
   event.location = loc(at);
   event.inputs.push_back(operand("input " + describe(input), evalTensor(input)));
-  event.inputs.push_back(operand("the parameters of " + describe(moduleExpr), parameters));
+  event.inputs.push_back(operand("the parameters of " + describe(moduleObject(moduleExpr)), parameters));
   pushOp(std::move(event), at);
   // Autocast caches the low-precision copies of Float weights it casts.
   if (parameters.dtype.contains(ScalarType::Float)) {

@@ -19,9 +19,11 @@ void addNote(Finding& f, const std::optional<SourceLocation>& at, std::string me
 
 }  // namespace
 
-void ScalerProtocol::declareScaler(const ObjectRef& scaler) {
+void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled) {
   forgotten_.erase(scaler.id);
-  scalers_[scaler.id] = ScalerFacts{scaler.name, false, true, std::nullopt};
+  ScalerFacts facts{scaler.name, false, true, std::nullopt};
+  facts.mayBeDisabled = mayBeDisabled;
+  scalers_[scaler.id] = std::move(facts);
   erasePairsOf(scaler.id);
 }
 
@@ -107,7 +109,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   const auto dtype = facts.parameterDtype.single();
   if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
   const bool half = dtype == ScalarType::Half;
-  if (!half && facts.bfloat16Reported) return;
+  if (!half && (facts.bfloat16Reported || mayBeDisabled(scaler.id))) return;
   const SourceLocation& where = !half && facts.scaledBackwardAt ? *facts.scaledBackwardAt : at;
   Finding f = makeFinding(
       half ? "DL202" : "DL209",
@@ -370,8 +372,10 @@ void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const So
       for (const auto& [id, facts] : optimizers_) candidates.emplace_back(id, &facts);
   }
   if (candidates.empty()) return;
+  // Reported when every path that made gradients made scaled ones: a path
+  // with none since zero_grad() (an accumulation loop run zero times) clips nothing.
   for (const auto& [id, facts] : candidates)
-    if (facts->grads != kScaledGrads) return;
+    if (!(facts->grads & kScaledGrads) || (facts->grads & kUnscaledGrads)) return;
   Finding f = makeFinding("DL205",
                           "gradients clipped while they hold the scaled loss's gradients: the threshold applies to "
                           "gradients multiplied by the scale; call scaler.unscale_(optimizer) before clipping",
@@ -420,6 +424,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     it->second.mayNotHaveStepped |= theirs.mayNotHaveStepped;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
+    it->second.mayBeDisabled |= theirs.mayBeDisabled;
   }
   for (const auto& [id, theirs] : other.optimizers_) {
     auto [it, inserted] = optimizers_.try_emplace(id, theirs);
@@ -466,13 +471,18 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
   for (uintptr_t scaler : std::set<uintptr_t>(forgotten_)) forgetScaler(scaler);
 }
 
+bool ScalerProtocol::mayBeDisabled(uintptr_t scaler) const {
+  const auto it = scalers_.find(scaler);
+  return it != scalers_.end() && it->second.mayBeDisabled;
+}
+
 bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key() == other.key(); }
 
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value(),
-                     s.mayHaveCheckedUnidentified);
+    k += fmt::format("s{:x}:{}{}{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value(),
+                     s.mayHaveCheckedUnidentified, s.mayBeDisabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());
   for (const auto& [key, p] : pairs_)

@@ -105,6 +105,18 @@ void clip_before_unscale() {
   scaler.update();
 }
 
+// Gradient accumulation: the loop might run zero times, but that path clips no gradients.
+void clip_after_accumulation(int accum) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  opt.zero_grad();
+  for (int m = 0; m < accum; ++m) scaler.scale(loss_of(model)).backward();
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);  // dtype-lint-expect: DL205
+  scaler.step(opt);
+  scaler.update();
+}
+
 void unscale_after_step() {
   torch::nn::Linear model(8, 1);
   torch::optim::SGD opt(model->parameters(), 0.1);
@@ -156,6 +168,51 @@ void scaler_under_bfloat16_autocast() {
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
   scaled.backward();
+  scaler.step(opt);
+  scaler.update();
+}
+
+namespace toggled {
+// A scaler whose constructor takes `enabled`, as torch.amp.GradScaler's does.
+class GradScaler {
+ public:
+  explicit GradScaler(double init_scale = 65536.0, bool enabled = true) : scale_(init_scale), enabled_(enabled) {}
+  torch::Tensor scale(const torch::Tensor& loss) { return enabled_ ? loss * scale_ : loss; }
+  void unscale_(torch::optim::Optimizer& optimizer) {}
+  void step(torch::optim::Optimizer& optimizer) { optimizer.step(); }
+  void update() {}
+
+ private:
+  double scale_;
+  bool enabled_;
+};
+}  // namespace toggled
+
+// Enabled only for Half, as the program chooses at run time: off under BFloat16.
+void scaler_enabled_for_half_only(bool half) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  toggled::GradScaler scaler(65536.0, half);
+  at::autocast::set_autocast_cpu_dtype(half ? at::kHalf : at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  scaler.scale(loss).backward();
+  scaler.step(opt);
+  scaler.update();
+}
+
+void scaler_enabled_explicitly_under_bfloat16() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  toggled::GradScaler scaler(65536.0, true);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  scaler.scale(loss).backward();  // dtype-lint-expect: DL209
   scaler.step(opt);
   scaler.update();
 }

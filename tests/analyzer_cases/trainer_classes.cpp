@@ -443,3 +443,26 @@ class UnconvertedCopyTrainer {
   InferenceConfig cfg_;
   torch::nn::Linear infer_{nullptr};
 };
+
+// A functor's operator() is followed like a method: its members are what its
+// constructor made them (Half copies of trained weights, one per expert).
+class HalfServingCopy {
+ public:
+  explicit HalfServingCopy(const std::vector<torch::Tensor>& experts) {
+    for (const auto& w : experts) experts_.push_back(w.detach().to(torch::kHalf));
+  }
+  torch::Tensor operator()(const torch::Tensor& x) {
+    auto out = torch::matmul(x.to(torch::kHalf), experts_[0]);
+    for (size_t e = 1; e < experts_.size(); ++e) out += torch::matmul(x, experts_[e]);  // dtype-lint-expect: DL101
+    return out;
+  }
+
+ private:
+  std::vector<torch::Tensor> experts_;
+};
+
+double servingError(const std::vector<torch::Tensor>& experts) {
+  HalfServingCopy serving(experts);
+  auto x = torch::randn({4, 8});
+  return serving(x).to(torch::kFloat).abs().max().item<double>();
+}

@@ -88,13 +88,16 @@ struct ScalerFacts {
   // An inf check (unscale) of gradients whose optimizer the front end could
   // not identify, since the last update.
   bool mayHaveCheckedUnidentified = false;
+  // Made with its `enabled` flag chosen at run time (`GradScaler(..., use_fp16)`):
+  // off for BFloat16 on the paths that use it, so DL209 does not apply.
+  bool mayBeDisabled = false;
 };
 
 class ScalerProtocol {
  public:
   // Facts start unknown for objects the protocol has not seen: nothing is
   // reported about them until a transition makes their state known.
-  void declareScaler(const ObjectRef& scaler);
+  void declareScaler(const ObjectRef& scaler, bool mayBeDisabled = false);
   void declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
                         uintptr_t module);
   // The parameters of a known optimizer changed dtype (a model converted
@@ -163,6 +166,7 @@ class ScalerProtocol {
   bool knows(uintptr_t id) const { return scalers_.count(id) || optimizers_.count(id); }
 
   const OptimizerFacts* optimizer(uintptr_t id) const;
+  bool mayBeDisabled(uintptr_t scaler) const;
 
  private:
   PairFacts& pair(uintptr_t scaler, uintptr_t optimizer);
