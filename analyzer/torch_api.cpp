@@ -266,6 +266,18 @@ bool checksForNonFinite(const FunctionDecl* fn) { return checksForNonFiniteWithi
 std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e) return std::nullopt;
+  // A template's dtype parameter in an instantiation (`template <c10::ScalarType kCompute>`):
+  // its value, an integer cast to the enum.
+  if (const auto* enumType = e->getType()->getAs<EnumType>(); enumType && isa<CastExpr>(e)) {
+    const Expr* value = e->IgnoreCasts();
+    std::optional<uint64_t> number;
+    if (const auto* literal = dyn_cast<IntegerLiteral>(value)) number = literal->getValue().getZExtValue();
+    if (const auto* literal = dyn_cast<CharacterLiteral>(value)) number = literal->getValue();
+    if (!number || !hasQualifiedName(enumType->getDecl(), "c10::ScalarType")) return std::nullopt;
+    for (const EnumConstantDecl* enumerator : enumType->getDecl()->enumerators())
+      if (enumerator->getInitVal().getZExtValue() == *number) return scalarTypeFromName(enumerator->getName());
+    return std::nullopt;
+  }
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     if (const auto* enumerator = dyn_cast<EnumConstantDecl>(ref->getDecl())) {
       if (hasQualifiedName(dyn_cast<EnumDecl>(enumerator->getDeclContext()), "c10::ScalarType"))

@@ -37,10 +37,15 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
       return TensorFact{};
     }
   if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
-  // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known.
-  if (const auto* choice = dyn_cast<ConditionalOperator>(e))
+  // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known; else
+  // either (`it == dtypes.end() ? kHalf : it->second`).
+  if (const auto* choice = dyn_cast<ConditionalOperator>(e)) {
     if (const auto flag = evalFlag(choice->getCond()))
       return evalDtypeArgument(*flag ? choice->getTrueExpr() : choice->getFalseExpr());
+    const auto whenTrue = evalDtypeArgument(choice->getTrueExpr());
+    const auto whenFalse = evalDtypeArgument(choice->getFalseExpr());
+    if (whenTrue && whenFalse) return joinFacts(*whenTrue, *whenFalse);
+  }
   const bool dtypeValued = isScalarTypeType(e->getType()) || isTensorOptionsType(e->getType());
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     // A local options or dtype variable: auto opts = torch::TensorOptions().dtype(torch::kHalf);

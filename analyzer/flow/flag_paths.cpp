@@ -115,8 +115,13 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (const auto test = settingTest(condition)) return addSetting(test->setting, test->read, {test->value});
     const ValueDecl* flag = testedFlag(condition);
     if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
-    // `const bool half = cfg.precision == "fp16";`: the setting decides.
-    if (const Expr* init = tu_.unwrittenLocalInit(flag)) return addTests(init);
+    // `const bool half = cfg.precision == "fp16";`: the setting decides. An
+    // initializer that tests none (`env_flag("USE_AMP", true)`): the flag does.
+    if (const Expr* init = tu_.unwrittenLocalInit(flag)) {
+      bool decides = false;
+      forEachTest(init, [&](const Expr* test) { decides |= settingTest(test) || testedFlag(test); });
+      if (decides) return addTests(init);
+    }
     add(flag, condition, {});
   }
   // A map from the values a setting names: its keys are the values.

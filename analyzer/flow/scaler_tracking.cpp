@@ -581,6 +581,7 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
   if (!eps) return;
   ASTContext& context = flow_.astContext();
   EpsilonSpelling spelling;
+  SourceLocation reportedAt = at;  // an eps written in the options: where it is written
   if (args.size() == 1) {
     spelling.parameters = editableLocation(args[0], context);
     spelling.optionsClass = "torch::optim::" + record->getName().str() + "Options";
@@ -598,11 +599,12 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
         const Expr* value = ignoreConversions(member->getArg(0));
         spelling.literal = isa<FloatingLiteral, IntegerLiteral>(value) ? editableLocation(value, context) : std::nullopt;
         spelling.options.reset();
+        reportedAt = flow_.loc(member->getArg(0));
         break;
       }
   }
   checkOptimizerEpsilon(name.empty() ? record->getName().str() : record->getName().str() + " " + name, *eps,
-                        parameters.dtype, parameters.origin, at, findings(), spelling);
+                        parameters.dtype, parameters.origin, reportedAt, findings(), spelling);
 }
 
 // The whole lines a statement is written on, newline included, and their

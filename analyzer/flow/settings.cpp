@@ -27,9 +27,22 @@ std::optional<std::string> namedValue(const Expr* e) {
   return std::nullopt;
 }
 
+// What reads the setting: `name` in `name ? name : "fp16"` or `name ?: "fp16"`
+// (getenv's result, or its default when unset).
+const Expr* withoutDefault(const Expr* e) {
+  e = ignoreConversions(e);
+  const auto* choice = dyn_cast_or_null<AbstractConditionalOperator>(e ? e->IgnoreParenImpCasts() : nullptr);
+  if (!choice) return e;
+  const Expr* given = choice->getTrueExpr()->IgnoreParenImpCasts();
+  const Expr* fallback = choice->getFalseExpr()->IgnoreParenImpCasts();
+  if (isa<StringLiteral>(given)) std::swap(given, fallback);
+  if (isa<OpaqueValueExpr>(given)) given = cast<BinaryConditionalOperator>(choice)->getCommon();
+  return isa<StringLiteral>(fallback) ? ignoreConversions(given) : e;
+}
+
 // The variable, parameter or field holding a setting: a string or an enum.
 const ValueDecl* settingRead(const Expr* e) {
-  e = ignoreConversions(e);
+  e = withoutDefault(e);
   if (!e) return nullptr;
   const ValueDecl* d = declOf(e->IgnoreParenImpCasts());
   if (!d || !isa<VarDecl, FieldDecl>(d)) return nullptr;
@@ -135,7 +148,7 @@ std::optional<SettingLookup> settingLookup(const Expr* e) {
   if (!var || !setting || !var->getInit()) return std::nullopt;
   auto entries = mapEntries(var->getInit());
   if (entries.empty()) return std::nullopt;
-  return SettingLookup{setting, ignoreConversions(key), std::move(entries)};
+  return SettingLookup{setting, withoutDefault(key), std::move(entries)};
 }
 
 }  // namespace dtype_lint::analyzer::flow

@@ -105,3 +105,29 @@ void normalized_query_meets_half_cache(const torch::Tensor& raw) {
                                             torch::nn::functional::NormalizeFuncOptions().dim(-1));
   auto scores = torch::mm(cache, q.t());  // dtype-lint-expect: DL101
 }
+
+// The compute dtype as a template argument: each instantiation has its own.
+struct PairHeadImpl : torch::nn::Module {
+  PairHeadImpl() { out = register_module("out", torch::nn::Linear(8, 2)); }
+  torch::Tensor forward(const torch::Tensor& x) { return out(x); }  // dtype-lint-expect: DL101 (the kHalf instance)
+  torch::nn::Linear out{nullptr};
+};
+TORCH_MODULE(PairHead);
+
+template <c10::ScalarType kCompute>
+class TypedFinetuner {
+ public:
+  TypedFinetuner() { head_->to(kCompute); }
+  torch::Tensor scores(const torch::Tensor& features) { return head_(features); }
+
+ private:
+  PairHead head_;
+};
+
+void finetune_typed() {
+  TypedFinetuner<torch::kHalf> half;
+  TypedFinetuner<torch::kFloat> full;
+  auto features = torch::randn({4, 8});
+  half.scores(features);
+  full.scores(features);
+}

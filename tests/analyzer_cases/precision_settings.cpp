@@ -268,3 +268,18 @@ void trainCharLmUpcast() {
   CharLmTrainerUpcast<CharLm> trainer(CharLm(), dtype);
   trainer.step(torch::randn({2, 4, 8}).to(dtype));
 }
+
+// An environment variable with a default when unset, looked up in a map with
+// a fallback for unknown names: the default names the Half path.
+static torch::Dtype dtype_from_environment() {
+  static const std::map<std::string, torch::Dtype> kDtypes{{"fp16", torch::kHalf}, {"fp32", torch::kFloat}};
+  const char* name = std::getenv("TRAIN_DTYPE");
+  auto it = kDtypes.find(name ? name : "fp16");
+  return it == kDtypes.end() ? torch::kHalf : it->second;
+}
+
+void train_with_environment_dtype() {
+  torch::nn::Linear head(8, 2);
+  auto features = torch::randn({4, 8}).to(dtype_from_environment());
+  head(features);  // dtype-lint-expect: DL101 (TRAIN_DTYPE "fp16")
+}

@@ -81,6 +81,9 @@ void adam_on_half_parameters() {
   torch::optim::Adam safe(model->parameters(), torch::optim::AdamOptions(1e-3).eps(1e-4));
   torch::nn::Linear full(8, 1);
   torch::optim::AdamW float_adam(full->parameters(), torch::optim::AdamWOptions(1e-3).eps(1e-8));
+  // An eps written out is reported where it is written.
+  torch::optim::Adam written(model->parameters(),
+                             torch::optim::AdamOptions(1e-3).eps(1e-8));  // dtype-lint-expect: DL304
 }
 
 void step_without_update(bool skip) {
