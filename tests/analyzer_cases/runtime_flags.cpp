@@ -381,3 +381,24 @@ void train_accumulating(int argc, char** argv) {
   AccumulatingTrainer<torch::nn::Linear> trainer(parse_loop(argc, argv), torch::nn::Linear(16, 1));
   trainer.train();
 }
+
+// A switch read by a helper whose test the analysis cannot see into: the
+// local it initializes is the flag.
+static bool env_switch(const char* name, bool fallback) {
+  const char* value = std::getenv(name);
+  return value ? value[0] == '1' : fallback;
+}
+
+void process_wide_autocast_from_environment() {
+  const bool amp = env_switch("USE_AMP", true);
+  torch::nn::Linear net(4, 4);
+  torch::optim::SGD opt(net->parameters(), 0.1);
+  if (amp) at::autocast::set_cpu_enabled(true);
+  for (int step = 0; step < 10; ++step) {
+    opt.zero_grad();
+    net(torch::randn({4, 4})).to(torch::kFloat).sum().backward();
+    opt.step();  // dtype-lint-expect: DL107 (with amp true)
+  }
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
