@@ -4,6 +4,7 @@
 // collaborators never see its header.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "clang/AST/ASTContext.h"
@@ -23,6 +24,8 @@ class FlowQueries {
   virtual const FunctionResult* userCallResult(const clang::Expr* e) = 0;
   virtual SourceLocation loc(const clang::Expr* e) = 0;
   virtual std::string describe(const clang::Expr* e) = 0;
+  // A bool's value on this path, when known (a constant, an assumed runtime flag).
+  virtual std::optional<bool> evalFlag(const clang::Expr* condition) = 0;
 
   // The state at the current program point, for the transfer functions to update.
   virtual FlowState& state() = 0;

@@ -45,6 +45,7 @@ class FunctionAnalysis final : public FlowQueries {
   const FunctionResult* userCallResult(const clang::Expr* e) override;
   SourceLocation loc(const clang::Expr* e) override { return toLocation(e->getSourceRange()); }
   std::string describe(const clang::Expr* e) override;
+  std::optional<bool> evalFlag(const clang::Expr* condition) override;
   FlowState& state() override { return state_; }
   const CallContext& callContext() const override { return ctx_; }
   const clang::FunctionDecl* function() const override { return fn_; }
@@ -60,7 +61,6 @@ class FunctionAnalysis final : public FlowQueries {
   // flag whose value is known (a config's default, a constant, an assumed
   // runtime flag, a scaler pointer this path set).
   bool edgeFeasible(const clang::CFGBlock* pred, const clang::CFGBlock* succ, const FlowState& predExit);
-  std::optional<bool> evalFlag(const clang::Expr* condition);
   FlowState stateEntering(const clang::CFGBlock* block, const FlowState& entry, const std::vector<FlowState>& out);
   // Whether some block was visited too often: the fixpoint was not reached.
   bool iterateToFixpoint(const FlowState& entry, std::vector<FlowState>& out);

@@ -470,8 +470,9 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   checkEpsilon(construction->record, fmt::format("'{}'", d->getName().str()), construction->args, parameters, at);
 }
 
-// A scaler made with a bool argument that is no constant true (`GradScaler(65536.0,
-// 2000, cfg.use_fp16)`, also through make_unique): its `enabled` flag, chosen at run time.
+// A scaler made with a bool argument not known to be true on this path
+// (`GradScaler(65536.0, 2000, cfg.use_fp16)`, also through make_unique): its
+// `enabled` flag, chosen at run time.
 bool ScalerTracking::enabledAtRunTime(const Expr* value) {
   const auto* construct = dyn_cast_or_null<CXXConstructExpr>(value);
   const auto* call = dyn_cast_or_null<CallExpr>(value);
@@ -485,8 +486,7 @@ bool ScalerTracking::enabledAtRunTime(const Expr* value) {
     args = llvm::ArrayRef(call->getArgs(), call->getNumArgs());
   for (const Expr* arg : args) {
     if (isa<CXXDefaultArgExpr>(arg) || !arg->IgnoreImpCasts()->getType()->isBooleanType()) continue;
-    bool enabled = false;
-    if (!arg->EvaluateAsBooleanCondition(enabled, flow_.astContext()) || !enabled) return true;
+    if (!flow_.evalFlag(arg).value_or(false)) return true;
   }
   return false;
 }

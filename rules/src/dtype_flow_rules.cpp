@@ -74,8 +74,12 @@ void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const
 void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const {
   if (event.inCustomBackward) return;
   for (auto [device, autocast] : {std::pair{Device::CPU, &event.autocast.cpu}, std::pair{Device::CUDA, &event.autocast.cuda}}) {
+    // Autocast's dtype may be unknown (a module's member): it is Half or
+    // BFloat16 whenever autocast runs at all, never Float.
     const auto lower = autocast->dtype.single();
-    if (autocast->enabled != Tristate::On || !lower) continue;
+    if (autocast->enabled != Tristate::On || (!lower && !autocast->dtype.isUnknown() && !autocast->dtype.allLowPrecisionFloat()))
+      continue;
+    const std::string_view lowerName = lower ? name(*lower) : std::string_view("its lower precision");
     const AutocastPolicy policy = autocastPolicy(event.op, device, torch_);
     for (const Operand& input : event.inputs) {
       if (!input.castInAutocast) continue;
@@ -86,7 +90,7 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
       if (policy == AutocastPolicy::LowerPrecision && to == ScalarType::Float)
         message = fmt::format("{} is cast to Float by hand inside an autocast region, but autocast casts the operands "
                               "of {} to {} anyway: the cast is undone; to run {} in Float, disable autocast around it",
-                              input.description, event.op, name(*lower), event.op);
+                              input.description, event.op, lowerName, event.op);
       else if (policy == AutocastPolicy::Fp32 && (to == ScalarType::Half || to == ScalarType::BFloat16)) {
         // Values already in low precision lose nothing; of unknown ones, the cast is at best a no-op.
         if (from && from != ScalarType::Float && from != ScalarType::Double) continue;

@@ -43,3 +43,23 @@ void look_alikes_that_are_fine(torch::nn::Linear& fc) {
   // Outside any region: a cast is how dtypes are chosen.
   torch::mm(x.to(torch::kHalf), w.to(torch::kHalf));
 }
+
+// A module that opens autocast in its forward with the dtype it was given:
+// whichever dtype that is, autocast runs matmul below Float.
+struct ScoresImpl : torch::nn::Module {
+  explicit ScoresImpl(at::ScalarType amp_dtype) : amp_dtype(amp_dtype) {
+    q = register_module("q", torch::nn::Linear(8, 8));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    at::autocast::set_autocast_cpu_dtype(amp_dtype);
+    at::autocast::set_cpu_enabled(true);
+    auto h = q(x);
+    auto scores = torch::matmul(h.to(torch::kFloat), h.transpose(0, 1));  // dtype-lint-expect: DL104
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    return scores;
+  }
+  at::ScalarType amp_dtype;
+  torch::nn::Linear q{nullptr};
+};
+TORCH_MODULE(Scores);

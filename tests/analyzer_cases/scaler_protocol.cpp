@@ -206,6 +206,21 @@ void scaler_enabled_for_half_only(bool half) {
   scaler.update();
 }
 
+// Enabled by the flag that also picks BFloat16: on that path the scaler is on.
+void scaler_enabled_with_bfloat16(bool bf16) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  toggled::GradScaler scaler(65536.0, bf16);
+  if (bf16) at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  scaler.scale(loss).backward();  // dtype-lint-expect: DL209 (with bf16 true)
+  scaler.step(opt);
+  scaler.update();
+}
+
 void scaler_enabled_explicitly_under_bfloat16() {
   torch::nn::Linear model(8, 1);
   torch::optim::SGD opt(model->parameters(), 0.1);
