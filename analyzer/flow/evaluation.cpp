@@ -38,13 +38,15 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     }
   if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
   // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known; else
-  // either (`it == dtypes.end() ? kHalf : it->second`).
+  // the dtype both give (`it == dtypes.end() ? kHalf : it->second` where the
+  // lookup gives Half). Two different ones stay unknown: "Half or Float" would
+  // hide the module dtypes an unknown input defers to.
   if (const auto* choice = dyn_cast<ConditionalOperator>(e)) {
     if (const auto flag = evalFlag(choice->getCond()))
       return evalDtypeArgument(*flag ? choice->getTrueExpr() : choice->getFalseExpr());
     const auto whenTrue = evalDtypeArgument(choice->getTrueExpr());
     const auto whenFalse = evalDtypeArgument(choice->getFalseExpr());
-    if (whenTrue && whenFalse) return joinFacts(*whenTrue, *whenFalse);
+    if (whenTrue && whenFalse && whenTrue->dtype.single() && whenTrue->dtype == whenFalse->dtype) return whenTrue;
   }
   const bool dtypeValued = isScalarTypeType(e->getType()) || isTensorOptionsType(e->getType());
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
