@@ -84,6 +84,8 @@ bool isTensorTupleType(QualType type) {
   return false;
 }
 
+bool holdsTensorElements(QualType type) { return isTensorListType(type) || isTensorTupleType(type); }
+
 std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {
   e = ignoreWrappers(e);
   std::vector<const Expr*> elements;

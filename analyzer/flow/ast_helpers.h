@@ -37,6 +37,8 @@ bool isOptional(clang::QualType type);
 unsigned firstParameterArgument(const clang::CallExpr* call, const clang::FunctionDecl* callee);
 // std::pair / std::tuple holding a tensor.
 bool isTensorTupleType(clang::QualType type);
+// A list or a pair/tuple of tensors: what the flow holds as a ListFact.
+bool holdsTensorElements(clang::QualType type);
 // The elements a pair or tuple is made of: `{h, z}`, `std::make_pair(h, z)`, `std::tuple<...>(a, b)`.
 std::optional<std::vector<const clang::Expr*>> tupleElements(const clang::Expr* e);
 // The record behind a value, a pointer or a smart pointer.

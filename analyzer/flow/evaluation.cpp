@@ -543,7 +543,7 @@ TensorFact FunctionAnalysis::evalTorchFunction(const CallExpr* call, const std::
 
 Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
   Value v;
-  if (isTensorListType(paramType) || isTensorTupleType(paramType)) {
+  if (holdsTensorElements(paramType)) {
     v.kind = Value::Kind::List;
     v.list = evalList(e);
   } else if (isTensorType(paramType)) {

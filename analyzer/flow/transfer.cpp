@@ -57,7 +57,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   }
   if (isTensorType(type)) {
     state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
-  } else if (isTensorListType(type) || isTensorTupleType(type)) {
+  } else if (holdsTensorElements(type)) {
     state_.lists[d] = init ? evalList(init) : ListFact{};
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
@@ -213,7 +213,7 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
     scalers_.declareScalerOrOptimizer(target, rhs, loc(at));
   } else if (isTensorType(lhs->getType())) {
     state_.tensors[target] = named(evalTensor(rhs), target);
-  } else if (isTensorListType(lhs->getType()) || isTensorTupleType(lhs->getType())) {
+  } else if (holdsTensorElements(lhs->getType())) {
     state_.lists[target] = evalList(rhs);
   } else if (moduleImplClass(lhs->getType())) {
     // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float
