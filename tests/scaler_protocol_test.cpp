@@ -286,6 +286,16 @@ TEST_F(Protocol, ClipWhereAPathRanAnUnscaledBackwardIsSilent) {
   EXPECT_TRUE(out.empty()) << rules(out).front();
 }
 
+// `for (auto* o : optimizers) scaler.unscale_(*o);`: which gradients it
+// unscaled is not known, so a clip after it is not reported.
+TEST_F(Protocol, ClipAfterAnUnscaleOfAnUnidentifiedOptimizerIsSilent) {
+  p.zeroGrad(kOpt);
+  p.scaledBackward(kScaler, at(1));
+  p.unscaleUnidentifiedOptimizer(kScaler);
+  p.clip(&kOpt, 0, at(2), out);
+  EXPECT_TRUE(out.empty()) << rules(out).front();
+}
+
 TEST_F(Protocol, HalfParametersAreDL202AndBFloat16IsDL209) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::Half), Note{at(9), "became Half here"}, 0);
   p.scaledBackward(kScaler, at(1));

@@ -114,6 +114,12 @@ std::string ProcessState::key() const {
                      gradDisabled);
 }
 
+FieldFacts joinFieldFacts(const FieldFacts& a, const FieldFacts& b) {
+  FieldFacts out = a;
+  FlowState::joinMap(out, b, joinFacts);
+  return out;
+}
+
 void FlowState::join(const FlowState& other) {
   if (!other.reached) return;
   if (!reached) {
@@ -122,11 +128,7 @@ void FlowState::join(const FlowState& other) {
   }
   joinMap(tensors, other.tensors, joinFacts);
   joinMap(modules, other.modules, joinFacts);
-  joinMap(structs, other.structs, [](const FieldFacts& a, const FieldFacts& b) {
-    FieldFacts out = a;
-    joinMap(out, b, joinFacts);
-    return out;
-  });
+  joinMap(structs, other.structs, joinFieldFacts);
   joinMap(lists, other.lists, joinLists);
   joinBools(bools, other.bools);
   joinObjects(objects, other.objects);
@@ -145,7 +147,8 @@ bool FlowState::sameAs(const FlowState& o) const {
 
 namespace {
 // The dtypes of a map of facts, for memo keys.
-std::string dtypesKey(const std::map<const clang::ValueDecl*, TensorFact>& facts) {
+template <typename Decl>
+std::string dtypesKey(const std::map<const Decl*, TensorFact>& facts) {
   std::string k;
   for (const auto& [d, fact] : facts) k += fmt::format("{}={},", static_cast<const void*>(d), fact.dtype.toString());
   return k;
@@ -162,6 +165,8 @@ MemberFacts MemberFacts::of(const FlowState& state) {
     if (isMember(d)) out.modules.emplace(d, fact);
   for (const auto& [d, list] : state.lists)
     if (isMember(d)) out.lists.emplace(d, list);
+  for (const auto& [d, fields] : state.structs)
+    if (isMember(d)) out.structs.emplace(d, fields);
   for (const auto& [d, value] : state.bools)
     if (isMember(d)) out.bools.emplace(d, value);
   for (const auto& [d, object] : state.objects)
@@ -183,6 +188,7 @@ void MemberFacts::replaceIn(FlowState& state) const {
   replaceMembers(state.tensors, tensors);
   replaceMembers(state.modules, modules);
   replaceMembers(state.lists, lists);
+  replaceMembers(state.structs, structs);
   replaceMembers(state.bools, bools);
   replaceMembers(state.objects, objects);
   state.convertedModules = convertedModules;
@@ -192,6 +198,7 @@ void MemberFacts::addMissingTo(FlowState& state) const {
   state.tensors.insert(tensors.begin(), tensors.end());
   state.modules.insert(modules.begin(), modules.end());
   state.lists.insert(lists.begin(), lists.end());
+  state.structs.insert(structs.begin(), structs.end());
   state.bools.insert(bools.begin(), bools.end());
   state.objects.insert(objects.begin(), objects.end());
 }
@@ -200,6 +207,7 @@ void MemberFacts::join(const MemberFacts& other) {
   FlowState::joinMap(tensors, other.tensors, joinFacts);
   FlowState::joinMap(modules, other.modules, joinFacts);
   FlowState::joinMap(lists, other.lists, joinLists);
+  FlowState::joinMap(structs, other.structs, joinFieldFacts);
   joinBools(bools, other.bools);
   joinObjects(objects, other.objects);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
@@ -208,6 +216,7 @@ void MemberFacts::join(const MemberFacts& other) {
 std::string MemberFacts::key() const {
   std::string k = dtypesKey(tensors) + dtypesKey(modules);
   for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.key());
+  for (const auto& [d, fields] : structs) k += fmt::format("s{}{{{}}},", static_cast<const void*>(d), dtypesKey(fields));
   for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
   for (const auto& [d, value] : bools) k += fmt::format("b{}={},", static_cast<const void*>(d), value);
   for (const auto& [d, object] : objects) k += fmt::format("o{}={:x},", static_cast<const void*>(d), object.id);

@@ -78,6 +78,8 @@ struct ListFact {
 ListFact joinLists(const ListFact& a, const ListFact& b);
 // The tensor members of one struct value: cache.feats, ws.proj.
 using FieldFacts = std::map<const clang::FieldDecl*, TensorFact>;
+// Keeps the fields both know, joined.
+FieldFacts joinFieldFacts(const FieldFacts& a, const FieldFacts& b);
 
 // The value of an argument or parameter as far as the analysis follows it.
 struct Value {
@@ -154,6 +156,7 @@ struct MemberFacts {
   std::map<const clang::ValueDecl*, TensorFact> tensors;
   std::map<const clang::ValueDecl*, TensorFact> modules;
   std::map<const clang::ValueDecl*, ListFact> lists;
+  std::map<const clang::ValueDecl*, FieldFacts> structs;  // a Trainer's settings_ struct
   std::map<const clang::ValueDecl*, bool> bools;
   std::map<const clang::ValueDecl*, ObjectRef> objects;
   std::set<const clang::CXXRecordDecl*> convertedModules;

@@ -65,17 +65,21 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
                                                               var->getType().isConstQualified() && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
-  // A field of a local config struct whose dtype the flow follows.
-  if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued)
+  if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued) {
+    // A dtype field the program sets to one of a few dtypes: the one this
+    // analysis assumes, where the path does not say (`s.amp_dtype = it->second`).
+    auto assumedDtype = [&]() -> std::optional<TensorFact> {
+      const FlagAssumption* assumed = ctx_.assumedSetting(cast<ValueDecl>(member->getMemberDecl()->getCanonicalDecl()));
+      const auto dtype = assumed && assumed->value ? scalarTypeFromName(assumed->setting) : std::nullopt;
+      if (!dtype) return std::nullopt;
+      return TensorFact{DtypeSet(*dtype), Note{loc(e), fmt::format("became {} here", name(*dtype))}};
+    };
+    // A field of a local config struct whose dtype the flow follows.
     if (auto fields = state_.structs.find(structBase(member)); fields != state_.structs.end())
       if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end())
-        return field->second;
-  // A dtype field the program sets to one of a few dtypes: the one this analysis assumes.
-  if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued)
-    if (const FlagAssumption* assumed =
-            ctx_.assumedSetting(cast<ValueDecl>(member->getMemberDecl()->getCanonicalDecl())))
-      if (const auto dtype = assumed->value ? scalarTypeFromName(assumed->setting) : std::nullopt)
-        return TensorFact{DtypeSet(*dtype), Note{loc(e), fmt::format("became {} here", name(*dtype))}};
+        return field->second.dtype.isUnknown() ? assumedDtype().value_or(field->second) : field->second;
+    if (auto assumed = assumedDtype()) return assumed;
+  }
   if (const Expr* fallback = dtypeValued ? tu_.unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);
   if (const Expr* initial = dtypeValued ? tu_.constructorDtype(e) : nullptr)
     if (auto fact = evalDtypeArgument(initial); fact && !fact->dtype.isUnknown()) return fact;

@@ -113,6 +113,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   // One test: a setting compared with a value, or a flag that is not known and not a state.
   void addTest(const Expr* condition) {
     if (const auto test = settingTest(condition)) return addSetting(test->setting, test->read, {test->value});
+    if (const auto membership = settingMembership(condition)) return addLookup(membership->lookup);
     const ValueDecl* flag = testedFlag(condition);
     if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
     // `const bool half = cfg.precision == "fp16";`: the setting decides. An
@@ -126,11 +127,12 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   // A map from the values a setting names: its keys are the values.
   void addLookup(const Expr* e) {
-    const auto lookup = settingLookup(e);
-    if (!lookup) return;
+    if (const auto lookup = settingLookup(e)) addLookup(*lookup);
+  }
+  void addLookup(const SettingLookup& lookup) {
     std::vector<std::string> keys;
-    for (const auto& [key, mapped] : lookup->entries) keys.push_back(key);
-    addSetting(lookup->setting, lookup->read, keys);
+    for (const auto& [key, mapped] : lookup.entries) keys.push_back(key);
+    addSetting(lookup.setting, lookup.read, keys);
   }
   void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values,
                   bool closed = false) {
@@ -206,6 +208,13 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
       ++count;
       product *= flag.choices();
     }
+  // A dtype field looked up by a setting that is analyzed per value follows
+  // that setting on each path: as a flag of its own it would pair values no
+  // run can (the key "fp32" with the field Half).
+  for (size_t i = 0; i < collector.flags.size(); ++i)
+    if (const auto* keys = kept[i] ? tu.dtypeChoiceKeys(collector.flags[i].decl) : nullptr)
+      for (size_t j = 0; j < collector.flags.size(); ++j)
+        if (kept[j] && keys->count(collector.flags[j].decl)) kept[i] = false;
   std::vector<RuntimeFlag> flags;
   for (size_t i = 0; i < collector.flags.size(); ++i)
     if (kept[i]) flags.push_back(std::move(collector.flags[i]));

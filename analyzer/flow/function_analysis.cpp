@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "clang/AST/ParentMapContext.h"
@@ -266,6 +267,21 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   if (const auto test = settingTest(condition))
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
+  // `cfg.dtype != torch::kFloat` where both dtypes are known on this path.
+  if (const auto* op = dyn_cast<BinaryOperator>(condition);
+      op && op->isEqualityOp() && isScalarTypeType(op->getLHS()->getType()) && isScalarTypeType(op->getRHS()->getType())) {
+    const auto lhs = evalDtypeArgument(op->getLHS()), rhs = evalDtypeArgument(op->getRHS());
+    if (lhs && rhs && lhs->dtype.single() && rhs->dtype.single())
+      return (lhs->dtype == rhs->dtype) == (op->getOpcode() == BO_EQ);
+  }
+  if (const auto membership = settingMembership(condition))
+    if (const FlagAssumption* assumed = ctx_.assumedSetting(membership->lookup.setting)) {
+      const auto& entries = membership->lookup.entries;
+      const bool found = assumed->value && std::any_of(entries.begin(), entries.end(), [&](const auto& entry) {
+                           return entry.first == assumed->setting;
+                         });
+      return found == membership->holdsWhenFound;
+    }
   if (const clang::ValueDecl* flag = testedFlag(condition)) {
     const FlowState& state = branchState_ ? *branchState_ : state_;
     if (auto known = state.bools.find(flag); known != state.bools.end()) return known->second;

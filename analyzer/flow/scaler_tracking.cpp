@@ -88,6 +88,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       if (auto optimizer = optimizerArgument(call, scaler)) {
         refreshOptimizerDtype(*optimizer);
         protocol().unscale(scaler, *optimizer, at, findings());
+      } else if (scaler.id) {
+        protocol().unscaleUnidentifiedOptimizer(scaler);
       }
       return;
     case ScalerCall::Step:

@@ -19,7 +19,14 @@ std::optional<std::string> namedValue(const Expr* e) {
   e = e->IgnoreParenImpCasts();
   if (const auto* literal = dyn_cast<StringLiteral>(e); literal && literal->isOrdinary())
     return "\"" + literal->getString().str() + "\"";
-  if (const auto* ref = dyn_cast<DeclRefExpr>(e))
+  const auto* ref = dyn_cast<DeclRefExpr>(e);
+  // torch::kCUDA: a constant that names an enumerator (c10::DeviceType::CUDA).
+  // (A dtype constant is a dtype: the flow follows those as dtypes.)
+  if (const auto* constant = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+      constant && constant->isConstexpr() && constant->getType()->isEnumeralType() &&
+      !isScalarTypeType(constant->getType()) && constant->getInit())
+    ref = dyn_cast<DeclRefExpr>(constant->getInit()->IgnoreParenImpCasts());
+  if (ref)
     if (const auto* enumerator = dyn_cast<EnumConstantDecl>(ref->getDecl())) {
       const auto* type = dyn_cast<EnumDecl>(enumerator->getDeclContext());
       return (type && type->isScoped() ? type->getNameAsString() + "::" : "") + enumerator->getNameAsString();
@@ -122,33 +129,72 @@ std::optional<SettingTest> settingTest(const Expr* condition) {
   return std::nullopt;
 }
 
-std::optional<SettingLookup> settingLookup(const Expr* e) {
-  e = ignoreWrappers(e);
-  const Expr *map = nullptr, *key = nullptr;
-  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
-    map = call->getImplicitObjectArgument(), key = call->getArg(0);
-  else if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
-                                                                    op->getNumArgs() == 2)
-    map = op->getArg(0), key = op->getArg(1);
-  // `auto it = dtypes.find(name); ...; return it->second;`
-  if (const auto* member = dyn_cast_or_null<MemberExpr>(e);
-      !map && member && member->getMemberDecl()->getDeclName().isIdentifier() &&
-      member->getMemberDecl()->getName() == "second") {
-    const Expr* base = member->getBase()->IgnoreImplicit();
-    if (const auto* arrow = dyn_cast<CXXOperatorCallExpr>(base); arrow && arrow->getOperator() == OO_Arrow)
-      base = arrow->getArg(0);
-    if (const auto* it = dyn_cast_or_null<VarDecl>(declOf(base->IgnoreParenImpCasts())); it && it->getInit())
-      if (const auto* find = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(it->getInit()));
-          find && find->getNumArgs() == 1 && calleeName(find) == "find")
-        map = find->getImplicitObjectArgument(), key = find->getArg(0);
-  }
-  if (!map) return std::nullopt;
+namespace {
+
+// `map` looked up with `key`: a map variable whose initializer names its keys, and a setting as the key.
+std::optional<SettingLookup> lookupOf(const Expr* map, const Expr* key) {
   const auto* var = dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts()));
   const ValueDecl* setting = settingRead(key);
   if (!var || !setting || !var->getInit()) return std::nullopt;
   auto entries = mapEntries(var->getInit());
   if (entries.empty()) return std::nullopt;
   return SettingLookup{setting, withoutDefault(key), std::move(entries)};
+}
+
+// The lookup whose result the iterator `e` holds: `auto it = dtypes.find(name)`.
+std::optional<SettingLookup> foundBy(const Expr* e) {
+  const Expr* base = e->IgnoreImplicit();
+  if (const auto* arrow = dyn_cast<CXXOperatorCallExpr>(base); arrow && arrow->getOperator() == OO_Arrow)
+    base = arrow->getArg(0);
+  const auto* it = dyn_cast_or_null<VarDecl>(declOf(base->IgnoreParenImpCasts()));
+  if (!it || !it->getInit()) return std::nullopt;
+  const auto* find = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(it->getInit()));
+  if (!find || find->getNumArgs() != 1 || calleeName(find) != "find") return std::nullopt;
+  return lookupOf(find->getImplicitObjectArgument(), find->getArg(0));
+}
+
+bool isEndCall(const Expr* e) {
+  const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(e));
+  return call && call->getNumArgs() == 0 && (calleeName(call) == "end" || calleeName(call) == "cend");
+}
+
+}  // namespace
+
+std::optional<SettingLookup> settingLookup(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
+    return lookupOf(call->getImplicitObjectArgument(), call->getArg(0));
+  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
+                                                                  op->getNumArgs() == 2)
+    return lookupOf(op->getArg(0), op->getArg(1));
+  // `auto it = dtypes.find(name); ...; return it->second;`
+  if (const auto* member = dyn_cast_or_null<MemberExpr>(e);
+      member && member->getMemberDecl()->getDeclName().isIdentifier() && member->getMemberDecl()->getName() == "second")
+    return foundBy(member->getBase());
+  return std::nullopt;
+}
+
+std::optional<SettingMembership> settingMembership(const Expr* condition) {
+  condition = ignoreWrappers(condition);
+  if (!condition) return std::nullopt;
+  // `it == dtypes.end()`, `it != dtypes.end()`.
+  const Expr *a = nullptr, *b = nullptr;
+  bool equal = false;
+  if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp())
+    a = op->getLHS(), b = op->getRHS(), equal = op->getOpcode() == BO_EQ;
+  else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(condition);
+           call && call->getNumArgs() == 2 &&
+           (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
+    a = call->getArg(0), b = call->getArg(1), equal = call->getOperator() == OO_EqualEqual;
+  if (a && isEndCall(a)) std::swap(a, b);
+  if (a && isEndCall(b))
+    if (auto lookup = foundBy(a)) return SettingMembership{std::move(*lookup), !equal};
+  // `dtypes.count(name)`, `dtypes.contains(name)`.
+  if (const auto* call = dyn_cast<CXXMemberCallExpr>(condition);
+      call && call->getNumArgs() == 1 && (calleeName(call) == "count" || calleeName(call) == "contains"))
+    if (auto lookup = lookupOf(call->getImplicitObjectArgument(), call->getArg(0)))
+      return SettingMembership{std::move(*lookup), true};
+  return std::nullopt;
 }
 
 }  // namespace dtype_lint::analyzer::flow

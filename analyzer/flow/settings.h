@@ -35,4 +35,12 @@ struct SettingLookup {
 };
 std::optional<SettingLookup> settingLookup(const clang::Expr* e);
 
+// `it == dtypes.end()` / `it != dtypes.end()` for such a find, `dtypes.count(name)`,
+// `dtypes.contains(name)`: whether the setting's value is one of the map's keys.
+struct SettingMembership {
+  SettingLookup lookup;
+  bool holdsWhenFound;
+};
+std::optional<SettingMembership> settingMembership(const clang::Expr* condition);
+
 }  // namespace dtype_lint::analyzer::flow

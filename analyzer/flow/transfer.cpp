@@ -36,6 +36,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
     FieldFacts fields;
     if (const FunctionResult* r = userCallResult(init); r && r->returnedFields) fields = *r->returnedFields;
+    else if (auto listed = aggregateFields(init)) fields = std::move(*listed);
     else if (const ValueDecl* source = init ? declOf(init) : nullptr; source && state_.structs.count(source))
       fields = state_.structs[source];
     else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(init ? ignoreWrappers(init) : nullptr);
@@ -82,6 +83,25 @@ bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
   else if (isTensorKeyValueType(var->getType())) state_.tensors[var] = evalElement(range);
   else return false;
   return true;
+}
+
+// `Batch{images, labels}`, `return {images, labels};`: an aggregate of the
+// user's, its tensor and dtype members by position.
+std::optional<FieldFacts> FunctionAnalysis::aggregateFields(const Expr* init) {
+  const auto* list = dyn_cast_or_null<InitListExpr>(init ? ignoreWrappers(init) : nullptr);
+  if (!list || !isUserStruct(list->getType())) return std::nullopt;
+  const CXXRecordDecl* record = list->getType()->getAsCXXRecordDecl();
+  if (!record || record->getNumBases() > 0) return std::nullopt;
+  FieldFacts fields;
+  unsigned position = 0;
+  for (const FieldDecl* field : record->fields()) {
+    if (position >= list->getNumInits()) break;
+    const Expr* value = list->getInit(position++);
+    if (isTensorType(field->getType())) fields[field] = evalTensor(value);
+    else if (isScalarTypeType(field->getType()) || isTensorOptionsType(field->getType()))
+      if (auto fact = evalDtypeArgument(value)) fields[field] = *fact;
+  }
+  return fields;
 }
 
 // A default-constructed config struct: its dtype and TensorOptions fields
@@ -230,10 +250,14 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
   }
 }
 
-// A bool given the autocast state (`prev_enabled_ = at::autocast::is_cpu_enabled()`)
-// or a parameter whose value this call knows holds it; any other value is not
-// followed (a struct's bools are shared by all its objects here).
+// A bool given the autocast state (`prev_enabled_ = at::autocast::is_cpu_enabled()`),
+// a parameter whose value this call knows, or a test this path decides; any
+// other value is not followed (a struct's bools are shared by all its objects here).
 void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
+  // A copy's `amp(other.amp)`: the same field, whose value all objects share here.
+  if (const ValueDecl* source = value ? testedFlag(value) : nullptr;
+      source && source == cast<ValueDecl>(d->getCanonicalDecl()))
+    return;
   const auto* call = value ? dyn_cast<CallExpr>(ignoreWrappers(value)) : nullptr;
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
   const DeviceAutocast* device = nullptr;
@@ -251,6 +275,9 @@ void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
   else if (const auto* ref = value ? dyn_cast<DeclRefExpr>(value->IgnoreParenImpCasts()) : nullptr;
            ref && isa<ParmVarDecl>(ref->getDecl()) && !fn_->isImplicit())
     known = evalFlag(ref);  // a guard's `enabled_(enabled)` keeps the flag it was built with
+  else if (const auto* test = value ? dyn_cast<BinaryOperator>(ignoreWrappers(value)) : nullptr;
+           test && (test->isEqualityOp() || test->isLogicalOp()))
+    known = evalFlag(test);  // `s.amp = s.amp_dtype != torch::kFloat;`, under this path's settings
   if (known)
     state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = *known;
   else
@@ -632,8 +659,10 @@ void FunctionAnalysis::transferTorchFunction(const CallExpr* call, const std::st
 }
 
 void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
-  if (const ValueDecl* d = ret->getRetValue() ? declOf(ret->getRetValue()) : nullptr; d && state_.structs.count(d)) {
-    const FieldFacts& fields = state_.structs[d];
+  const ValueDecl* d = ret->getRetValue() ? declOf(ret->getRetValue()) : nullptr;
+  std::optional<FieldFacts> listed = aggregateFields(ret->getRetValue());
+  if ((d && state_.structs.count(d)) || listed) {
+    const FieldFacts& fields = listed ? *listed : state_.structs[d];
     if (!result_.returnedFields) {
       result_.returnedFields = fields;
     } else {
@@ -706,6 +735,15 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
   if (const auto* ret = dyn_cast<ReturnStmt>(s)) return transferReturn(ret);
   if (const auto* construct = dyn_cast<CXXConstructExpr>(s)) return transferConstruct(construct);
   if (const auto* call = dyn_cast<CallExpr>(s)) return transferCall(call);
+  // Built-in assignments: `prev_enabled_ = at::autocast::is_enabled();` in a
+  // guard's constructor body, `s.amp_dtype = it->second;` in a config parser.
+  if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->getOpcode() == BO_Assign) {
+    if (op->getType()->isBooleanType()) {
+      if (const ValueDecl* target = declOf(op->getLHS())) bindBool(target, op->getRHS());
+    } else if (isScalarTypeType(op->getType()) || isTensorOptionsType(op->getType())) {
+      assign(op->getLHS(), op->getRHS(), op);
+    }
+  }
 }
 
 void FunctionAnalysis::transfer(const CFGElement& element) {

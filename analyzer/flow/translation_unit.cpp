@@ -524,15 +524,26 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
       std::vector<ScalarType> constants;
       std::vector<const Expr*> all = values;
       if (const Expr* init = cast<FieldDecl>(field)->getInClassInitializer()) all.push_back(init);
-      for (const Expr* value : all) {
-        const auto constant = value ? evaluateScalarTypeConstant(value) : std::nullopt;
-        if (!constant) {
-          constants.clear();
-          break;
+      // A dtype literal, or a lookup in a map of the program's dtypes (`it->second`): each it holds.
+      std::set<const ValueDecl*> keys;
+      auto addChoices = [&](const Expr* value) {
+        std::vector<const Expr*> named{value};
+        if (const auto lookup = value ? settingLookup(value) : std::nullopt) {
+          keys.insert(lookup->setting);
+          named.clear();
+          for (const auto& [key, mapped] : lookup->entries) named.push_back(mapped);
         }
-        if (std::find(constants.begin(), constants.end(), *constant) == constants.end()) constants.push_back(*constant);
-      }
-      if (constants.size() > 1) writes_->dtypeChoices[field] = std::move(constants);
+        for (const Expr* e : named) {
+          const auto constant = e ? evaluateScalarTypeConstant(e) : std::nullopt;
+          if (!constant) return false;
+          if (std::find(constants.begin(), constants.end(), *constant) == constants.end()) constants.push_back(*constant);
+        }
+        return true;
+      };
+      if (!llvm::all_of(all, addChoices)) constants.clear();
+      if (constants.size() <= 1) continue;
+      writes_->dtypeChoices[field] = std::move(constants);
+      if (!keys.empty()) writes_->dtypeChoiceKeys[field] = std::move(keys);
     }
   }
   return *writes_;
@@ -564,6 +575,11 @@ const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {
 const std::vector<ScalarType>* TranslationUnitAnalysis::dtypeChoices(const ValueDecl* d) {
   auto it = writes().dtypeChoices.find(cast<ValueDecl>(d->getCanonicalDecl()));
   return it == writes().dtypeChoices.end() ? nullptr : &it->second;
+}
+
+const std::set<const ValueDecl*>* TranslationUnitAnalysis::dtypeChoiceKeys(const ValueDecl* d) {
+  auto it = writes().dtypeChoiceKeys.find(cast<ValueDecl>(d->getCanonicalDecl()));
+  return it == writes().dtypeChoiceKeys.end() ? nullptr : &it->second;
 }
 
 namespace {

@@ -86,8 +86,13 @@ class TranslationUnitAnalysis {
   const clang::Expr* constructorDtype(const clang::Expr* e);
   // A dtype field that code gives only dtype constants, two or more
   // (`torch::Dtype amp_dtype = kBFloat16;`, `cfg.amp_dtype = kHalf` when a
-  // flag says so): those dtypes, a setting. Null otherwise.
+  // flag says so, `cfg.amp_dtype = it->second` of a map of dtypes): those
+  // dtypes, a setting. Null otherwise.
   const std::vector<ScalarType>* dtypeChoices(const clang::ValueDecl* d);
+  // The settings whose map lookups give such a field some of its dtypes
+  // (`s.amp_dtype = dtypes.find(name)->second`): where one of them is analyzed
+  // per value, the field follows it.
+  const std::set<const clang::ValueDecl*>* dtypeChoiceKeys(const clang::ValueDecl* d);
   // A condition's value when it is known: a constant, an unwritten config flag.
   std::optional<bool> knownCondition(const clang::Expr* condition);
 
@@ -106,6 +111,7 @@ class TranslationUnitAnalysis {
     std::set<const clang::ValueDecl*> registered;
     std::map<const clang::ValueDecl*, const clang::Expr*> constructorDtypes;  // see constructorDtype
     std::map<const clang::ValueDecl*, std::vector<ScalarType>> dtypeChoices;  // see dtypeChoices
+    std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> dtypeChoiceKeys;  // see dtypeChoiceKeys
   };
   const Writes& writes();
 

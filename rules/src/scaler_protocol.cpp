@@ -231,6 +231,9 @@ void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
 
 void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler) {
   scalerFacts(scaler).mayHaveCheckedUnidentified = true;
+  // The gradients it may have unscaled (`for (auto* o : optimizers) scaler.unscale_(*o);`) may hold either.
+  for (auto& [id, facts] : optimizers_)
+    if ((facts.grads & kScaledGrads) && (!facts.scaledBy || facts.scaledBy == scaler.id)) facts.grads |= kUnscaledGrads;
 }
 
 void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const ObjectRef& optimizer,

@@ -283,3 +283,25 @@ void train_with_environment_dtype() {
   auto features = torch::randn({4, 8}).to(dtype_from_environment());
   head(features);  // dtype-lint-expect: DL101 (TRAIN_DTYPE "fp16")
 }
+
+// A lookup whose fallback for names it does not hold is Float: each name
+// gives its own dtype (the setting's default is "fp32", as parsed above).
+static torch::Dtype param_dtype_of(const std::string& precision) {
+  static const std::map<std::string, torch::Dtype> table{{"fp16", torch::kHalf}, {"fp32", torch::kFloat}};
+  auto it = table.find(precision);
+  return it == table.end() ? torch::kFloat : it->second;
+}
+
+void train_with_fallback_lookup(const TrainConfig& cfg) {
+  torch::nn::Linear head(8, 2);
+  auto features = torch::randn({4, 8}).to(param_dtype_of(cfg.precision));
+  head(features);  // dtype-lint-expect: DL101 (precision "fp16")
+}
+
+// The same asked with count() first; Float for the names the map lacks.
+void train_with_counted_lookup(const TrainConfig& cfg) {
+  torch::nn::Linear head(8, 2);
+  const torch::Dtype dtype = kDtypes.count(cfg.precision) ? kDtypes.at(cfg.precision) : torch::kFloat;
+  head(torch::randn({4, 8}).to(dtype));  // dtype-lint-expect: DL101 (precision "fp16" or "bf16")
+  head(torch::randn({4, 8}).to(kDtypes.count(cfg.precision) > 0 ? torch::kFloat : torch::kFloat));
+}

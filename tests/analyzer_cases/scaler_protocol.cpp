@@ -393,3 +393,20 @@ void optimizers_in_a_container() {
     step_all(scaler, optimizers);
   }
 }
+
+// The same optimizers unscaled in a loop, then clipped: which gradients the
+// unscales reached is not known, so the clip is not reported.
+void clip_after_unscaling_a_container() {
+  torch::nn::Linear a(8, 1), b(8, 1);
+  torch::optim::SGD first(a->parameters(), 0.1), second(b->parameters(), 0.1);
+  std::vector<torch::optim::Optimizer*> optimizers{&first, &second};
+  GradScaler scaler;
+  for (int i = 0; i < 2; ++i) {
+    for (auto* optimizer : optimizers) optimizer->zero_grad();
+    scaler.scale(loss_of(a) + loss_of(b)).backward();
+    for (auto* optimizer : optimizers) scaler.unscale_(*optimizer);
+    torch::nn::utils::clip_grad_norm_(a->parameters(), 1.0);
+    for (auto* optimizer : optimizers) scaler.step(*optimizer);
+    scaler.update();
+  }
+}

@@ -130,8 +130,9 @@ class ScalerProtocol {
   // step() of an optimizer the front end cannot identify: only the scaler's
   // "stepped since update()" fact changes.
   void stepUnidentifiedOptimizer(const ObjectRef& scaler);
-  // unscale of gradients whose optimizer the front end cannot identify: only
-  // the inf check it records is known (for updateFromInfChecks).
+  // unscale of gradients whose optimizer the front end cannot identify: the
+  // inf check it records is known (for updateFromInfChecks), and the scaled
+  // gradients of this scaler may now be unscaled (no DL205 after it).
   void unscaleUnidentifiedOptimizer(const ObjectRef& scaler);
   // step() seen by its effect (the runtime: the first in-place update of a
   // parameter whose gradient an unscale listed): the pair moves to STEPPED, so
