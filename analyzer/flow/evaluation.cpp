@@ -575,6 +575,12 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
       v.kind = Value::Kind::Struct;
       v.fields = it->second;
     }
+  } else if (const FunctionResult* r = userCallResult(e); r && r->returnedFields) {
+    v.kind = Value::Kind::Struct;  // Trainer(settings_from_environment())
+    v.fields = *r->returnedFields;
+  } else if (auto listed = aggregateFields(e)) {
+    v.kind = Value::Kind::Struct;
+    v.fields = std::move(*listed);
   }
   return v;
 }

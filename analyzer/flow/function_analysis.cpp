@@ -26,13 +26,18 @@ SourceLocation FunctionAnalysis::toLocation(SourceRange range) const { return fl
 
 const ValueDecl* FunctionAnalysis::structBase(const MemberExpr* member) {
   const Expr* base = ignoreWrappers(member->getBase());
-  const auto* ref = dyn_cast<DeclRefExpr>(base);
-  if (!ref || !isa<VarDecl>(ref->getDecl())) return nullptr;
-  const QualType type = ref->getDecl()->getType().getNonReferenceType();
+  const ValueDecl* d = nullptr;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(base); ref && isa<VarDecl>(ref->getDecl())) d = ref->getDecl();
+  // A struct member of this object (`s_.amp_dtype` in a Trainer's method).
+  if (const auto* field = dyn_cast<MemberExpr>(base);
+      field && isa<CXXThisExpr>(ignoreWrappers(field->getBase())) && isa<FieldDecl>(field->getMemberDecl()))
+    d = field->getMemberDecl();
+  if (!d) return nullptr;
+  const QualType type = d->getType().getNonReferenceType();
   const CXXRecordDecl* record = type->getAsCXXRecordDecl();
   if (!record || isTensorType(type) || moduleImplClass(type) || isOptimizerType(type) || isScaler(type))
     return nullptr;
-  return ref->getDecl();
+  return d;
 }
 
 const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {

@@ -305,3 +305,64 @@ void train_with_counted_lookup(const TrainConfig& cfg) {
   head(torch::randn({4, 8}).to(dtype));  // dtype-lint-expect: DL101 (precision "fp16" or "bf16")
   head(torch::randn({4, 8}).to(kDtypes.count(cfg.precision) > 0 ? torch::kFloat : torch::kFloat));
 }
+
+// Settings parsed into a struct a trainer keeps: the autocast dtype from a map
+// when the environment names one (Half by default), autocast on unless it is
+// Float, the guard switched by that flag. Training is clean under every value;
+// the evaluation feeds batches in the autocast dtype to the Float model.
+struct RunSettings {
+  torch::Dtype amp_dtype = torch::kHalf;
+  bool amp = true;
+};
+
+static RunSettings settings_from_environment() {
+  static const std::map<std::string, torch::Dtype> kAmpDtypes = {
+      {"fp16", torch::kHalf}, {"bf16", torch::kBFloat16}, {"fp32", torch::kFloat}};
+  RunSettings s;
+  if (const char* name = std::getenv("AMP_DTYPE")) {
+    auto it = kAmpDtypes.find(name);
+    if (it != kAmpDtypes.end()) s.amp_dtype = it->second;
+  }
+  s.amp = s.amp_dtype != torch::kFloat;
+  return s;
+}
+
+class CudaAutocastScope {
+ public:
+  CudaAutocastScope(at::ScalarType dtype, bool enabled) {
+    prev_enabled_ = at::autocast::is_enabled();
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(enabled);
+  }
+  ~CudaAutocastScope() {
+    at::autocast::clear_cache();
+    at::autocast::set_enabled(prev_enabled_);
+  }
+
+ private:
+  bool prev_enabled_ = false;
+};
+
+class SettingsTrainer {
+ public:
+  explicit SettingsTrainer(const RunSettings& s) : s_(s), model_(torch::nn::Linear(8, 2)) {}
+  void train() {
+    auto x = torch::randn({4, 8}).to(s_.amp_dtype);
+    CudaAutocastScope autocast(s_.amp_dtype, s_.amp);
+    model_(x).sum().backward();
+  }
+  void evaluate() {
+    auto x = torch::randn({4, 8}).to(s_.amp_dtype);
+    model_(x);  // dtype-lint-expect: DL101 (AMP_DTYPE "fp16" or "bf16")
+  }
+
+ private:
+  RunSettings s_;
+  torch::nn::Linear model_;
+};
+
+void train_with_settings() {
+  SettingsTrainer trainer(settings_from_environment());
+  trainer.train();
+  trainer.evaluate();
+}

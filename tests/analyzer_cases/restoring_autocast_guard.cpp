@@ -52,9 +52,37 @@ void cleared(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
   }
 }
 
+// The same kind of guard saving the state in its constructor's body, and
+// switched on by a flag: after its scope autocast is off again.
+class SavingGuard {
+ public:
+  explicit SavingGuard(bool enabled) : enabled_(enabled) {
+    prev_enabled_ = at::autocast::is_cpu_enabled();
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(enabled_);
+  }
+  ~SavingGuard() {
+    at::autocast::clear_cache();
+    at::autocast::set_cpu_enabled(prev_enabled_);
+  }
+
+ private:
+  bool enabled_;
+  bool prev_enabled_ = false;
+};
+
+void restored_in_body(torch::nn::Linear& model) {
+  {
+    SavingGuard autocast(true);
+    model(torch::randn({4, 8}).to(torch::kBFloat16)).to(torch::kFloat).sum().backward();
+  }
+  model(torch::randn({4, 8}).to(torch::kBFloat16));  // dtype-lint-expect: DL101
+}
+
 int main() {
   torch::nn::Linear model(8, 2);
   torch::optim::SGD optimizer(model->parameters(), 0.1);
   stale_weights(model, optimizer);
   cleared(model, optimizer);
+  restored_in_body(model);
 }

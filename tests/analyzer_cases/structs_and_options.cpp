@@ -44,3 +44,23 @@ void options_variables() {
   auto dtype = torch::kHalf;
   torch::randn({2, 4}, dtype).mm(w);  // dtype-lint-expect: DL101
 }
+
+// A batch struct built as an aggregate and returned as one: its tensors keep
+// their dtypes through the return.
+struct Batch {
+  torch::Tensor images;
+  torch::Tensor labels;
+};
+
+Batch make_batch(torch::Dtype storage_dtype) {
+  auto images = torch::rand({2, 3, 8, 8}).to(storage_dtype);
+  return {images, torch::randint(0, 10, {2}, torch::kLong)};
+}
+
+void evaluate_batch() {
+  torch::nn::Sequential model(torch::nn::Flatten(), torch::nn::Linear(192, 10));
+  Batch batch = make_batch(torch::kHalf);
+  model->forward(batch.images);  // dtype-lint-expect: DL101
+  Batch listed{torch::rand({2, 3, 8, 8}).to(torch::kHalf), batch.labels};
+  model->forward(listed.images.to(torch::kFloat));
+}
