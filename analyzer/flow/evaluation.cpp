@@ -570,17 +570,9 @@ Value FunctionAnalysis::evalValue(const Expr* e, QualType paramType) {
       v.kind = Value::Kind::Bool;
       v.flag = *value;
     }
-  } else if (const ValueDecl* d = declOf(e)) {
-    if (auto it = state_.structs.find(d); it != state_.structs.end()) {
-      v.kind = Value::Kind::Struct;
-      v.fields = it->second;
-    }
-  } else if (const FunctionResult* r = userCallResult(e); r && r->returnedFields) {
-    v.kind = Value::Kind::Struct;  // Trainer(settings_from_environment())
-    v.fields = *r->returnedFields;
-  } else if (auto listed = aggregateFields(e)) {
+  } else if (auto fields = structFieldsOf(e)) {  // also Trainer(settings_from_environment())
     v.kind = Value::Kind::Struct;
-    v.fields = std::move(*listed);
+    v.fields = std::move(*fields);
   }
   return v;
 }

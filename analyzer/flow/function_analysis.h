@@ -111,6 +111,7 @@ class FunctionAnalysis final : public FlowQueries {
   void bindBool(const clang::ValueDecl* d, const clang::Expr* value);
   static bool disablesGrad(clang::QualType type);
   void seedDtypeFields(const clang::CXXRecordDecl* record, FieldFacts& fields);
+  std::optional<FieldFacts> structFieldsOf(const clang::Expr* e);
   std::optional<FieldFacts> aggregateFields(const clang::Expr* init);
   bool createsFloatParameters(const clang::CXXRecordDecl* impl, const clang::Expr* init);
   void bindSavedData(const clang::Expr* lhs, const clang::Expr* rhs);

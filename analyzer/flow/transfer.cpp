@@ -35,10 +35,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   if (isUserStruct(type)) {
     // A struct of the user's: its tensor members are followed (auto ws = make_workspace();).
     FieldFacts fields;
-    if (const FunctionResult* r = userCallResult(init); r && r->returnedFields) fields = *r->returnedFields;
-    else if (auto listed = aggregateFields(init)) fields = std::move(*listed);
-    else if (const ValueDecl* source = init ? declOf(init) : nullptr; source && state_.structs.count(source))
-      fields = state_.structs[source];
+    if (auto known = structFieldsOf(init)) fields = std::move(*known);
     else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(init ? ignoreWrappers(init) : nullptr);
              !init || (construct && construct->getNumArgs() == 0))
       seedDtypeFields(type.getNonReferenceType()->getAsCXXRecordDecl(), fields);
@@ -83,6 +80,15 @@ bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
   else if (isTensorKeyValueType(var->getType())) state_.tensors[var] = evalElement(range);
   else return false;
   return true;
+}
+
+// The fields of a user struct `e` gives: a struct variable the flow follows,
+// a user function's returned struct, or an aggregate.
+std::optional<FieldFacts> FunctionAnalysis::structFieldsOf(const Expr* e) {
+  if (const ValueDecl* source = e ? declOf(e) : nullptr; source && state_.structs.count(source))
+    return state_.structs[source];
+  if (const FunctionResult* r = userCallResult(e); r && r->returnedFields) return *r->returnedFields;
+  return aggregateFields(e);
 }
 
 // `Batch{images, labels}`, `return {images, labels};`: an aggregate of the
