@@ -712,6 +712,14 @@ TEST(RuntimeHooks, InPlaceOpsOfLibTorchsFrontendAreNotTheUsers) {
   EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 
+// The hooks tell the program's ops from those inside them by their dispatch
+// key alone: no op pays for a RecordFunction because of them.
+TEST(RuntimeHooks, OpsPayForNoRecordFunction) {
+  EXPECT_NE(runCommand(kPrograms + "runtime_program_ops_pay_no_record").out.find("op records: none"), std::string::npos);
+  const CommandResult hooked = runProgramExpectingItsMarkers("ops_pay_no_record");
+  EXPECT_NE(hooked.out.find("op records: none"), std::string::npos) << hooked.out << hooked.err;
+}
+
 TEST(RuntimeHooks, NolintCommentsSuppressRuntimeFindings) {
   const CommandResult run = runProgramExpectingItsMarkers("suppressed_findings");
   EXPECT_EQ(run.exitCode, 0) << run.err;

@@ -1,9 +1,10 @@
 // libdtype_lint_adapter.so: built against LibTorch, loaded by the preload
 // core into a process that already has LibTorch, so it binds to that copy.
-// The ops some rule looks at are intercepted on a dispatch key of their own,
-// with their inputs, before they run (a mismatched matmul is reported before
-// it throws); a global RecordFunction callback that needs no inputs tells
-// the program's own calls from those inside ops and autograd nodes.
+// Every op the program calls passes a dispatch key of its own, which is
+// excluded while the op runs: the ops inside it are LibTorch's. Those some
+// rule looks at are intercepted there with their inputs, before they run (a
+// mismatched matmul is reported before it throws). A RecordFunction callback
+// for autograd nodes alone tells the ops inside a node's backward.
 #include <ATen/SequenceNumber.h>
 #include <ATen/autocast_mode.h>
 #include <dlfcn.h>
@@ -46,29 +47,17 @@
 namespace dtype_lint::runtime {
 namespace {
 
-struct OpInfo;
-
-// The operators described lately, per thread: 2^kRecentOpBits slots.
-constexpr int kRecentOpBits = 11;
-
-// What the op callbacks keep per thread, together: the adapter is loaded
-// with dlopen, so every thread_local costs a call to find (__tls_get_addr),
-// and the callbacks run on every op.
+// What the op kernels keep per thread, together: the adapter is loaded with
+// dlopen, so every thread_local costs a call to find (__tls_get_addr), and
+// the kernels run on every op.
 struct ThreadState {
   int backwardDepth = 0;  // inside an autograd node's backward
-  int opDepth = 0;        // ops nested in ops: only the user's own calls are checked
   // Inside a backward() Python announced: ops outside any node (the engine's
   // own reductions of broadcast gradients) are autograd's, not the user's.
   int pythonBackwardDepth = 0;
   bool gemmAnnounced = false;  // the running top-level op's record carried its FLOPs
   // This thread's dispatch keys (LibTorch's thread_local, found once): kInterceptKey is in them.
   c10::impl::PODLocalDispatchKeySet* dispatchKeys = nullptr;
-  // The operators described lately, by the address of their name (see opInfoOf).
-  std::array<std::pair<const char*, const OpInfo*>, size_t{1} << kRecentOpBits> recentOps{};
-  // Whether each open FUNCTION record is a dispatcher op's, innermost in the
-  // low bit: onExit needs no second lookup (records nest per thread).
-  uint64_t openRecordsAreOps = 0;
-  int openRecords = 0;
 };
 thread_local ThreadState threadState;
 
@@ -920,28 +909,6 @@ const OpInfo& describedOp(const c10::OperatorName& name) {
   return *info;
 }
 
-// The operator `fn` records. Kept per thread by the address of its name (an
-// operator's schema owns it for the process's life) in a direct-mapped
-// table, checked by content: a RECORD_FUNCTION scope's name may reuse an
-// address.
-const OpInfo& opInfoOf(const at::RecordFunction& fn, ThreadState& state) {
-  static const OpInfo kNotAnOperator;
-  const char* name = fn.name();
-  // Fibonacci hashing: names allocated at strides of a power of two must not share a slot.
-  const size_t slot = (reinterpret_cast<uintptr_t>(name) * 0x9e3779b97f4a7c15ull) >> (64 - kRecentOpBits);
-  auto& [cachedName, cached] = state.recentOps[slot];
-  if (cachedName == name && std::strncmp(name, cached->qualifiedName.c_str(), cached->qualifiedName.size() + 1) == 0)
-    return *cached;
-  const HookScope scope;
-  if (!scope) return kNotAnOperator;
-  const auto operatorName = fn.operator_name();
-  if (!operatorName) return kNotAnOperator;
-  const OpInfo& info = describedOp(*operatorName);
-  cachedName = name;
-  cached = &info;
-  return info;
-}
-
 // A backward() on `loss`: its dtype (DL106), the factor or the scale it was
 // multiplied by (DL203, DL207), the parameters it reaches.
 void observeBackward(const at::Tensor& loss) {
@@ -959,7 +926,7 @@ void observeBackward(const at::Tensor& loss) {
   handClips.backwardStarted();
 }
 
-// The key the ops some rule looks at are intercepted on. A mode key above
+// The key every op the program calls passes first: a mode key above
 // autocast and autograd (the op arrives as the program called it), that
 // PyTorch registers nothing on outside its own C++ tests, in 1.13 as in 2.x.
 // Put in every thread's included keys: the autograd engine's threads (and
@@ -971,31 +938,62 @@ void interceptOnThisThread() {
   threadState.dispatchKeys = &c10::impl::raw_local_dispatch_key_set;
 }
 
-// While one of the program's ops runs, the ops inside it are not intercepted.
-void setInsideAnOp(ThreadState& state, bool inside) {
-  c10::impl::PODLocalDispatchKeySet& keys = *state.dispatchKeys;
-  keys.set_excluded(inside ? keys.excluded().add(kInterceptKey) : keys.excluded().remove(kInterceptKey));
+// While one of the program's ops runs (and while the hooks look at it), the
+// key is excluded: the ops LibTorch runs inside it (copy_ inside to(), addmm
+// inside linear, autocast's casts, a kernel's own calls) never reach it.
+class ProgramOp {
+ public:
+  explicit ProgramOp(ThreadState& state) : state_(state) {
+    // A thread that took the key from another one's state (the autograd engine's, at::launch's).
+    if (!state.dispatchKeys) state.dispatchKeys = &c10::impl::raw_local_dispatch_key_set;
+    c10::impl::PODLocalDispatchKeySet& keys = *state.dispatchKeys;
+    keys.set_excluded(keys.excluded().add(kInterceptKey));
+  }
+  ~ProgramOp() {
+    c10::impl::PODLocalDispatchKeySet& keys = *state_.dispatchKeys;
+    keys.set_excluded(keys.excluded().remove(kInterceptKey));
+    // The GEMMs a matmul announced (its record's FLOPs) have run: the cuBLAS calls are its own.
+    if (!state_.gemmAnnounced) return;
+    state_.gemmAnnounced = false;
+    const HookScope scope;
+    if (scope) dtype_lint_runtime_gemm_done();
+  }
+  ProgramOp(const ProgramOp&) = delete;
+  ProgramOp& operator=(const ProgramOp&) = delete;
+
+ private:
+  ThreadState& state_;
+};
+
+// The kernel of every op no rule looks at on kInterceptKey: it runs on the
+// keys below, with the key excluded. (Boxing its arguments costs less than
+// a RecordFunction callback on every op would.)
+class ProgramOpUnobserved final : public c10::OperatorKernel {
+ public:
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+    const ProgramOp programOp(threadState);
+    op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kInterceptKey), stack);
+  }
+};
+
+// Counts the autograd nodes running on this thread: the ops inside a node's
+// backward are autograd's (only a custom backward's matmuls are looked at).
+// Records of ops are not asked for: a callback on them would cost every op a
+// RecordFunction.
+std::unique_ptr<at::ObserverContext> onNodeEnter(const at::RecordFunction&) {
+  ThreadState& state = threadState;
+  if (!state.dispatchKeys) interceptOnThisThread();
+  ++state.backwardDepth;
+  return nullptr;
 }
 
-// What every op pays (a RecordFunction callback that needs no inputs, so
-// PyTorch boxes none): which ops are the program's own calls, and which run
-// inside an autograd node's backward. The ops LibTorch runs inside the
-// program's (copy_ inside to(), addmm inside linear, autocast's casts) are
-// LibTorch's business: the key is excluded while a program's op runs, so
-// they are not intercepted at all. The callback runs after the op's own key
-// set was computed.
-std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
-  ThreadState& state = threadState;
-  // A thread that was running before the adapter came (its first op here is not intercepted).
-  if (!state.dispatchKeys) interceptOnThisThread();
-  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
-    ++state.backwardDepth;
-    return nullptr;
-  }
-  const bool isOperator = opInfoOf(fn, state).isOperator;
-  // Deeper than 64 open records, an op's end is looked up again.
-  if (state.openRecords++ < 64) state.openRecordsAreOps = state.openRecordsAreOps << 1 | uint64_t{isOperator};
-  if (isOperator && state.opDepth++ == 0) setInsideAnOp(state, true);
+void onNodeExit(const at::RecordFunction&, at::ObserverContext*) { --threadState.backwardDepth; }
+
+// Where new threads cannot be given the key as they start (under
+// ThreadSanitizer), a thread's first op gives it: a callback on every op's
+// record, which only such runs pay for.
+std::unique_ptr<at::ObserverContext> onOpEnterOnThreadWithoutKey(const at::RecordFunction&) {
+  if (!threadState.dispatchKeys) interceptOnThisThread();
   return nullptr;
 }
 
@@ -1103,27 +1101,6 @@ std::optional<ExplicitCastInAutocast> observeOp(const OpInfo* info, c10::ArrayRe
   return cast;
 }
 
-void onExit(const at::RecordFunction& fn, at::ObserverContext*) {
-  ThreadState& state = threadState;
-  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
-    --state.backwardDepth;
-    return;
-  }
-  bool isOperator;
-  if (--state.openRecords < 64) {
-    isOperator = state.openRecordsAreOps & 1;
-    state.openRecordsAreOps >>= 1;
-  } else {
-    isOperator = opInfoOf(fn, state).isOperator;
-  }
-  if (!isOperator || --state.opDepth > 0) return;
-  setInsideAnOp(state, false);
-  if (!state.gemmAnnounced) return;
-  state.gemmAnnounced = false;
-  const HookScope scope;
-  if (scope) dtype_lint_runtime_gemm_done();
-}
-
 // The kernel of an intercepted op on kInterceptKey: the op's arguments,
 // boxed on the stack, are observed; then the op runs on the keys below.
 class InterceptedOp final : public c10::OperatorKernel {
@@ -1132,11 +1109,10 @@ class InterceptedOp final : public c10::OperatorKernel {
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
     ThreadState& state = threadState;
-    std::optional<ExplicitCastInAutocast> cast;
-    if (state.opDepth == 1) {
-      const size_t count = op.schema().arguments().size();
-      cast = observeOp(&info_, c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - count, count), state);
-    }
+    const ProgramOp programOp(state);
+    const size_t count = op.schema().arguments().size();
+    const std::optional<ExplicitCastInAutocast> cast =
+        observeOp(&info_, c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - count, count), state);
     op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kInterceptKey), stack);
     if (cast && !stack->empty()) {
       const HookScope scope;
@@ -1148,9 +1124,8 @@ class InterceptedOp final : public c10::OperatorKernel {
   const OpInfo& info_;
 };
 
-// The ops no rule looks at fall through the key (they pay for one bit of
-// their key set); those some rule looks at get InterceptedOp. Ops registered
-// later (other libraries' operators) are no rule's.
+// The ops some rule looks at get InterceptedOp; all others (other
+// libraries' operators too, those registered later too) ProgramOpUnobserved.
 bool interceptOps() {
   auto& dispatcher = c10::Dispatcher::singleton();
   if (dispatcher.hasBackendFallbackForDispatchKey(kInterceptKey)) {
@@ -1158,8 +1133,8 @@ bool interceptOps() {
                          "off for it\n", c10::toString(kInterceptKey));
     return false;
   }
-  static auto* fallthrough = new torch::Library(torch::Library::IMPL, "_", kInterceptKey, __FILE__, __LINE__);
-  fallthrough->fallback(torch::CppFunction::makeFallthrough());
+  static auto* unobserved = new torch::Library(torch::Library::IMPL, "_", kInterceptKey, __FILE__, __LINE__);
+  unobserved->fallback(torch::CppFunction::makeFromBoxedFunctor(std::make_unique<ProgramOpUnobserved>()));
   static auto* intercepted = new torch::Library(torch::Library::IMPL, "aten", kInterceptKey, __FILE__, __LINE__);
   for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
     if (name.name.rfind("aten::", 0) != 0) continue;
@@ -1170,7 +1145,6 @@ bool interceptOps() {
                       torch::CppFunction::makeFromBoxedFunctor(std::make_unique<InterceptedOp>(info)));
   }
   interceptOnThisThread();
-  dtype_lint_runtime_on_thread_start(interceptOnThisThread);
   return true;
 }
 
@@ -1178,8 +1152,9 @@ __attribute__((constructor)) void attach() {
   if (!dtype_lint_runtime_attach(DTYPE_LINT_BOUNDARY_VERSION, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)) return;
   const HookScope scope;
   if (!scope || !interceptOps()) return;
-  at::addGlobalCallback(at::RecordFunctionCallback(onEnter, onExit)
-                            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  at::addGlobalCallback(at::RecordFunctionCallback(onNodeEnter, onNodeExit).scopes({at::RecordScope::BACKWARD_FUNCTION}));
+  if (!dtype_lint_runtime_on_thread_start(interceptOnThisThread))
+    at::addGlobalCallback(at::RecordFunctionCallback(onOpEnterOnThreadWithoutKey).scopes({at::RecordScope::FUNCTION}));
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ PthreadCreate realPthreadCreate() {
 
 // ThreadSanitizer's runtime, preloaded before this library, hands us its own
 // start routine: code of ours that ran before it would run in a thread it
-// has not set up. There, a thread's first op is not intercepted.
+// has not set up. There, the adapter gives a thread the key at its first op.
 bool underThreadSanitizer() {
   static const bool present = dlsym(RTLD_DEFAULT, "__tsan_init") != nullptr;
   return present;
@@ -56,6 +56,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   return status;
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_on_thread_start(void (*hook)(void)) {
+extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_on_thread_start(void (*hook)(void)) {
   threadStartHook.store(hook, std::memory_order_release);
+  return underThreadSanitizer() ? 0 : 1;
 }

@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 8u
+#define DTYPE_LINT_BOUNDARY_VERSION 9u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
@@ -99,8 +99,8 @@ enum { DTYPE_LINT_LOSS_SCALED = 0, DTYPE_LINT_LOSS_UNSCALED = 1, DTYPE_LINT_LOSS
  * on 0 the adapter must not report anything. */
 int dtype_lint_runtime_attach(uint32_t boundaryVersion, int32_t torchMajor, int32_t torchMinor);
 /* `hook` runs first in every thread the program starts from now on, before
- * the thread's own code. */
-void dtype_lint_runtime_on_thread_start(void (*hook)(void));
+ * the thread's own code. 0 where it cannot (under ThreadSanitizer). */
+int dtype_lint_runtime_on_thread_start(void (*hook)(void));
 /* The adapter's callbacks run between these: a fork waits until no thread is
  * between them (see preload/fork_gate.h). Enter returns 0 when the hooks are
  * off for this process (a child forked while they were busy): the callback
