@@ -111,6 +111,12 @@ bool isOptional(QualType type) {
   return record && record->getQualifiedNameAsString() == "std::optional";
 }
 
+bool reassignableDtype(const ValueDecl* d) {
+  const auto* var = dyn_cast_or_null<VarDecl>(d);
+  return var && var->hasLocalStorage() && !isa<ParmVarDecl>(var) && !var->getType().isConstQualified() &&
+         !var->getType()->isReferenceType() && isScalarTypeType(var->getType());
+}
+
 bool isSmartPointer(QualType type) {
   const auto* spec =
       dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());

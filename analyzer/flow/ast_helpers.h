@@ -35,6 +35,10 @@ bool isOptional(clang::QualType type);
 // The argument a callee's first parameter gets: 1 for an operator that is a
 // method (a callable object's `f(x)`, `a[i]`: the object comes first), else 0.
 unsigned firstParameterArgument(const clang::CallExpr* call, const clang::FunctionDecl* callee);
+// A local dtype variable the code assigns after declaring it
+// (`torch::Dtype dtype = torch::kFloat; if (...) dtype = torch::kHalf;`):
+// followed along paths, not read from its initializer.
+bool reassignableDtype(const clang::ValueDecl* d);
 // std::pair / std::tuple holding a tensor.
 bool isTensorTupleType(clang::QualType type);
 // A list or a pair/tuple of tensors: what the flow holds as a ListFact.

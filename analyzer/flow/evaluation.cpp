@@ -49,6 +49,8 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     if (whenTrue && whenFalse && whenTrue->dtype.single() && whenTrue->dtype == whenFalse->dtype) return whenTrue;
   }
   const bool dtypeValued = isScalarTypeType(e->getType()) || isTensorOptionsType(e->getType());
+  if (const auto* ref = dyn_cast<DeclRefExpr>(e); ref && reassignableDtype(ref->getDecl()))
+    if (auto it = state_.tensors.find(ref->getDecl()); it != state_.tensors.end()) return it->second;
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     // A local options or dtype variable: auto opts = torch::TensorOptions().dtype(torch::kHalf);
     if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasLocalStorage() &&

@@ -554,8 +554,11 @@ ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vect
     out.origin = fact.origin;
     if (const ValueDecl* d = declOf(moduleObject(object))) out.module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
   } else if (isTensorListType(params->getType()) && !isa<CXXConstructExpr>(params)) {
-    // A vector of parameters gathered elsewhere (`std::move(params)`): its elements' dtypes.
-    const TensorFact fact = flow_.evalList(params).anyElement();
+    // A vector of parameters gathered elsewhere (`std::move(params)`): its
+    // elements' dtypes. One known to be empty holds none (yet: the loop that
+    // fills it is followed later), which joins as nothing, not as unknown.
+    const ListFact list = flow_.evalList(params);
+    const TensorFact fact = list.positional && list.elements.empty() ? TensorFact{DtypeSet()} : list.anyElement();
     out.dtype = fact.dtype;
     out.origin = fact.origin;
   } else if (const auto* list = dyn_cast<CXXConstructExpr>(params); list && list->getNumArgs() >= 1) {

@@ -61,6 +61,8 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     bindModule(d, init);
   } else if (type->isBooleanType()) {
     bindBool(d, init);
+  } else if (reassignableDtype(d)) {
+    state_.tensors[d] = init ? evalDtypeArgument(init).value_or(TensorFact{}) : TensorFact{};
   }
 }
 
@@ -253,6 +255,9 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
       state_.modules[target] = evalModule(rhs);
   } else if (lhs->getType()->isBooleanType()) {
     bindBool(target, rhs);
+  } else if (reassignableDtype(target)) {
+    // `if (name == "fp16") dtype = torch::kHalf;`: the dtype on this path.
+    state_.tensors[target] = evalDtypeArgument(rhs).value_or(TensorFact{});
   }
 }
 

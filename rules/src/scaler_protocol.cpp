@@ -327,7 +327,9 @@ void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocat
     for (auto& [key, p] : pairs_)
       if (key.second == optimizer.id && p.stages == kUnscaled && p.unscaledAt && !p.steppedDirectlyAt)
         p.steppedDirectlyAt = at;
-  if (facts->grads != kScaledGrads) return;
+  // Scaled on some path and unscaled on none: where there are no gradients
+  // (a micro-batch loop that ran no times) the step does nothing.
+  if (!(facts->grads & kScaledGrads) || (facts->grads & kUnscaledGrads)) return;
   Finding f = makeFinding("DL208",
                           fmt::format("{}.step() called directly on gradients of a scaled loss: it steps with "
                                       "gradients multiplied by the scale and skips the inf/NaN check; call "

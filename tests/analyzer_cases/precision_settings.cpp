@@ -366,3 +366,26 @@ void train_with_settings() {
   trainer.train();
   trainer.evaluate();
 }
+
+// A local dtype given a default and reassigned by an if-chain on a string
+// setting: the dtype each value leaves, not the initializer's.
+void trainWithReassignedDtype(int argc, char** argv) {
+  std::string dtype_name = "fp16";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--dtype") dtype_name = argv[i + 1];
+  torch::Dtype dtype = torch::kFloat;
+  if (dtype_name == "fp16") dtype = torch::kHalf;
+  else if (dtype_name != "fp32") throw std::invalid_argument("--dtype must be fp16 or fp32");
+  torch::nn::Linear model(8, 2);
+  model->to(dtype);
+  model(torch::randn({4, 8})).sum().backward();  // dtype-lint-expect: DL101 ('dtype_name' "fp16")
+}
+
+// Reassigned to Float after a Half default: the Float input matches.
+void trainWithDtypeReassignedToFloat() {
+  torch::Dtype dtype = torch::kHalf;
+  dtype = torch::kFloat;
+  torch::nn::Linear model(8, 2);
+  model->to(dtype);
+  model(torch::randn({4, 8})).sum().backward();
+}

@@ -410,3 +410,38 @@ void clip_after_unscaling_a_container() {
     scaler.update();
   }
 }
+
+// An optimizer over parameters gathered in a loop from a model made Half:
+// the vector's elements are Half once the loop has filled it.
+void gathered_half_parameters() {
+  torch::nn::Linear model(8, 1);
+  model->to(torch::kHalf);
+  std::vector<torch::Tensor> params;
+  for (auto& named : model->named_parameters())
+    if (named.value().requires_grad()) params.push_back(named.value());
+  torch::optim::SGD opt(params, 0.1);
+  GradScaler scaler;
+  for (int i = 0; i < 2; ++i) {
+    opt.zero_grad();
+    scaler.scale(model(torch::randn({4, 8}, torch::kHalf)).to(torch::kFloat).pow(2).mean()).backward();
+    scaler.step(opt);  // dtype-lint-expect: DL202
+    scaler.update();
+  }
+}
+
+// A micro-batch loop that may run no times still leaves the second
+// optimizer stepping on scaled gradients whenever it ran.
+void direct_step_after_accumulation(int micro_batches) {
+  torch::nn::Linear body(8, 8), head(8, 1);
+  torch::optim::SGD opt_body(body->parameters(), 0.1), opt_head(head->parameters(), 0.1);
+  GradScaler scaler;
+  for (int step = 0; step < 2; ++step) {
+    opt_body.zero_grad();
+    opt_head.zero_grad();
+    for (int micro = 0; micro < micro_batches; ++micro)
+      scaler.scale(head(body(torch::randn({4, 8}))).pow(2).mean()).backward();
+    scaler.step(opt_body);
+    opt_head.step();  // dtype-lint-expect: DL208
+    scaler.update();
+  }
+}
