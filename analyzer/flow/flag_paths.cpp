@@ -69,6 +69,15 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (doesWork(s->getThen()) || doesWork(s->getElse())) addTests(s->getCond());
     return true;
   }
+  bool VisitSwitchStmt(SwitchStmt* s) {
+    if (const auto chosen = doesWork(s->getBody()) ? settingSwitch(s) : std::nullopt) {
+      std::vector<std::string> values;
+      for (const auto& [label, value] : chosen->cases)
+        if (value) values.push_back(*value);
+      addSetting(chosen->setting, chosen->read, values);
+    }
+    return true;
+  }
   bool VisitConditionalOperator(ConditionalOperator* c) {
     addTests(c->getCond());
     return true;

@@ -240,6 +240,7 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
 
 bool FunctionAnalysis::edgeFeasible(const CFGBlock* pred, const CFGBlock* succ, const FlowState& predExit) {
   const Stmt* terminator = pred->getTerminatorStmt();
+  if (const auto* s = dyn_cast_or_null<SwitchStmt>(terminator)) return caseFeasible(s, succ);
   const auto* logical = dyn_cast_or_null<BinaryOperator>(terminator);
   if (!terminator || pred->succ_size() != 2 ||
       !(isa<IfStmt, ConditionalOperator>(terminator) || (logical && logical->isLogicalOp())))
@@ -251,6 +252,21 @@ bool FunctionAnalysis::edgeFeasible(const CFGBlock* pred, const CFGBlock* succ, 
   if (!value) return true;
   const CFGBlock::AdjacentBlock& taken = *(pred->succ_begin() + (*value ? 0 : 1));
   return taken.getReachableBlock() == succ;
+}
+
+// A switch on a setting this analysis assumes runs the case naming its value,
+// else `default:` (or nothing: the block after the switch).
+bool FunctionAnalysis::caseFeasible(const SwitchStmt* s, const CFGBlock* succ) {
+  const auto chosen = settingSwitch(s);
+  const FlagAssumption* assumed = chosen ? ctx_.assumedSetting(chosen->setting) : nullptr;
+  if (!assumed) return true;
+  auto names = [&](const std::optional<std::string>& value) { return assumed->value && value == assumed->setting; };
+  const auto& cases = chosen->cases;
+  const bool anyNamed = std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return names(c.second); });
+  for (const auto& [label, value] : cases)
+    if (label == succ->getLabel()) return value ? names(value) : !anyNamed;
+  // The block after the switch: taken when no case names the value and there is no default.
+  return !anyNamed && std::all_of(cases.begin(), cases.end(), [](const auto& c) { return c.second.has_value(); });
 }
 
 // A condition whose value is known: a constant, a config flag no code writes

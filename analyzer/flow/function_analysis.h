@@ -61,6 +61,7 @@ class FunctionAnalysis final : public FlowQueries {
   // flag whose value is known (a config's default, a constant, an assumed
   // runtime flag, a scaler pointer this path set).
   bool edgeFeasible(const clang::CFGBlock* pred, const clang::CFGBlock* succ, const FlowState& predExit);
+  bool caseFeasible(const clang::SwitchStmt* s, const clang::CFGBlock* succ);
   FlowState stateEntering(const clang::CFGBlock* block, const FlowState& entry, const std::vector<FlowState>& out);
   // Whether some block was visited too often: the fixpoint was not reached.
   bool iterateToFixpoint(const FlowState& entry, std::vector<FlowState>& out);

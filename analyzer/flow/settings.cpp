@@ -160,6 +160,19 @@ bool isEndCall(const Expr* e) {
 
 }  // namespace
 
+std::optional<SettingSwitch> settingSwitch(const SwitchStmt* s) {
+  const ValueDecl* setting = s->getCond() ? settingRead(s->getCond()) : nullptr;
+  if (!setting) return std::nullopt;
+  SettingSwitch out{setting, ignoreConversions(s->getCond()), {}};
+  for (const SwitchCase* c = s->getSwitchCaseList(); c; c = c->getNextSwitchCase()) {
+    const auto* labelled = dyn_cast<CaseStmt>(c);
+    // A case range or a value not named (a number): which case runs is not known.
+    if (labelled && (labelled->caseStmtIsGNURange() || !namedValue(labelled->getLHS()))) return std::nullopt;
+    out.cases.emplace_back(c, labelled ? namedValue(labelled->getLHS()) : std::nullopt);
+  }
+  return out;
+}
+
 std::optional<SettingLookup> settingLookup(const Expr* e) {
   e = ignoreWrappers(e);
   if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -42,5 +43,14 @@ struct SettingMembership {
   bool holdsWhenFound;
 };
 std::optional<SettingMembership> settingMembership(const clang::Expr* condition);
+
+// `switch (cfg.precision) { case Precision::kFP16: ... }`: the setting the
+// switch reads, and the value each case names (no value for `default:`).
+struct SettingSwitch {
+  const clang::ValueDecl* setting;  // canonical
+  const clang::Expr* read;
+  std::vector<std::pair<const clang::SwitchCase*, std::optional<std::string>>> cases;
+};
+std::optional<SettingSwitch> settingSwitch(const clang::SwitchStmt* s);
 
 }  // namespace dtype_lint::analyzer::flow

@@ -389,3 +389,27 @@ void trainWithDtypeReassignedToFloat() {
   model->to(dtype);
   model(torch::randn({4, 8})).sum().backward();
 }
+
+// An enum resolved by a switch in a helper: each case's dtype on its own path.
+torch::Dtype dtypeOf(Precision precision) {
+  switch (precision) {
+    case Precision::kBFloat16:
+      return torch::kBFloat16;
+    default:
+      return torch::kFloat;
+  }
+}
+
+void trainWithSwitch(const EnumConfig& cfg) {
+  torch::nn::Linear model(8, 2);
+  model->to(dtypeOf(cfg.precision));
+  model(torch::randn({4, 8})).sum().backward();  // dtype-lint-expect: DL101 (Precision::kBFloat16)
+}
+
+// The input converted by the same switch: consistent under every value.
+void trainWithSwitchConsistently(const EnumConfig& cfg) {
+  torch::nn::Linear model(8, 2);
+  const torch::Dtype dtype = dtypeOf(cfg.precision);
+  model->to(dtype);
+  model(torch::randn({4, 8}).to(dtype)).to(torch::kFloat).sum().backward();
+}
