@@ -84,7 +84,18 @@ bool isTensorTupleType(QualType type) {
   return false;
 }
 
-bool holdsTensorElements(QualType type) { return isTensorListType(type) || isTensorTupleType(type); }
+bool isTensorTupleListType(QualType type) {
+  const auto* spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
+  const std::string name = spec ? spec->getQualifiedNameAsString() : "";
+  if (name != "std::vector" && name != "std::deque" && name != "std::list" && name != "std::array") return false;
+  const TemplateArgument& element = spec->getTemplateArgs()[0];
+  return element.getKind() == TemplateArgument::Type && isTensorTupleType(element.getAsType());
+}
+
+bool holdsTensorElements(QualType type) {
+  return isTensorListType(type) || isTensorTupleType(type) || isTensorTupleListType(type);
+}
 
 std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {
   e = ignoreWrappers(e);

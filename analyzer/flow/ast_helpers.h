@@ -41,7 +41,10 @@ unsigned firstParameterArgument(const clang::CallExpr* call, const clang::Functi
 bool reassignableDtype(const clang::ValueDecl* d);
 // std::pair / std::tuple holding a tensor.
 bool isTensorTupleType(clang::QualType type);
-// A list or a pair/tuple of tensors: what the flow holds as a ListFact.
+// A sequence of such pairs or tuples (`std::vector<std::pair<Tensor, Tensor>>`):
+// held as one list of every tensor in every element.
+bool isTensorTupleListType(clang::QualType type);
+// A list or a pair/tuple of tensors, or a list of those: what the flow holds as a ListFact.
 bool holdsTensorElements(clang::QualType type);
 // The elements a pair or tuple is made of: `{h, z}`, `std::make_pair(h, z)`, `std::tuple<...>(a, b)`.
 std::optional<std::vector<const clang::Expr*>> tupleElements(const clang::Expr* e);

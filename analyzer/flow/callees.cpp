@@ -57,8 +57,10 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
   else if (invoked && !lambda && isa<CXXMethodDecl>(callee))
     object = invoked->getArg(0);
   if (object) {
-    if (moduleImplClass(object->getType()))
+    if (moduleImplClass(object->getType())) {
       c->thisModule = evalModule(object);
+      c->thisModuleFromParameter = moduleFromUnknownParameter(object);
+    }
     else if (!isa<CXXThisExpr>(object->IgnoreImpCasts()))
       c->thisObject = scalers_.objectRef(object);
     else
@@ -73,6 +75,15 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
       cast<CXXMethodDecl>(callee)->getParent() == dyn_cast<CXXMethodDecl>(fn_)->getParent())
     c->thisModule = ctx_.thisModule;
   return c;
+}
+
+// `model->moe` of a `Classifier& model` parameter whose dtype this call does not know.
+bool FunctionAnalysis::moduleFromUnknownParameter(const Expr* module) {
+  const Expr* e = moduleObject(module);
+  while (const auto* member = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreImpCasts() : nullptr))
+    e = moduleObject(member->getBase());
+  const ValueDecl* root = e ? declOf(e) : nullptr;
+  return isa_and_nonnull<ParmVarDecl>(root) && !evalModule(e).dtype.single();
 }
 
 const FunctionDecl* FunctionAnalysis::moduleForward(const CXXRecordDecl* impl) {
@@ -127,6 +138,7 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
                          note(at, fmt::format("in the call to module {} from here", describe(moduleObject(module.module)))));
   if (!c) return nullptr;
   c->thisModule = evalModule(module.module);
+  c->thisModuleFromParameter = moduleFromUnknownParameter(module.module);
   size_t next = 0;
   for (unsigned i = 0; i < forward->getNumParams(); ++i) {
     Value v;

@@ -201,6 +201,16 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
         named(kValuesAndIndices, calleeName(call)))
       return ListFact{{evalTensor(source), TensorFact{DtypeSet(ScalarType::Int64), std::nullopt}}, true};
   }
+  // adapters[i], adapters.front() of a list of pairs: each of the pair's
+  // tensors is any tensor the list holds.
+  if (isTensorTupleType(e->getType())) {
+    const Expr* container = nullptr;
+    if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(e); subscript && subscript->getOperator() == OO_Subscript)
+      container = subscript->getArg(0);
+    else if (const auto* access = dyn_cast<CXXMemberCallExpr>(e); access && named({"front", "back", "at"}, calleeName(access)))
+      container = access->getImplicitObjectArgument();
+    if (container && isTensorTupleListType(container->getType())) return ListFact{{evalList(container).anyElement()}, false};
+  }
   // What a user function or a custom Function's forward returns.
   if (const auto* call = dyn_cast<CallExpr>(e)) {
     const CXXRecordDecl* function = autogradFunctionOfApply(call);

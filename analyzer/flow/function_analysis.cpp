@@ -233,6 +233,13 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   };
   dropConverted(members.tensors);
   dropConverted(members.modules);
+  // A module called through an object whose dtype the caller does not know
+  // (its parameter) may have been converted since it was built (by a builder
+  // in another file): what its constructor made is not known either.
+  if (ctx_.thisModuleFromParameter) {
+    members.tensors.clear();
+    members.modules.clear();
+  }
   members.convertedModules = entry.convertedModules;
   members.addMissingTo(entry);
   entry.process.protocol.adoptDeclarations(invariant->protocol);

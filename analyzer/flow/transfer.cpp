@@ -193,6 +193,16 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
   static const std::vector<std::string> kRemovers = {"erase", "pop_back", "pop_front"};
   if (name == "clear") {
     list = {};
+  } else if (named(kAdders, name) && isTensorTupleListType(call->getImplicitObjectArgument()->getType())) {
+    // emplace_back(a, b), push_back({a, b}), push_back(std::make_pair(a, b)): one more of each tensor.
+    std::vector<const Expr*> added = tensorArgs(call);
+    if (added.empty() && call->getNumArgs() == 1)
+      if (const auto elements = tupleElements(call->getArg(0))) added = *elements;
+    std::optional<TensorFact> joined;
+    for (const Expr* tensor : added)
+      if (isTensorType(tensor->getType())) joined = joined ? joinFacts(*joined, evalTensor(tensor)) : evalTensor(tensor);
+    if (joined) list.add(*joined, false);
+    else list = ListFact::unknown();
   } else if (named(kAdders, name)) {
     const std::vector<const Expr*> added = tensorArgs(call);
     if (added.size() == 1) list.add(evalTensor(added.front()), name == "push_back" || name == "emplace_back");
@@ -213,7 +223,7 @@ void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
     const QualType param = callee->getParamDecl(i - skipped)->getType();
     // (A list moved into a callee, `T&&`, is the callee's now: what was known of it stays for what consumes the move.)
     if (param->isLValueReferenceType() && !param.getNonReferenceType().isConstQualified() &&
-        isTensorListType(call->getArg(i)->getType()))
+        holdsTensorElements(call->getArg(i)->getType()))
       if (const ValueDecl* d = declOf(call->getArg(i))) state_.lists.erase(d);
   }
 }
@@ -440,7 +450,8 @@ void FunctionAnalysis::transferBackward(const Expr* loss, const Expr* at) {
 void FunctionAnalysis::transferCall(const CallExpr* call) {
   const CallClassification& c = tu_.classify(call);
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call);
-      member && isTensorListType(member->getImplicitObjectArgument()->getType()))
+      member && (isTensorListType(member->getImplicitObjectArgument()->getType()) ||
+                 isTensorTupleListType(member->getImplicitObjectArgument()->getType())))
     transferListMethod(member, c.name);
   transferCallEffect(call, c);
   forgetListsPassedByReference(call);
@@ -683,7 +694,7 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
   }
   const Expr* value = ret->getRetValue();
   if (value && isOptimizerType(value->getType())) return scalers_.transferOptimizerReturn(value, result_);
-  if (value && (isTensorListType(value->getType()) || isTensorTupleType(value->getType()))) {
+  if (value && holdsTensorElements(value->getType())) {
     const ListFact list = evalList(value);
     result_.returnedList = result_.returnedList ? joinLists(*result_.returnedList, list) : list;
     return;

@@ -138,3 +138,24 @@ void several_returned_values() {
   auto first = probe(half);  // dtype-lint-expect: DL101
   auto clean = probe(upcast);
 }
+
+// LoRA adapters kept as (A, B) pairs in a vector, filled by emplace_back: an
+// element's tensors, by subscript, front() or a structured binding.
+void adapter_pairs_in_a_vector() {
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> adapters;
+  for (int layer = 0; layer < 2; ++layer) adapters.emplace_back(torch::randn({4, 8}), torch::zeros({8, 4}));
+  auto x = torch::randn({3, 8}, torch::kBFloat16);
+  torch::mm(x, adapters.front().first.t());  // dtype-lint-expect: DL101
+  auto& [a, b] = adapters[1];
+  torch::mm(x, a.t());  // dtype-lint-expect: DL101
+}
+
+// The same adapters made in the activations' dtype: nothing to report.
+void adapter_pairs_in_the_activations_dtype() {
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> adapters;
+  for (int layer = 0; layer < 2; ++layer)
+    adapters.push_back(std::make_pair(torch::randn({4, 8}, torch::kBFloat16), torch::zeros({8, 4}, torch::kBFloat16)));
+  auto x = torch::randn({3, 8}, torch::kBFloat16);
+  torch::mm(x, adapters.front().first.t());
+  for (const auto& [a, b] : adapters) torch::mm(torch::mm(x, a.t()), b.t());
+}

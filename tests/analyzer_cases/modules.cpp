@@ -251,3 +251,17 @@ void field_replaced_in_a_loop() {
   AdapterTrainer trainer;
   trainer.step(torch::randn({4, 8}, torch::kHalf));
 }
+
+// A model passed in by reference may have been converted by whoever built it
+// (a builder in another file): its submodules' dtype is not the Float its
+// constructor made, so a BFloat16 input is not judged against it.
+struct RoutedBlockImpl : torch::nn::Module {
+  RoutedBlockImpl() { router = register_module("router", torch::nn::Linear(8, 4)); }
+  torch::Tensor forward(const torch::Tensor& x) { return torch::softmax(router(x).to(torch::kFloat), -1); }
+  torch::nn::Linear router{nullptr};
+};
+TORCH_MODULE(RoutedBlock);
+
+torch::Tensor route_with_a_converted_model(RoutedBlock& block) {
+  return block(torch::randn({2, 8}).to(torch::kBFloat16));
+}
