@@ -173,6 +173,17 @@ std::optional<SettingSwitch> settingSwitch(const SwitchStmt* s) {
   return out;
 }
 
+std::vector<std::pair<std::string, const Expr*>> lookedUpEntries(const Expr* e) {
+  e = ignoreWrappers(e);
+  const Expr* map = nullptr;
+  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
+    map = call->getImplicitObjectArgument();
+  else if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript && op->getNumArgs() == 2)
+    map = op->getArg(0);
+  const auto* var = map ? dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts())) : nullptr;
+  return var && var->getInit() ? mapEntries(var->getInit()) : std::vector<std::pair<std::string, const Expr*>>{};
+}
+
 std::optional<SettingLookup> settingLookup(const Expr* e) {
   e = ignoreWrappers(e);
   if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")

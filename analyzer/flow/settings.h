@@ -35,6 +35,8 @@ struct SettingLookup {
   std::vector<std::pair<std::string, const clang::Expr*>> entries;
 };
 std::optional<SettingLookup> settingLookup(const clang::Expr* e);
+// The entries of such a map looked up with any key (`dtypes.at(argv[i + 1])`).
+std::vector<std::pair<std::string, const clang::Expr*>> lookedUpEntries(const clang::Expr* e);
 
 // `it == dtypes.end()` / `it != dtypes.end()` for such a find, `dtypes.count(name)`,
 // `dtypes.contains(name)`: whether the setting's value is one of the map's keys.

@@ -532,6 +532,10 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
           keys.insert(lookup->setting);
           named.clear();
           for (const auto& [key, mapped] : lookup->entries) named.push_back(mapped);
+        } else if (const auto entries = value ? lookedUpEntries(value) : decltype(lookedUpEntries(value)){}; !entries.empty()) {
+          // Looked up with a key that is no setting (`dtypes.at(argv[i + 1])`): any of the map's dtypes.
+          named.clear();
+          for (const auto& [key, mapped] : entries) named.push_back(mapped);
         }
         for (const Expr* e : named) {
           const auto constant = e ? evaluateScalarTypeConstant(e) : std::nullopt;

@@ -413,3 +413,31 @@ void trainWithSwitchConsistently(const EnumConfig& cfg) {
   model->to(dtype);
   model(torch::randn({4, 8}).to(dtype)).to(torch::kFloat).sum().backward();
 }
+
+// A config's dtype field set from a map looked up with the command line's
+// value itself (no setting variable): each of the map's dtypes.
+struct MapConfig {
+  torch::Dtype dtype = torch::kBFloat16;
+};
+
+MapConfig parseMapConfig(int argc, char** argv) {
+  static const std::map<std::string, torch::Dtype> dtypes{{"bf16", torch::kBFloat16}, {"fp32", torch::kFloat}};
+  MapConfig c;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--dtype") c.dtype = dtypes.at(argv[i + 1]);
+  return c;
+}
+
+void trainWithCommandLineLookup(int argc, char** argv) {
+  const MapConfig cfg = parseMapConfig(argc, argv);
+  torch::nn::Linear model(8, 2);
+  model->to(cfg.dtype);
+  model(torch::randn({4, 8}).to(cfg.dtype)).sum().backward();  // dtype-lint-expect: DL106 (BFloat16)
+}
+
+void trainWithCommandLineLookupInFloat(int argc, char** argv) {
+  const MapConfig cfg = parseMapConfig(argc, argv);
+  torch::nn::Linear model(8, 2);
+  model->to(cfg.dtype);
+  model(torch::randn({4, 8}).to(cfg.dtype)).to(torch::kFloat).sum().backward();
+}
