@@ -131,6 +131,17 @@ std::optional<SettingTest> settingTest(const Expr* condition) {
 
 namespace {
 
+// `map.at(key)`, `map[key]`: the map and the key.
+std::optional<std::pair<const Expr*, const Expr*>> mapLookup(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
+    return std::pair{call->getImplicitObjectArgument(), call->getArg(0)};
+  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
+                                                                  op->getNumArgs() == 2)
+    return std::pair{op->getArg(0), op->getArg(1)};
+  return std::nullopt;
+}
+
 // `map` looked up with `key`: a map variable whose initializer names its keys, and a setting as the key.
 std::optional<SettingLookup> lookupOf(const Expr* map, const Expr* key) {
   const auto* var = dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts()));
@@ -174,23 +185,14 @@ std::optional<SettingSwitch> settingSwitch(const SwitchStmt* s) {
 }
 
 std::vector<std::pair<std::string, const Expr*>> lookedUpEntries(const Expr* e) {
-  e = ignoreWrappers(e);
-  const Expr* map = nullptr;
-  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
-    map = call->getImplicitObjectArgument();
-  else if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript && op->getNumArgs() == 2)
-    map = op->getArg(0);
-  const auto* var = map ? dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts())) : nullptr;
+  const auto lookup = mapLookup(e);
+  const auto* var = lookup ? dyn_cast_or_null<VarDecl>(declOf(lookup->first->IgnoreParenImpCasts())) : nullptr;
   return var && var->getInit() ? mapEntries(var->getInit()) : std::vector<std::pair<std::string, const Expr*>>{};
 }
 
 std::optional<SettingLookup> settingLookup(const Expr* e) {
   e = ignoreWrappers(e);
-  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
-    return lookupOf(call->getImplicitObjectArgument(), call->getArg(0));
-  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
-                                                                  op->getNumArgs() == 2)
-    return lookupOf(op->getArg(0), op->getArg(1));
+  if (const auto lookup = mapLookup(e)) return lookupOf(lookup->first, lookup->second);
   // `auto it = dtypes.find(name); ...; return it->second;`
   if (const auto* member = dyn_cast_or_null<MemberExpr>(e);
       member && member->getMemberDecl()->getDeclName().isIdentifier() && member->getMemberDecl()->getName() == "second")

@@ -17,6 +17,11 @@ void addNote(Finding& f, const std::optional<SourceLocation>& at, std::string me
   if (at && at->valid()) f.notes.push_back(Note{*at, std::move(message)});
 }
 
+// Gradients scaled on some path and unscaled on none. A path with none (an
+// accumulation loop run zero times) steps or clips nothing, so what runs at
+// all runs on scaled gradients.
+bool onlyScaledGrads(uint8_t grads) { return (grads & kScaledGrads) && !(grads & kUnscaledGrads); }
+
 }  // namespace
 
 void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled) {
@@ -327,9 +332,7 @@ void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocat
     for (auto& [key, p] : pairs_)
       if (key.second == optimizer.id && p.stages == kUnscaled && p.unscaledAt && !p.steppedDirectlyAt)
         p.steppedDirectlyAt = at;
-  // Scaled on some path and unscaled on none: where there are no gradients
-  // (a micro-batch loop that ran no times) the step does nothing.
-  if (!(facts->grads & kScaledGrads) || (facts->grads & kUnscaledGrads)) return;
+  if (!onlyScaledGrads(facts->grads)) return;
   Finding f = makeFinding("DL208",
                           fmt::format("{}.step() called directly on gradients of a scaled loss: it steps with "
                                       "gradients multiplied by the scale and skips the inf/NaN check; call "
@@ -380,7 +383,7 @@ void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const So
   // Reported when every path that made gradients made scaled ones: a path
   // with none since zero_grad() (an accumulation loop run zero times) clips nothing.
   for (const auto& [id, facts] : candidates)
-    if (!(facts->grads & kScaledGrads) || (facts->grads & kUnscaledGrads)) return;
+    if (!onlyScaledGrads(facts->grads)) return;
   Finding f = makeFinding("DL205",
                           "gradients clipped while they hold the scaled loss's gradients: the threshold applies to "
                           "gradients multiplied by the scale; call scaler.unscale_(optimizer) before clipping",
