@@ -148,6 +148,9 @@ std::string builtinModuleOp(const CXXRecordDecl* impl) {
       {"ConvTranspose1dImpl", "conv_transpose1d"}, {"ConvTranspose2dImpl", "conv_transpose2d"},
       {"ConvTranspose3dImpl", "conv_transpose3d"}, {"BilinearImpl", "bilinear"},
       {"SequentialImpl", "linear"},
+      // Recurrent layers: their gates are GEMMs of the input with their weights.
+      {"LSTMImpl", "lstm"},               {"GRUImpl", "gru"},
+      {"RNNImpl", "rnn"},
       // Modules that keep their input's dtype.
       {"DropoutImpl", "dropout"},         {"ReLUImpl", "relu"},
       {"GELUImpl", "gelu"},               {"SiLUImpl", "silu"},

@@ -336,6 +336,25 @@ TEST(ManualScaling, OnlyScalingForPrecisionIsReported) {
   EXPECT_EQ(rules(out), (std::vector<std::string>{"DL203", "DL203"}));
 }
 
+TEST(ManualScaling, AWeightInsideTheScalerDividedBackByHandIsReportedOnce) {
+  constexpr uintptr_t kBoost = 7;
+  std::vector<Finding> out;
+  PendingManualScaling pending;
+  ManualScaling boost{at(1), "'kBoost' (16)", false, false};
+  pending.scaledInsideScaler(boost, kBoost, at(1), out);
+  EXPECT_TRUE(out.empty());  // a weight, so far
+  pending.gradientsDividedBy(kBoost, at(3), out);
+  ASSERT_EQ(rules(out), (std::vector<std::string>{"DL203"}));
+  EXPECT_EQ(out[0].location.line, 1u);
+  EXPECT_EQ(out[0].notes.back().message, "gradients divided back here");
+  out.clear();
+  PendingManualScaling twice;
+  ManualScaling scale{at(1), "1024", true, false};
+  twice.scaledInsideScaler(scale, kBoost, at(1), out);
+  twice.gradientsDividedBy(kBoost, at(3), out);
+  EXPECT_EQ(rules(out), (std::vector<std::string>{"DL203"}));  // scaled twice, said once
+}
+
 TEST(ManualScalingTrace, ScalingUndoneWithoutACheckIsReportedAtTheBackward) {
   std::vector<Finding> out;
   ManualScalingTrace trace;

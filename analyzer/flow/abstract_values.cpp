@@ -25,10 +25,14 @@ void joinObjects(std::map<const clang::ValueDecl*, ObjectRef>& into,
 }
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
+  // Bottom is no value at all (a raising op's): the other side's, whole.
+  if (b.dtype.isBottom()) return a;
+  if (a.dtype.isBottom()) return b;
   TensorFact out = a;
   out.dtype = a.dtype.join(b.dtype);
   if (a.dtype != b.dtype) out.origin.reset();
   if (!b.scaledBy || b.scaledBy->id != (a.scaledBy ? a.scaledBy->id : 0)) out.scaledBy.reset();
+  if (!out.scaledBy || !b.scaledAt || !a.scaledAt || a.scaledAt->line != b.scaledAt->line) out.scaledAt.reset();
   if (!b.manualScaling || a.scalingFactor != b.scalingFactor) {
     out.manualScaling.reset();
     out.scalingFactor = nullptr;

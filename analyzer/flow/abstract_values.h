@@ -25,6 +25,7 @@ struct TensorFact {
   std::optional<Note> origin;  // where the dtype was established ("became Half here")
   bool originNamed;            // the origin's message names the variable ("'x' became Half here")
   std::optional<ObjectRef> scaledBy;            // the result of scaler.scale(loss)
+  std::optional<SourceLocation> scaledAt;       // that scale() call
   std::optional<ManualScaling> manualScaling;   // loss * K
   const clang::ValueDecl* scalingFactor = nullptr;  // K's variable, when K is one
   bool isGradient = false;                      // p.grad(), p.mutable_grad()

@@ -93,8 +93,28 @@ bool isTensorTupleListType(QualType type) {
   return element.getKind() == TemplateArgument::Type && isTensorTupleType(element.getAsType());
 }
 
+const CXXRecordDecl* moduleListElementClass(QualType type) {
+  const auto* spec =
+      dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
+  const std::string name = spec ? spec->getQualifiedNameAsString() : "";
+  if (name != "std::vector" && name != "std::deque" && name != "std::list" && name != "std::array") return nullptr;
+  const TemplateArgument& element = spec->getTemplateArgs()[0];
+  return element.getKind() == TemplateArgument::Type ? moduleImplClass(element.getAsType()) : nullptr;
+}
+
 bool holdsTensorElements(QualType type) {
-  return isTensorListType(type) || isTensorTupleType(type) || isTensorTupleListType(type);
+  return isTensorListType(type) || isTensorTupleType(type) || isTensorTupleListType(type) || moduleListElementClass(type);
+}
+
+const Expr* accessedContainer(const Expr* e) {
+  e = ignoreWrappers(e);
+  if (const auto* subscript = dyn_cast_or_null<CXXOperatorCallExpr>(e);
+      subscript && subscript->getOperator() == OO_Subscript)
+    return subscript->getArg(0);
+  if (const auto* access = dyn_cast_or_null<CXXMemberCallExpr>(e);
+      access && named({"front", "back", "at"}, calleeName(access)))
+    return access->getImplicitObjectArgument();
+  return nullptr;
 }
 
 std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {

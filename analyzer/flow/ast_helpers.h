@@ -44,8 +44,14 @@ bool isTensorTupleType(clang::QualType type);
 // A sequence of such pairs or tuples (`std::vector<std::pair<Tensor, Tensor>>`):
 // held as one list of every tensor in every element.
 bool isTensorTupleListType(clang::QualType type);
-// A list or a pair/tuple of tensors, or a list of those: what the flow holds as a ListFact.
+// A sequence of modules (`std::vector<torch::nn::Linear> layers;`), held as
+// a list of their parameters' dtypes: the modules' class; null for other types.
+const clang::CXXRecordDecl* moduleListElementClass(clang::QualType type);
+// A list or a pair/tuple of tensors, a list of those, or a list of modules:
+// what the flow holds as a ListFact.
 bool holdsTensorElements(clang::QualType type);
+// The container of an element access: `v[i]`, `v.at(i)`, `v.front()`, `v.back()`.
+const clang::Expr* accessedContainer(const clang::Expr* e);
 // The elements a pair or tuple is made of: `{h, z}`, `std::make_pair(h, z)`, `std::tuple<...>(a, b)`.
 std::optional<std::vector<const clang::Expr*>> tupleElements(const clang::Expr* e);
 // The record behind a value, a pointer or a smart pointer.

@@ -126,6 +126,16 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
 TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   e = moduleObject(e);
   if (!e) return {};
+  // layers[i], heads_.back(): what the list of modules holds. A module's own
+  // list of the submodules it registered follows it, as its other submodules do.
+  if (const Expr* container = accessedContainer(e); container && moduleListElementClass(container->getType())) {
+    if (followsOwningModule(container)) return evalModule(container);
+    const ListFact list = evalList(container);
+    const auto* call = dyn_cast<CallExpr>(e);
+    if (calleeName(call) == "back") return list.positional && !list.elements.empty() ? list.elements.back() : list.anyElement();
+    if (calleeName(call) == "front") return list.at(0);
+    return list.at(constantIndex(call->getArg(call->getNumArgs() - 1)));
+  }
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
     // model->fc1: a submodule shares its parent's dtype.
@@ -146,6 +156,14 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (createsModule(e) && createsFloatParameters(impl, e))
     return TensorFact{DtypeSet(ScalarType::Float), note(e, "the parameters are Float (module created here)"), true};
   return {};
+}
+
+// A user module's list of submodules of which nothing else is known: they
+// were created in place, registered, and are converted with the module.
+bool FunctionAnalysis::followsOwningModule(const Expr* container) {
+  const ValueDecl* d = declOf(container);
+  return isa_and_nonnull<FieldDecl>(d) && moduleListElementClass(d->getType()) &&
+         isUserModule(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(d)->getParent())) && !state_.lists.count(d);
 }
 
 ListFact FunctionAnalysis::evalList(const Expr* e) {
@@ -174,7 +192,8 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
   }
   if (const auto* elements = dyn_cast<InitListExpr>(e)) {
     ListFact list;
-    for (const Expr* element : elements->inits()) list.elements.push_back(evalTensor(element));
+    for (const Expr* element : elements->inits())
+      list.elements.push_back(moduleImplClass(element->getType()) ? evalModule(element) : evalTensor(element));
     return list;
   }
   // {h, z}, std::make_pair(h, z): a pair or tuple's elements by position (not-tensor ones unknown).
@@ -203,14 +222,16 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
   }
   // adapters[i], adapters.front() of a list of pairs: each of the pair's
   // tensors is any tensor the list holds.
-  if (isTensorTupleType(e->getType())) {
-    const Expr* container = nullptr;
-    if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(e); subscript && subscript->getOperator() == OO_Subscript)
-      container = subscript->getArg(0);
-    else if (const auto* access = dyn_cast<CXXMemberCallExpr>(e); access && named({"front", "back", "at"}, calleeName(access)))
-      container = access->getImplicitObjectArgument();
-    if (container && isTensorTupleListType(container->getType())) return ListFact{{evalList(container).anyElement()}, false};
-  }
+  if (isTensorTupleType(e->getType()))
+    if (const Expr* container = accessedContainer(e); container && isTensorTupleListType(container->getType()))
+      return ListFact{{evalList(container).anyElement()}, false};
+  // lstm(x), gru(x): the output (and a GRU's or RNN's last hidden state) in
+  // the dtype of the GEMMs of the input with the layer's weights.
+  if (const auto* call = dyn_cast<CallExpr>(e); call && isTensorTupleType(e->getType()))
+    if (const auto& module = tu_.classify(call).module; module && isRecurrentLayer(module->op) && !module->args.empty()) {
+      const TensorFact out = opResult("linear", {evalTensor(module->args.front()), evalModule(module->module)}, call);
+      return ListFact{{out, module->op == "lstm" ? TensorFact{} : out}, true};
+    }
   // What a user function or a custom Function's forward returns.
   if (const auto* call = dyn_cast<CallExpr>(e)) {
     const CXXRecordDecl* function = autogradFunctionOfApply(call);
@@ -344,7 +365,8 @@ std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, 
     if (autocast->enabled == Tristate::Unknown) return TensorFact{};
     // Autocast casts the floating inputs and leaves the others (class indices) alone.
     bool floating = false;
-    for (const TensorFact& f : inputs) floating = floating || f.dtype.allFloating() || f.dtype.isUnknown();
+    for (const TensorFact& f : inputs)
+      floating = floating || f.dtype.allFloating() || f.dtype.isUnknown() || f.dtype.isBottom();
     if (!floating) continue;
     switch (policy) {
       case AutocastPolicy::LowerPrecision:
@@ -376,17 +398,20 @@ TensorFact FunctionAnalysis::opResultOf(std::string_view op, const std::vector<T
   if (inputs.empty()) return {};
   // A matmul-family op outside autocast raises unless its operands agree:
   // where it returns, it has the dtype of an operand whose dtype is known
-  // (x_bf16.mm(w) is BFloat16 whatever w is).
-  if (isMatmulFamily(op) && std::any_of(inputs.begin(), inputs.end(), [](const TensorFact& f) { return f.dtype.isUnknown(); }))
+  // (x_bf16.mm(w) is BFloat16 whatever w is; an operand out of a raising op, bottom, is not known either).
+  if (isMatmulFamily(op) && std::any_of(inputs.begin(), inputs.end(),
+                                        [](const TensorFact& f) { return f.dtype.isUnknown() || f.dtype.isBottom(); }))
     for (const TensorFact& input : inputs)
       if (input.dtype.single() && isFloating(*input.dtype.single())) return input;
   // Operands of two known floating dtypes: the op raises (DL101), so no
-  // dtype of its result is known (what follows would repeat the finding).
+  // value comes out of it: bottom, which checks ignore (what follows would
+  // repeat the finding) and joins drop (a loop `x = layer(x)` keeps the dtype
+  // x entered with).
   if (isMatmulFamily(op)) {
     std::optional<ScalarType> first;
     for (const TensorFact& input : inputs)
       if (const auto dtype = input.dtype.single(); dtype && isFloating(*dtype)) {
-        if (first && *first != *dtype) return {};
+        if (first && *first != *dtype) return TensorFact{DtypeSet(), std::nullopt};
         first = dtype;
       }
   }
@@ -491,6 +516,7 @@ TensorFact FunctionAnalysis::evalOperator(const CXXOperatorCallExpr* op) {
 TensorFact FunctionAnalysis::evalScaledLoss(const CXXMemberCallExpr* call) {
   TensorFact scaled = evalTensor(call->getArg(0));
   scaled.scaledBy = scalers_.objectRef(ignoreWrappers(call->getImplicitObjectArgument()));
+  scaled.scaledAt = loc(call);
   scaled.manualScaling.reset();
   return scaled;
 }

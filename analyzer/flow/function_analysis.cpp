@@ -225,14 +225,17 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   // module's registered tensors and submodules are not what its constructor made.
   entry.convertedModules.insert(members.convertedModules.begin(), members.convertedModules.end());
   auto dropConverted = [&](auto& facts) {
-    for (auto it = facts.begin(); it != facts.end();)
-      it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(cast<FieldDecl>(it->first)->getParent())) &&
-                   !tu_.unregisteredModuleTensor(it->first)
-               ? facts.erase(it)
-               : std::next(it);
+    for (auto it = facts.begin(); it != facts.end();) {
+      const auto* field = cast<FieldDecl>(it->first);
+      const bool followsOwner = holdsTensorElements(field->getType()) ? moduleListElementClass(field->getType()) != nullptr
+                                                                      : !tu_.unregisteredModuleTensor(field);
+      it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(field->getParent())) && followsOwner ? facts.erase(it)
+                                                                                                   : std::next(it);
+    }
   };
   dropConverted(members.tensors);
   dropConverted(members.modules);
+  dropConverted(members.lists);
   // A module called through an object whose dtype the caller does not know
   // (its parameter) may have been converted since it was built (by a builder
   // in another file): what its constructor made is not known either.

@@ -93,6 +93,9 @@ class FunctionAnalysis final : public FlowQueries {
   void transferParameterReplacementLoop(const clang::DeclStmt* rangeDecl);
   void forgetConvertedMembers(const clang::CXXRecordDecl* impl);
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);
+  void convertListElement(const clang::Expr* container, const TensorFact& converted);
+  bool followsOwningModule(const clang::Expr* container);
+  bool createdInPlace(const clang::Expr* module);
   void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
   void assumeLazyInitialization(const clang::CXXMemberCallExpr* defined);
   void transferTorchFunction(const clang::CallExpr* call, const std::string& name);
@@ -104,6 +107,7 @@ class FunctionAnalysis final : public FlowQueries {
   void assign(const clang::Expr* lhs, const clang::Expr* rhs, const clang::Expr* at);
   void assignElement(const clang::Expr* lhs, const clang::Expr* rhs);
   void transferListMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
+  void transferListMethod(const clang::CXXMemberCallExpr* call, const std::string& name, const clang::Expr* object);
   void forgetListsPassedByReference(const clang::CallExpr* call);
   // A variable's or a member's initialization: `init` may be null.
   void bindDeclaration(const clang::ValueDecl* d, const clang::Expr* init, SourceLocation at);

@@ -81,7 +81,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       process.bfloat16RegionAt.reset();
       if (call->getNumArgs() >= 1)
         if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
-          checkScalingInsideScaler(*loss.manualScaling, at, findings());
+          process.manualScaling.scaledInsideScaler(*loss.manualScaling, reinterpret_cast<uintptr_t>(loss.scalingFactor),
+                                                   at, findings());
       return;
     }
     case ScalerCall::Unscale:
@@ -285,6 +286,11 @@ void ScalerTracking::transferAnnotation(const CallExpr* call, const std::string&
 void ScalerTracking::transferUnfollowedCall(const CallExpr* call) {
   const FunctionDecl* callee = call->getDirectCallee();
   const auto* op = dyn_cast<CXXOperatorCallExpr>(call);
+  // A LibTorch module's forward (`ctc(log_probs, ...)`, a CTCLoss the flow does not model) drives no scaler.
+  if (op && op->getOperator() == OO_Call) {
+    const CXXRecordDecl* impl = moduleImplClass(op->getArg(0)->getType());
+    if (impl && !isUserModule(impl)) return;
+  }
   if (!callee || (op && op->getOperator() == OO_Call)) return protocol().forgetAll();
   if (!isUserCode(callee->getLocation(), flow_.astContext().getSourceManager())) return;
   for (const Expr* arg : call->arguments())
@@ -426,7 +432,7 @@ void ScalerTracking::laterInBlock(const CompoundStmt& block, const Stmt* stateme
 void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
   const TensorFact fact = flow_.evalTensor(loss);
   if (fact.scaledBy) {
-    protocol().scaledBackward(*fact.scaledBy, flow_.loc(at));
+    protocol().scaledBackward(*fact.scaledBy, flow_.loc(at), fact.scaledAt.value_or(flow_.loc(at)));
     return;
   }
   protocol().unscaledBackward(flow_.loc(at));

@@ -56,7 +56,10 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   if (isTensorType(type)) {
     state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
   } else if (holdsTensorElements(type)) {
-    state_.lists[d] = init ? evalList(init) : ListFact{};
+    const auto* field = dyn_cast<FieldDecl>(d);
+    const bool ownSubmodules = field && moduleListElementClass(type) && isUserModule(dyn_cast<CXXRecordDecl>(field->getParent()));
+    if (!ownSubmodules || (init && !isa<CXXConstructExpr>(ignoreWrappers(init))))
+      state_.lists[d] = init && !ownSubmodules ? evalList(init) : ListFact::unknown();
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
   } else if (type->isBooleanType()) {
@@ -66,8 +69,8 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   }
 }
 
-// A range-for variable is an element of what it walks: a tensor, a map's
-// key-value pair or a named_parameters() item (their value), or the
+// A range-for variable is an element of what it walks: a tensor, a module, a
+// map's key-value pair or a named_parameters() item (their value), or the
 // structured bindings of one (`for (auto& [name, t] : m)`).
 bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
   const Expr* range = loopRange(var);
@@ -80,6 +83,8 @@ bool FunctionAnalysis::bindLoopElement(const VarDecl* var) {
   }
   if (isTensorType(var->getType())) state_.tensors[var] = named(evalElement(range), var);
   else if (isTensorKeyValueType(var->getType())) state_.tensors[var] = evalElement(range);
+  else if (moduleImplClass(var->getType()) && moduleListElementClass(range->getType()))
+    state_.modules[var] = followsOwningModule(range) ? evalModule(range) : evalElement(range);
   else return false;
   return true;
 }
@@ -139,6 +144,14 @@ void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
 // A new module's parameters are Float: a built-in layer's, a Sequential's of
 // such modules, and a user module's unless its constructors make tensor
 // members of another or an unknown dtype (LoRA weights made BFloat16).
+// register_module("fc", torch::nn::Linear(4, 4)), torch::nn::Linear(4, 4): a module made here.
+bool FunctionAnalysis::createdInPlace(const Expr* module) {
+  const Expr* e = ignoreWrappers(module);
+  if (const auto* call = dyn_cast<CallExpr>(e); call && calleeName(call) == "register_module" && call->getNumArgs() > 0)
+    e = ignoreWrappers(call->getArg(call->getNumArgs() - 1));
+  return createsModule(e) && !(isa<CallExpr>(e) && calleeName(cast<CallExpr>(e)) == "register_module");
+}
+
 bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const Expr* init) {
   if (!impl) return false;
   if (impl->getName() == "SequentialImpl") {
@@ -155,6 +168,9 @@ bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const E
   if (!invariant) return true;
   for (const auto& [field, fact] : invariant->members.tensors)
     if (fact.dtype != DtypeSet(ScalarType::Float)) return false;
+  // A list of submodules it built otherwise than in place.
+  for (const auto& [field, list] : invariant->members.lists)
+    if (moduleListElementClass(field->getType()) && list.anyElement().dtype != DtypeSet(ScalarType::Float)) return false;
   return true;
 }
 
@@ -182,18 +198,37 @@ void FunctionAnalysis::assignElement(const Expr* lhs, const Expr* rhs) {
 }
 
 // v.push_back(t), m.emplace(key, t), v.clear(), v.erase(it): what is known
-// of the elements afterwards.
+// of the elements afterwards. `(is_router ? router : rest).push_back(p)`
+// changes one of two lists: each is either as it was or changed.
 void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const std::string& name) {
-  const ValueDecl* d = declOf(call->getImplicitObjectArgument());
-  auto it = d ? state_.lists.find(d) : state_.lists.end();
-  if (it == state_.lists.end()) return;
-  ListFact& list = it->second;
+  const auto* choice = dyn_cast<ConditionalOperator>(ignoreWrappers(call->getImplicitObjectArgument()));
+  if (!choice) return transferListMethod(call, name, call->getImplicitObjectArgument());
+  for (const Expr* branch : {choice->getTrueExpr(), choice->getFalseExpr()}) {
+    const ValueDecl* d = declOf(branch);
+    auto before = d ? state_.lists.find(d) : state_.lists.end();
+    if (before == state_.lists.end()) continue;
+    const ListFact unchanged = before->second;
+    transferListMethod(call, name, branch);
+    if (auto after = state_.lists.find(d); after != state_.lists.end()) after->second = joinLists(unchanged, after->second);
+  }
+}
+
+void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const std::string& name, const Expr* object) {
+  const ValueDecl* d = declOf(object);
   static const std::vector<std::string> kAdders = {"push_back", "emplace_back", "insert", "emplace", "try_emplace",
                                                    "insert_or_assign", "push_front", "emplace_front"};
   static const std::vector<std::string> kRemovers = {"erase", "pop_back", "pop_front"};
+  // A module's list of submodules stays its own while it gets modules made in place.
+  if (followsOwningModule(object) &&
+      (named(kAdders, name) || name == "assign" || name == "swap") &&
+      !(call->getNumArgs() == 1 && createdInPlace(call->getArg(0))))
+    state_.lists[d] = ListFact::unknown();
+  auto it = d ? state_.lists.find(d) : state_.lists.end();
+  if (it == state_.lists.end()) return;
+  ListFact& list = it->second;
   if (name == "clear") {
     list = {};
-  } else if (named(kAdders, name) && isTensorTupleListType(call->getImplicitObjectArgument()->getType())) {
+  } else if (named(kAdders, name) && isTensorTupleListType(object->getType())) {
     // emplace_back(a, b), push_back({a, b}), push_back(std::make_pair(a, b)): one more of each tensor.
     std::vector<const Expr*> added = tensorArgs(call);
     if (added.empty() && call->getNumArgs() == 1)
@@ -203,6 +238,12 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
       if (isTensorType(tensor->getType())) joined = joined ? joinFacts(*joined, evalTensor(tensor)) : evalTensor(tensor);
     if (joined) list.add(*joined, false);
     else list = ListFact::unknown();
+  } else if (named(kAdders, name) && moduleListElementClass(object->getType())) {
+    // layers.push_back(register_module("l0", torch::nn::Linear(4, 4))): one more module.
+    if (call->getNumArgs() == 1 && moduleImplClass(call->getArg(0)->getType()))
+      list.add(evalModule(call->getArg(0)), name == "push_back" || name == "emplace_back");
+    else
+      list = ListFact::unknown();
   } else if (named(kAdders, name)) {
     const std::vector<const Expr*> added = tensorArgs(call);
     if (added.size() == 1) list.add(evalTensor(added.front()), name == "push_back" || name == "emplace_back");
@@ -451,7 +492,8 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
   const CallClassification& c = tu_.classify(call);
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call);
       member && (isTensorListType(member->getImplicitObjectArgument()->getType()) ||
-                 isTensorTupleListType(member->getImplicitObjectArgument()->getType())))
+                 isTensorTupleListType(member->getImplicitObjectArgument()->getType()) ||
+                 moduleListElementClass(member->getImplicitObjectArgument()->getType())))
     transferListMethod(member, c.name);
   transferCallEffect(call, c);
   forgetListsPassedByReference(call);
@@ -511,12 +553,27 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
                                           f.dtype.toString()));
         f.originNamed = true;
         state_.modules[target] = f;
+        // `for (auto& layer : layers) layer->to(dtype)`: one more element of the list converted.
+        if (const auto* var = dyn_cast<VarDecl>(target); var && var->isCXXForRangeDecl())
+          convertListElement(loopRange(var), f);
+      } else if (const Expr* container = accessedContainer(moduleObject(object))) {
+        convertListElement(container, *d);  // layers[0]->to(dtype)
       }
       forgetConvertedMembers(moduleImplClass(object->getType()));
       forgetAliasedModules(declOf(moduleObject(object)), moduleImplClass(object->getType()));
       break;
     }
   }
+}
+
+// An element of a list of modules converted: which one is not followed, so
+// any element may have either dtype.
+void FunctionAnalysis::convertListElement(const Expr* container, const TensorFact& converted) {
+  const ValueDecl* d = container && moduleListElementClass(container->getType()) ? declOf(container) : nullptr;
+  if (d && followsOwningModule(container))
+    state_.lists[d] = ListFact{{joinFacts(evalModule(container), converted)}, false};
+  else if (auto it = d ? state_.lists.find(d) : state_.lists.end(); it != state_.lists.end())
+    it->second = ListFact{{joinFacts(it->second.anyElement(), converted)}, false};
 }
 
 // `for (auto* m : {a.get(), b.get()}) m->to(kBFloat16)`: a pointer, a
@@ -529,6 +586,8 @@ void FunctionAnalysis::forgetAliasedModules(const ValueDecl* target, const CXXRe
     return;
   for (auto& [d, fact] : state_.modules)
     if (d != target && moduleImplClass(d->getType()) == impl) fact = TensorFact{};
+  for (auto& [d, list] : state_.lists)
+    if (moduleListElementClass(d->getType()) == impl) list = ListFact::unknown();
 }
 
 // model->to(dtype) converts the tensors and submodules registered by the
@@ -537,10 +596,14 @@ void FunctionAnalysis::forgetAliasedModules(const ValueDecl* target, const CXXRe
 void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
   std::vector<const CXXRecordDecl*> pending{impl};
   std::set<const CXXRecordDecl*> seen;
+  // Registered tensors and submodules follow the module; of its lists, those of modules do.
+  auto followsOwner = [&](const FieldDecl* field) {
+    return holdsTensorElements(field->getType()) ? moduleListElementClass(field->getType()) != nullptr : !tu_.unregisteredModuleTensor(field);
+  };
   auto eraseFieldsOf = [&](auto& facts, const CXXRecordDecl* owner) {
     for (auto it = facts.begin(); it != facts.end();) {
       const auto* field = dyn_cast<FieldDecl>(it->first);
-      it = field && field->getParent() == owner && !tu_.unregisteredModuleTensor(field) ? facts.erase(it) : std::next(it);
+      it = field && field->getParent() == owner && followsOwner(field) ? facts.erase(it) : std::next(it);
     }
   };
   while (!pending.empty()) {
@@ -550,6 +613,7 @@ void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
     state_.convertedModules.insert(owner);
     eraseFieldsOf(state_.tensors, owner);
     eraseFieldsOf(state_.modules, owner);
+    eraseFieldsOf(state_.lists, owner);
     for (const FieldDecl* field : owner->fields()) pending.push_back(moduleImplClass(field->getType()));
   }
 }

@@ -108,6 +108,13 @@ void PendingManualScaling::backward(const ManualScaling& scaling, uintptr_t fact
   if (factor) backwards_[factor] = Backward{scaling, at};
 }
 
+void PendingManualScaling::scaledInsideScaler(const ManualScaling& scaling, uintptr_t factor, const SourceLocation& at,
+                                              std::vector<Finding>& out) {
+  const size_t before = out.size();
+  checkScalingInsideScaler(scaling, at, out);
+  if (out.size() == before && factor) backwards_[factor] = Backward{scaling, at};
+}
+
 void PendingManualScaling::gradientsDividedBy(uintptr_t factor, const SourceLocation& at,
                                               std::vector<Finding>& out) const {
   auto it = factor ? backwards_.find(factor) : backwards_.end();

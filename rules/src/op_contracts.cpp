@@ -87,7 +87,12 @@ constexpr std::string_view kDtypePreserving[] = {
     "linalg_matrix_exp", "matrix_power", "linalg_matrix_power", "normalize", "interpolate", "batch_norm",
     "group_norm", "instance_norm", "hardtanh", "softplus", "mish", "glu", "logsigmoid", "selu", "celu",
     "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "max_pool3d", "avg_pool3d", "adaptive_max_pool2d",
-    "pixel_shuffle"};
+    "pixel_shuffle", "pixel_unshuffle", "poisson", "bernoulli", "log1p", "expm1", "log2", "log10", "exp2",
+    "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "erfc", "erfinv", "lgamma",
+    "digamma", "logit", "sinc", "nan_to_num", "clip", "hardswish", "hardsigmoid", "relu6", "softsign",
+    "tanhshrink", "threshold", "softmin", "alpha_dropout", "feature_dropout", "swapaxes", "swapdims",
+    "view_as", "reshape_as", "broadcast_to", "tile", "rot90", "fliplr", "flipud", "nansum", "nanmean",
+    "logcumsumexp", "renorm", "adaptive_avg_pool3d", "adaptive_max_pool1d", "channel_shuffle"};
 constexpr std::string_view kBoolResult[] = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
                                "logical_and", "logical_or", "isclose"};
 constexpr std::string_view kLongResult[] = {"argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted"};

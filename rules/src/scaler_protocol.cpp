@@ -61,6 +61,7 @@ void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
     if (!inserted) continue;
     it->second.grads = kNoGrads | kScaledGrads | kUnscaledGrads;
     it->second.scaledBackwardAt.reset();
+    it->second.scaledAt.reset();
     it->second.unscaledBackwardAt.reset();
     it->second.steppedByScalerAt.reset();
   }
@@ -84,10 +85,11 @@ ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
   return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt}).first->second;
 }
 
-void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at) {
+void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;
     facts.scaledBackwardAt = at;
+    facts.scaledAt = scaledAt;
     facts.bfloat16Reported = false;
     facts.scaledBy = scaler.id;
     facts.steppedByScalerAt.reset();
@@ -104,8 +106,8 @@ void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
 }
 
 // DL202 where PyTorch raises, at the unscale; DL209 where the scaler was put
-// to use, at the backward of the loss it scaled (once for its gradients),
-// with the unscale as a note.
+// to use, at the scale() of the loss whose backward made its gradients (once
+// for them), with the unscale as a note.
 void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                                          std::vector<Finding>& out) {
   const auto found = optimizers_.find(optimizer.id);
@@ -115,7 +117,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
   const bool half = dtype == ScalarType::Half;
   if (!half && (facts.bfloat16Reported || mayBeDisabled(scaler.id))) return;
-  const SourceLocation& where = !half && facts.scaledBackwardAt ? *facts.scaledBackwardAt : at;
+  const SourceLocation& where = !half && facts.scaledAt ? *facts.scaledAt : at;
   Finding f = makeFinding(
       half ? "DL202" : "DL209",
       half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
@@ -127,7 +129,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
                          scaler.name, optimizer.name),
       where);
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
-  if (!half && facts.scaledBackwardAt) f.notes.push_back(Note{at, "its gradients unscaled here"});
+  if (!half && facts.scaledAt) f.notes.push_back(Note{at, "its gradients unscaled here"});
   facts.bfloat16Reported = !half;
   out.push_back(std::move(f));
 }
@@ -419,6 +421,7 @@ void ScalerProtocol::forgetAll() {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kNoGrads | kScaledGrads | kUnscaledGrads;
     facts.scaledBackwardAt.reset();
+    facts.scaledAt.reset();
     facts.unscaledBackwardAt.reset();
     facts.steppedByScalerAt.reset();
   }
@@ -440,6 +443,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     OptimizerFacts& mine = it->second;
     mine.grads |= theirs.grads;
     keepFirst(mine.scaledBackwardAt, theirs.scaledBackwardAt);
+    keepFirst(mine.scaledAt, theirs.scaledAt);
     keepFirst(mine.unscaledBackwardAt, theirs.unscaledBackwardAt);
     mine.parameterDtype = mine.parameterDtype.join(theirs.parameterDtype);
     keepFirst(mine.parametersOrigin, theirs.parametersOrigin);

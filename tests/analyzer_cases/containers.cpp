@@ -159,3 +159,51 @@ void adapter_pairs_in_the_activations_dtype() {
   torch::mm(x, adapters.front().first.t());
   for (const auto& [a, b] : adapters) torch::mm(torch::mm(x, a.t()), b.t());
 }
+
+// A backbone keeps its layers in a std::vector member filled in its
+// constructor: an element, by subscript, back() or a range-for, has the
+// dtype it was pushed with; its forward walks them.
+struct LayerStackImpl : torch::nn::Module {
+  LayerStackImpl() {
+    for (int i = 0; i < 3; ++i) layers.push_back(register_module("l" + std::to_string(i), torch::nn::Linear(8, 8)));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& layer : layers) x = torch::relu(layer(x));  // dtype-lint-expect: DL101
+    return x;
+  }
+  std::vector<torch::nn::Linear> layers;
+};
+TORCH_MODULE(LayerStack);
+
+torch::Tensor merged_delta(LayerStack& net, const torch::Tensor& a, const torch::Tensor& b, torch::Dtype dtype) {
+  auto merged = torch::zeros_like(net->layers[0]->weight);
+  return torch::matmul_out(merged, b.to(dtype), a.to(dtype));  // dtype-lint-expect: DL102
+}
+
+void layers_in_a_vector_member() {
+  LayerStack net;
+  auto half = torch::randn({2, 8}, torch::kHalf);
+  net->layers[1](half);  // dtype-lint-expect: DL101
+  net->forward(half);
+  torch::mm(half, net->layers.back()->weight.t());  // dtype-lint-expect: DL101
+  merged_delta(net, torch::randn({4, 8}), torch::randn({8, 4}), torch::kBFloat16);
+}
+
+// The same layers converted, one by one, as a whole, or through the parent:
+// which element has which dtype is not followed, so nothing is reported.
+void layers_in_a_vector_member_converted() {
+  auto half = torch::randn({2, 8}, torch::kHalf);
+  LayerStack one;
+  one->layers[0]->to(torch::kHalf);
+  one->layers[0](half);
+  LayerStack each;
+  for (auto& layer : each->layers) layer->to(torch::kHalf);
+  each->layers[2](half);
+  LayerStack whole;
+  whole->to(torch::kHalf);
+  whole->layers[1](half);
+  whole->forward(half);
+  LayerStack floats;
+  floats->layers[0](half.to(torch::kFloat));
+  merged_delta(floats, torch::randn({4, 8}), torch::randn({8, 4}), torch::kFloat);
+}

@@ -98,6 +98,20 @@ void linalg_keeps_the_dtype() {
   auto n = torch::linalg_vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105
 }
 
+// Sampling and elementwise ops keep their input's dtype through a helper.
+torch::Tensor term_frequencies(const torch::Tensor& topic_words, const torch::Tensor& labels) {
+  auto counts = torch::poisson(topic_words.index({labels}) * 3.0 + 0.05);
+  return torch::log1p(counts / counts.sum(1, true).clamp_min(1.0));
+}
+
+void sampled_features_meet_half_weights() {
+  auto topics = torch::rand({4, 16});
+  auto labels = torch::randint(0, 4, {8}, torch::kLong);
+  auto weight = torch::randn({16, 16}, torch::kHalf);
+  term_frequencies(topics, labels).mm(weight);  // dtype-lint-expect: DL101
+  term_frequencies(topics.to(torch::kHalf), labels).mm(weight);
+}
+
 // Functional normalization keeps its input's dtype.
 void normalized_query_meets_half_cache(const torch::Tensor& raw) {
   auto cache = torch::randn({16, 8}, torch::kHalf);

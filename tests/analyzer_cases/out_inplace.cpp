@@ -105,3 +105,43 @@ void score_into_workspaces(ScratchPool& pool, ScratchPool& half_pool) {
   torch::mm_out(pool.matrix(4), users, users.t());  // dtype-lint-expect: DL102
   torch::mm_out(half_pool.matrix(4, torch::kHalf), users, users.t());
 }
+
+// A recurrent encoder's output has the dtype its GEMMs run in (Float, its
+// weights'), whatever its caller passed: a Half GEMM written into a buffer
+// made with the output's options is a Float destination.
+struct SeqEncoderImpl : torch::nn::Module {
+  SeqEncoderImpl()
+      : proj(register_module("proj", torch::nn::Linear(4, 8))),
+        lstm(register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(8, 8).batch_first(true)))),
+        gru(register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(8, 8).batch_first(true)))),
+        head(register_module("head", torch::nn::Linear(8, 2))) {}
+  torch::Tensor encode(const torch::Tensor& x) {
+    auto out = std::get<0>(lstm(torch::gelu(proj(x))));
+    return std::get<1>(gru(out)).squeeze(0);
+  }
+  torch::nn::Linear proj{nullptr}, head{nullptr};
+  torch::nn::LSTM lstm{nullptr};
+  torch::nn::GRU gru{nullptr};
+};
+TORCH_MODULE(SeqEncoder);
+
+torch::Tensor half_head_into_float(SeqEncoder& model, const torch::Tensor& history) {
+  auto feats = model->encode(history);
+  auto w16 = model->head->weight.detach().to(torch::kHalf);
+  auto out = torch::empty({feats.size(0), w16.size(0)}, feats.options());
+  return torch::mm_out(out, feats.to(torch::kHalf), w16.t());  // dtype-lint-expect: DL102
+}
+
+torch::Tensor half_head_into_half(SeqEncoder& model, const torch::Tensor& history) {
+  auto feats = model->encode(history).to(torch::kHalf);
+  auto w16 = model->head->weight.detach().to(torch::kHalf);
+  auto out = torch::empty({feats.size(0), w16.size(0)}, feats.options());
+  return torch::mm_out(out, feats, w16.t());
+}
+
+void serve_half_heads() {
+  SeqEncoder model;
+  auto history = torch::randn({2, 5, 4});
+  half_head_into_float(model, history);
+  half_head_into_half(model, history);
+}

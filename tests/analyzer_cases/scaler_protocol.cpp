@@ -445,3 +445,47 @@ void direct_step_after_accumulation(int micro_batches) {
     scaler.update();
   }
 }
+
+// A loss weight inside the scaler's scale() whose gradients are divided back
+// by hand: loss scaling by hand on top of the scaler's.
+constexpr double kKlBoost = 16.0;
+
+void loss_boosted_inside_scaler_and_divided_back() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int step = 0; step < 2; ++step) {
+    scaler.scale(loss_of(model) * kKlBoost).backward();  // dtype-lint-expect: DL203
+    for (auto& p : model->parameters())
+      if (p.grad().defined()) p.grad().div_(kKlBoost);
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+void loss_weighted_inside_scaler() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model) * kKlBoost).backward();
+  scaler.step(opt);
+  scaler.update();
+}
+
+// A loss module of LibTorch's (CTCLoss, not modeled) called between the
+// scaled backward and the clip drives no scaler: the clip is still on scaled
+// gradients.
+void builtin_loss_module_between_backward_and_clip() {
+  torch::nn::Linear model(8, 4);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  torch::nn::CTCLoss ctc;
+  GradScaler scaler;
+  auto targets = torch::randint(1, 4, {2, 3}, torch::kLong);
+  auto lengths = torch::full({2}, 6, torch::kLong);
+  auto target_lengths = torch::full({2}, 3, torch::kLong);
+  scaler.scale(loss_of(model)).backward();
+  auto monitored = ctc(torch::log_softmax(model(torch::randn({6, 2, 8})), -1), targets, lengths, target_lengths);
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);  // dtype-lint-expect: DL205
+  scaler.step(opt);
+  scaler.update();
+}

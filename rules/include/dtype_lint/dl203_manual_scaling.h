@@ -56,6 +56,11 @@ class PendingManualScaling {
   // a fixed scale is reported there, and nothing is remembered.
   void backward(const ManualScaling& scaling, uintptr_t factor, const SourceLocation& at,
                 bool functionChecksForNonFinite, std::vector<Finding>& out);
+  // scaler.scale(loss * factor): scaled twice when the factor is a scale
+  // (checkScalingInsideScaler); a loss weight too when its gradients are then
+  // divided back by hand (`loss * kBoost`, then `g.div_(kBoost)`).
+  void scaledInsideScaler(const ManualScaling& scaling, uintptr_t factor, const SourceLocation& at,
+                          std::vector<Finding>& out);
   // Gradients divided (or multiplied by the reciprocal of) the variable `factor`.
   void gradientsDividedBy(uintptr_t factor, const SourceLocation& at, std::vector<Finding>& out) const;
 

@@ -50,6 +50,7 @@ struct OptimizerFacts {
   std::string name;
   uint8_t grads = kNoGrads;
   std::optional<SourceLocation> scaledBackwardAt, unscaledBackwardAt;
+  std::optional<SourceLocation> scaledAt;  // the scale() of the last scaled backward's loss
   DtypeSet parameterDtype = DtypeSet::unknown();
   std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
   uintptr_t module = 0;                   // the module whose parameters it updates, if known
@@ -104,7 +105,9 @@ class ScalerProtocol {
   // after its optimizer was made); its other facts stay.
   void parametersBecame(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin);
 
-  void scaledBackward(const ObjectRef& scaler, const SourceLocation& at);
+  void scaledBackward(const ObjectRef& scaler, const SourceLocation& at) { scaledBackward(scaler, at, at); }
+  // A front end that sees where the loss was scaled (`auto scaled = scaler.scale(loss);`).
+  void scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt);
   void unscaledBackward(const SourceLocation& at);
   void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                std::vector<Finding>& out);
