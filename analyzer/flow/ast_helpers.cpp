@@ -106,6 +106,17 @@ bool holdsTensorElements(QualType type) {
   return isTensorListType(type) || isTensorTupleType(type) || isTensorTupleListType(type) || moduleListElementClass(type);
 }
 
+const Expr* predicateBody(const Expr* condition) {
+  const auto* call = dyn_cast_or_null<CallExpr>(condition ? condition->IgnoreParenImpCasts() : nullptr);
+  const FunctionDecl* callee = call && call->getNumArgs() == 0 ? call->getDirectCallee() : nullptr;
+  const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
+  if (!def || !def->getReturnType()->isBooleanType() || !isUserCode(def->getLocation(), def->getASTContext().getSourceManager()))
+    return nullptr;
+  const auto* body = dyn_cast_or_null<CompoundStmt>(def->getBody());
+  const auto* ret = body && body->size() == 1 ? dyn_cast<ReturnStmt>(body->body_front()) : nullptr;
+  return ret ? ret->getRetValue() : nullptr;
+}
+
 const Expr* accessedContainer(const Expr* e) {
   e = ignoreWrappers(e);
   if (const auto* subscript = dyn_cast_or_null<CXXOperatorCallExpr>(e);

@@ -50,6 +50,9 @@ const clang::CXXRecordDecl* moduleListElementClass(clang::QualType type);
 // A list or a pair/tuple of tensors, a list of those, or a list of modules:
 // what the flow holds as a ListFact.
 bool holdsTensorElements(clang::QualType type);
+// What a call of a predicate without arguments returns, when its body is one
+// return statement: `cfg.half()` of `bool half() const { return precision == "fp16"; }`.
+const clang::Expr* predicateBody(const clang::Expr* condition);
 // The container of an element access: `v[i]`, `v.at(i)`, `v.front()`, `v.back()`.
 const clang::Expr* accessedContainer(const clang::Expr* e);
 // The elements a pair or tuple is made of: `{h, z}`, `std::make_pair(h, z)`, `std::tuple<...>(a, b)`.

@@ -54,6 +54,12 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   void collect(const FunctionDecl* root) {
     std::deque<std::pair<const FunctionDecl*, int>> queue{{root, 0}};
     visited_.insert(root);
+    // A method starts from what its class's constructors make of the members
+    // (a model built in the precision a setting chooses): their settings decide too.
+    if (const auto* method = dyn_cast<CXXMethodDecl>(root); method && !isa<CXXConstructorDecl>(method) && !method->isStatic())
+      for (const CXXConstructorDecl* ctor : method->getParent()->ctors())
+        if (const FunctionDecl* def = ctor->getDefinition(); def && isAnalyzable(def) && visited_.insert(def).second)
+          queue.emplace_back(def, 1);
     while (!queue.empty()) {
       auto [fn, depth] = queue.front();
       queue.pop_front();
@@ -84,6 +90,10 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
+    // block(x) through its holder: the user module's forward.
+    if (const auto& module = tu_.classify(call).module; module && module->op.empty())
+      for (const CXXMethodDecl* method : module->impl->methods())
+        if (method->getDeclName().isIdentifier() && method->getName() == "forward") follow(method);
     addLookup(call);
     // at::autocast::set_enabled(cfg.amp.enabled): the flag chooses the region.
     if (const FunctionDecl* callee = call->getDirectCallee(); isAutocastFunction(callee) && callee->getDeclName().isIdentifier() &&
@@ -121,6 +131,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   void addTests(const Expr* condition) { forEachTest(condition, [&](const Expr* test) { addTest(test); }); }
   // One test: a setting compared with a value, or a flag that is not known and not a state.
   void addTest(const Expr* condition) {
+    if (const Expr* predicate = predicateBody(condition)) return addTests(predicate);
     if (const auto test = settingTest(condition)) return addSetting(test->setting, test->read, {test->value});
     if (const auto membership = settingMembership(condition)) return addLookup(membership->lookup);
     const ValueDecl* flag = testedFlag(condition);

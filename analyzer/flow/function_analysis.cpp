@@ -295,6 +295,7 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     if (lhs && rhs) return isAnd;
     return std::nullopt;
   }
+  if (const Expr* predicate = predicateBody(condition)) return evalFlag(predicate);
   if (const auto test = settingTest(condition))
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;

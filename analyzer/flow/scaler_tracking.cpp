@@ -34,6 +34,8 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
   const ValueDecl* d = declOf(e);
   if (!d) return ObjectRef{0, flow_.describe(e)};
   if (auto it = aliases_.find(d); it != aliases_.end()) return it->second;
+  // `for (auto& [name, opt] : optimizers_)`: a binding names another object on each iteration.
+  if (isa<BindingDecl>(d)) return ObjectRef{0, flow_.describe(e)};
   if (const auto* var = dyn_cast<VarDecl>(d)) {
     if (var->isCXXForRangeDecl()) return ObjectRef{0, flow_.describe(e)};
     // A local reference or pointer: auto& opt = *optimizer; auto* s = &scaler;

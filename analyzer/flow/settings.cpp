@@ -142,9 +142,23 @@ std::optional<std::pair<const Expr*, const Expr*>> mapLookup(const Expr* e) {
   return std::nullopt;
 }
 
+// The variable a map expression names: `dtypes`, or `precision_table()`
+// returning its static local (`static const std::map<...> table = {...}; return table;`).
+const VarDecl* mapVariable(const Expr* map) {
+  map = map->IgnoreParenImpCasts();
+  if (const auto* call = dyn_cast<CallExpr>(map); call && call->getNumArgs() == 0) {
+    const FunctionDecl* def = call->getDirectCallee() ? call->getDirectCallee()->getDefinition() : nullptr;
+    const auto* body = def ? dyn_cast_or_null<CompoundStmt>(def->getBody()) : nullptr;
+    const auto* ret = body && !body->body_empty() ? dyn_cast<ReturnStmt>(body->body_back()) : nullptr;
+    const auto* local = ret && ret->getRetValue() ? dyn_cast_or_null<VarDecl>(declOf(ret->getRetValue())) : nullptr;
+    return local && local->isStaticLocal() ? local : nullptr;
+  }
+  return dyn_cast_or_null<VarDecl>(declOf(map));
+}
+
 // `map` looked up with `key`: a map variable whose initializer names its keys, and a setting as the key.
 std::optional<SettingLookup> lookupOf(const Expr* map, const Expr* key) {
-  const auto* var = dyn_cast_or_null<VarDecl>(declOf(map->IgnoreParenImpCasts()));
+  const VarDecl* var = mapVariable(map);
   const ValueDecl* setting = settingRead(key);
   if (!var || !setting || !var->getInit()) return std::nullopt;
   auto entries = mapEntries(var->getInit());
@@ -186,7 +200,7 @@ std::optional<SettingSwitch> settingSwitch(const SwitchStmt* s) {
 
 std::vector<std::pair<std::string, const Expr*>> lookedUpEntries(const Expr* e) {
   const auto lookup = mapLookup(e);
-  const auto* var = lookup ? dyn_cast_or_null<VarDecl>(declOf(lookup->first->IgnoreParenImpCasts())) : nullptr;
+  const VarDecl* var = lookup ? mapVariable(lookup->first) : nullptr;
   return var && var->getInit() ? mapEntries(var->getInit()) : std::vector<std::pair<std::string, const Expr*>>{};
 }
 

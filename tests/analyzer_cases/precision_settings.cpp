@@ -441,3 +441,35 @@ void trainWithCommandLineLookupInFloat(int argc, char** argv) {
   model->to(cfg.dtype);
   model(torch::randn({4, 8}).to(cfg.dtype)).to(torch::kFloat).sum().backward();
 }
+
+// The table of precisions kept as a function's static local, looked up by a
+// helper with find(); the config a predicate method of its own reads.
+const std::map<std::string, torch::ScalarType>& precisionTable() {
+  static const std::map<std::string, torch::ScalarType> table = {{"fp32", torch::kFloat}, {"fp16", torch::kHalf}};
+  return table;
+}
+
+torch::ScalarType lookupPrecision(const std::string& name) {
+  auto it = precisionTable().find(name);
+  if (it == precisionTable().end()) throw std::invalid_argument("unsupported precision " + name);
+  return it->second;
+}
+
+struct PureConfig {
+  std::string precision = "fp16";
+  bool half() const { return precision == "fp16"; }
+  torch::ScalarType weights() const { return half() ? torch::kHalf : torch::kFloat; }
+};
+
+void trainPureLowPrecisionFromATable(const std::string& requested) {
+  torch::nn::Linear model(8, 1);
+  model->to(lookupPrecision(requested));
+  const torch::ScalarType dtype = lookupPrecision(requested);
+  auto loss = torch::mse_loss(model(torch::randn({4, 8}).to(dtype)), torch::zeros({4, 1}, dtype));  // dtype-lint-expect: DL105
+}
+
+void trainPureLowPrecisionFromAPredicate(const PureConfig& cfg) {
+  torch::nn::Linear model(8, 1);
+  model->to(cfg.weights());
+  model(torch::randn({4, 8}));  // dtype-lint-expect: DL101
+}

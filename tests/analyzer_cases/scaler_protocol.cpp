@@ -489,3 +489,18 @@ void builtin_loss_module_between_backward_and_clip() {
   scaler.step(opt);
   scaler.update();
 }
+
+// Optimizers kept in a map by name, unscaled and stepped in loops over it with
+// a structured binding: each iteration is another optimizer.
+void optimizers_in_a_map_walked_with_bindings() {
+  torch::nn::Linear model(8, 1);
+  std::map<std::string, std::unique_ptr<torch::optim::Optimizer>> optimizers;
+  optimizers["dense"] = std::make_unique<torch::optim::SGD>(model->parameters(), 0.1);
+  optimizers["sparse"] = std::make_unique<torch::optim::Adagrad>(model->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  for (auto& [name, opt] : optimizers) scaler.unscale_(*opt);
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+  for (auto& [name, opt] : optimizers) scaler.step(*opt);
+  scaler.update();
+}
