@@ -21,6 +21,7 @@ struct AnalysisEvents {
   // The scaler protocol and manual-scaling rules run as the flow's transfer
   // functions (they are rules/ code); what they found.
   std::vector<Finding> protocolFindings;
+  size_t protocolFindingsPlaced = 0;  // those before it are where they will be reported
   // Functions whose analysis stopped early (a loop that did not settle, calls
   // too deep, the file's budget spent), at their names: one note per function
   // and reason.

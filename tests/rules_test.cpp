@@ -47,6 +47,9 @@ TEST(Dtype, SetsJoinAndMismatchOnlyWhenDisjoint) {
   EXPECT_FALSE(definitelyDifferentFloating(DtypeSet::unknown(), DtypeSet(F32)));
   EXPECT_FALSE(definitelyDifferentFloating(DtypeSet(I64), DtypeSet(F32)));  // indices, not operands
   EXPECT_EQ(DtypeSet(Half).promoteWith(halfOrFloat), halfOrFloat);
+  // Bottom (no value: a raising op's result) promotes as the other operand.
+  EXPECT_EQ(DtypeSet().promoteWith(DtypeSet(Half)), DtypeSet(Half));
+  EXPECT_EQ(halfOrFloat.promoteWith(DtypeSet()), halfOrFloat);
 }
 
 TEST(Catalog, IdsAreUniqueAndEveryRuleHasADocsPage) {

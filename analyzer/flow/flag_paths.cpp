@@ -151,8 +151,14 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   void addLookup(const SettingLookup& lookup) {
     std::vector<std::string> keys;
-    for (const auto& [key, mapped] : lookup.entries) keys.push_back(key);
+    bool dtypes = false;
+    for (const auto& [key, mapped] : lookup.entries) {
+      keys.push_back(key);
+      dtypes |= mapped && isScalarTypeType(mapped->getType());
+    }
     addSetting(lookup.setting, lookup.read, keys);
+    for (RuntimeFlag& flag : flags)
+      if (flag.decl == lookup.setting) flag.choosesDtype |= dtypes;
   }
   void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values,
                   bool closed = false) {
@@ -213,13 +219,16 @@ std::string RuntimeFlag::describe(size_t choice) const {
 std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitAnalysis& tu, bool& capped) {
   FlagCollector collector(tu);
   collector.collect(root);
-  // Within the limits, a config's fields first (what a user sets), then
+  // Within the limits, the settings looked up in a map of dtypes first (they
+  // choose the precision), then a config's fields (what a user sets), then
   // variables, then a helper's parameters (`parse_precision(s)` compares the
   // string a field is parsed from): each kept whole, in the order found.
-  auto rank = [](const RuntimeFlag& flag) { return isa<FieldDecl>(flag.decl) ? 0 : isa<ParmVarDecl>(flag.decl) ? 2 : 1; };
+  auto rank = [](const RuntimeFlag& flag) {
+    return flag.choosesDtype ? 0 : isa<FieldDecl>(flag.decl) ? 1 : isa<ParmVarDecl>(flag.decl) ? 3 : 2;
+  };
   std::vector<bool> kept(collector.flags.size(), false);
   size_t count = 0, product = 1;
-  for (int level = 0; level < 3; ++level)
+  for (int level = 0; level < 4; ++level)
     for (size_t i = 0; i < collector.flags.size(); ++i) {
       const RuntimeFlag& flag = collector.flags[i];
       if (rank(flag) != level) continue;

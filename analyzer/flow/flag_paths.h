@@ -23,6 +23,7 @@ struct RuntimeFlag {
   SourceLocation firstTest;
   std::vector<std::string> values;  // a setting's, in the order the program names them; empty for a flag
   bool closed = false;              // a setting that holds no other value (a dtype the program sets)
+  bool choosesDtype = false;        // looked up in a map of dtypes: it decides precision
 
   // A flag: false, true. A setting: each named value, then any other value unless closed.
   size_t choices() const { return values.empty() ? 2 : values.size() + (closed ? 0 : 1); }

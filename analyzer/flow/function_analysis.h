@@ -95,6 +95,7 @@ class FunctionAnalysis final : public FlowQueries {
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);
   void convertListElement(const clang::Expr* container, const TensorFact& converted);
   bool followsOwningModule(const clang::Expr* container);
+  bool placeAtCall(Finding& finding);
   bool createdInPlace(const clang::Expr* module);
   void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
   void assumeLazyInitialization(const clang::CXXMemberCallExpr* defined);

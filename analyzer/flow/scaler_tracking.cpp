@@ -27,10 +27,42 @@ ScalerCall scalerCall(const ScalerApi& api, const std::string& method) {
   return ScalerCall::None;
 }
 
+std::optional<ObjectRef> ScalerTracking::keyedObject(const Expr* e) {
+  e = ignoreWrappers(e);
+  const Expr *map = nullptr, *key = nullptr;
+  if (const auto* at = dyn_cast_or_null<CXXMemberCallExpr>(e); at && at->getNumArgs() == 1 && calleeName(at) == "at")
+    map = at->getImplicitObjectArgument(), key = at->getArg(0);
+  else if (const auto* subscript = dyn_cast_or_null<CXXOperatorCallExpr>(e);
+           subscript && subscript->getOperator() == OO_Subscript && subscript->getNumArgs() == 2)
+    map = subscript->getArg(0), key = subscript->getArg(1);
+  return map ? keyedObject(map, key, flow_.describe(e)) : std::nullopt;
+}
+
+std::optional<ObjectRef> ScalerTracking::keyedObject(const Expr* map, const Expr* key, std::string name) {
+  const auto* literal = dyn_cast<StringLiteral>(ignoreConversions(key)->IgnoreImplicit());
+  const ValueDecl* d = declOf(map);
+  if (!literal || !d) return std::nullopt;
+  const size_t keyHash = std::hash<std::string>{}(literal->getString().str());
+  return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()) ^ (keyHash << 1), std::move(name)};
+}
+
+void ScalerTracking::transferKeyedInsertion(const CXXMemberCallExpr* call, const std::string& name) {
+  if ((name != "emplace" && name != "try_emplace" && name != "insert_or_assign") || call->getNumArgs() != 2 ||
+      !isOptimizerType(call->getArg(1)->getType()))
+    return;
+  const Expr* map = call->getImplicitObjectArgument();
+  const std::string mapName = flow_.describe(map), key = flow_.describe(call->getArg(0));
+  // 'optimizers_' and '"dense"': 'optimizers_.at("dense")'.
+  const std::string element = fmt::format("'{}.at({})'", mapName.substr(1, mapName.size() - 2), key.substr(1, key.size() - 2));
+  if (const auto ref = keyedObject(map, call->getArg(0), element))
+    declareOptimizer(*ref, ignoreWrappers(call->getArg(1)), flow_.loc(call));
+}
+
 ObjectRef ScalerTracking::objectRef(const Expr* e) {
   e = moduleObject(e);
   if (const auto* addressOf = dyn_cast_or_null<UnaryOperator>(e); addressOf && addressOf->getOpcode() == UO_AddrOf)
     e = moduleObject(addressOf->getSubExpr());
+  if (auto keyed = keyedObject(e)) return *keyed;
   const ValueDecl* d = declOf(e);
   if (!d) return ObjectRef{0, flow_.describe(e)};
   if (auto it = aliases_.find(d); it != aliases_.end()) return it->second;
@@ -96,6 +128,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       }
       return;
     case ScalerCall::Step:
+      for (const Expr* arg : call->arguments())
+        if (isOptimizerType(arg->getType())) emitStep(call, arg);
       if (auto optimizer = optimizerArgument(call, scaler)) {
         refreshOptimizerDtype(*optimizer);
         protocol().step(scaler, *optimizer, at, findings());
@@ -110,18 +144,23 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   }
 }
 
+// An optimizer step, by the optimizer or by a scaler's step(opt): the autocast state it runs in (DL107).
+void ScalerTracking::emitStep(const Expr* at, const Expr* optimizer) {
+  const ProcessState& process = flow_.state().process;
+  OptimizerStepEvent step;
+  step.location = flow_.loc(at);
+  step.optimizer = flow_.describe(moduleObject(optimizer));
+  step.autocast = process.autocast;
+  step.cacheFilledAt = process.cacheFilledAt;
+  step.regionLeftAt = process.regionLeftAt;
+  step.callChain = flow_.callContext().callChain;
+  flow_.events().steps.push_back(std::move(step));
+}
+
 void ScalerTracking::transferOptimizerCall(const CXXMemberCallExpr* call, const std::string& name) {
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
   if (name == "step") {
-    const ProcessState& process = flow_.state().process;
-    OptimizerStepEvent step;
-    step.location = flow_.loc(call);
-    step.optimizer = flow_.describe(moduleObject(object));
-    step.autocast = process.autocast;
-    step.cacheFilledAt = process.cacheFilledAt;
-    step.regionLeftAt = process.regionLeftAt;
-    step.callChain = flow_.callContext().callChain;
-    flow_.events().steps.push_back(std::move(step));
+    emitStep(call, object);
     if (const ObjectRef optimizer = objectRef(object); optimizer.id)
       protocol().optimizerStep(optimizer, flow_.loc(call), findings());
   } else if (name == "zero_grad") {
@@ -468,7 +507,14 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
     return;
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
   if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref, enabledAtRunTime(value));
-  if (!isOptimizerType(d->getType())) return;
+  if (isOptimizerType(d->getType())) declareOptimizer(ref, value, at);
+}
+
+void ScalerTracking::declareKeyedOptimizer(const Expr* element, const Expr* init, const SourceLocation& at) {
+  if (const auto ref = keyedObject(element)) declareOptimizer(*ref, init ? ignoreWrappers(init) : nullptr, at);
+}
+
+void ScalerTracking::declareOptimizer(const ObjectRef& ref, const Expr* value, const SourceLocation& at) {
   // opt_ = make_optimizer(cfg, model_->parameters()): the optimizer the factory returns.
   if (const auto* call = dyn_cast_or_null<CallExpr>(value); call && isOptimizerType(call->getType()))
     if (const FunctionResult* r = flow_.userCallResult(call); r && r->returnedOptimizer)
@@ -477,7 +523,7 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   if (!construction) return;
   const OptimizerParameters parameters = parametersOf(construction->args);
   protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
-  checkEpsilon(construction->record, fmt::format("'{}'", d->getName().str()), construction->args, parameters, at);
+  checkEpsilon(construction->record, ref.name, construction->args, parameters, at);
 }
 
 // A scaler made with a bool argument not known to be true on this path

@@ -56,12 +56,21 @@ class ScalerTracking {
                                  const clang::Expr* at);
   // A scaler or an optimizer variable or member initialized (or assigned) with `init`, at `at`.
   void declareScalerOrOptimizer(const clang::ValueDecl* d, const clang::Expr* init, const SourceLocation& at);
+  // An optimizer kept in a map under a name the code spells: `optimizers_["dense"] = make_unique<...>(...)`
+  // (`element` names it, `init` makes it), `optimizers_.emplace("dense", make_unique<...>(...))`.
+  void declareKeyedOptimizer(const clang::Expr* element, const clang::Expr* init, const SourceLocation& at);
+  void transferKeyedInsertion(const clang::CXXMemberCallExpr* call, const std::string& name);
+  // The object `map.at("dense")` or `map["dense"]` names: one per map and key; none for another expression.
+  std::optional<ObjectRef> keyedObject(const clang::Expr* e);
   // The reference members an aggregate initializer binds (`Session s{net, opt, scaler}`).
   void bindReferenceMembers(const clang::InitListExpr* list);
 
  private:
   void bindReferenceMember(const clang::FieldDecl* field, const clang::Expr* init);
   bool enabledAtRunTime(const clang::Expr* value);
+  void declareOptimizer(const ObjectRef& ref, const clang::Expr* value, const SourceLocation& at);
+  void emitStep(const clang::Expr* at, const clang::Expr* optimizer);
+  std::optional<ObjectRef> keyedObject(const clang::Expr* map, const clang::Expr* key, std::string name);
   void refreshOptimizerDtype(const ObjectRef& optimizer);
   std::optional<ObjectRef> optimizerOfFunction();
   std::optional<ObjectRef> optimizerArgument(const clang::CXXMemberCallExpr* call, const ObjectRef& scaler);

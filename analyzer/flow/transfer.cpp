@@ -259,6 +259,8 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
 void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
   const FunctionDecl* callee = call->getDirectCallee();
   if (!callee || isStdMove(call)) return;  // what takes the moved list changes it, not the move
+  // std::make_unique<torch::optim::Adam>(params, ...) forwards it to a constructor that copies it.
+  if (callee->isInStdNamespace() && (calleeName(call) == "make_unique" || calleeName(call) == "make_shared")) return;
   const unsigned skipped = firstParameterArgument(call, callee);
   for (unsigned i = skipped; i < call->getNumArgs() && i - skipped < callee->getNumParams(); ++i) {
     const QualType param = callee->getParamDecl(i - skipped)->getType();
@@ -285,6 +287,8 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
       }
     }
   bindSavedData(lhs, rhs);
+  // optimizers_["dense"] = std::make_unique<torch::optim::SGD>(...): the optimizer named "dense".
+  if (isOptimizerType(lhs->getType())) scalers_.declareKeyedOptimizer(lhs, rhs, loc(at));
   const ValueDecl* target = declOf(lhs);
   if (!target) return;
   if (isOptimizerType(lhs->getType()) || isScaler(lhs->getType())) {
@@ -495,6 +499,7 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
                  isTensorTupleListType(member->getImplicitObjectArgument()->getType()) ||
                  moduleListElementClass(member->getImplicitObjectArgument()->getType())))
     transferListMethod(member, c.name);
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) scalers_.transferKeyedInsertion(member, c.name);
   transferCallEffect(call, c);
   forgetListsPassedByReference(call);
 }
@@ -832,16 +837,41 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
   }
 }
 
+// A protocol finding made here whose earlier events (the first unscale, the
+// scaled backward) all happened in the caller: this function alone does
+// nothing wrong, calling it there does (`unscale_and_clip(scaler, opt)` after
+// an unscale). It is reported at that call, with this place as a note.
+bool FunctionAnalysis::placeAtCall(Finding& finding) {
+  if (ctx_.callChain.empty() || finding.notes.empty() || !fn_->getBody() || !isCallOrderFinding(finding)) return false;
+  const SourceLocation body = toLocation(fn_->getBody()->getSourceRange());
+  auto inThisFunction = [&](const SourceLocation& at) {
+    return at.file == body.file && at.line >= body.line && at.line <= body.endLine;
+  };
+  if (std::any_of(finding.notes.begin(), finding.notes.end(), [&](const Note& n) { return inThisFunction(n.location); }))
+    return false;
+  const auto* method = dyn_cast<CXXMethodDecl>(fn_);
+  const std::string where = method && method->getParent()->isLambda() ? "in the lambda" : "in '" + fn_->getNameAsString() + "'";
+  finding.notes.insert(finding.notes.begin(), Note{finding.location, where + " here"});
+  finding.location = ctx_.callChain.front().location;
+  finding.fix.reset();  // its edit was for this function's code, which every caller shares
+  return true;
+}
+
 void FunctionAnalysis::transfer(const CFGElement& element) {
   if (auto stmt = element.getAs<CFGStmt>()) {
     // A protocol finding made in a helper (a clip in a lambda called through
     // a std::function) names the calls that led there, as op findings do:
     // each function on the way adds the call into it.
     std::vector<Finding>& protocolFindings = tu_.events().protocolFindings;
+    size_t& placed = tu_.events().protocolFindingsPlaced;
     const size_t before = protocolFindings.size();
     transferStmt(stmt->getStmt());
-    if (!ctx_.callChain.empty())
-      for (size_t i = before; i < protocolFindings.size(); ++i) protocolFindings[i].notes.push_back(ctx_.callChain.front());
+    for (size_t i = std::max(before, placed); i < protocolFindings.size(); ++i)
+      if (placeAtCall(protocolFindings[i])) continue;
+      else if (!ctx_.callChain.empty()) protocolFindings[i].notes.push_back(ctx_.callChain.front());
+    for (size_t i = before; i < std::max(before, placed); ++i)
+      if (!ctx_.callChain.empty()) protocolFindings[i].notes.push_back(ctx_.callChain.front());
+    placed = protocolFindings.size();
     return;
   }
   if (auto initializer = element.getAs<CFGInitializer>()) {

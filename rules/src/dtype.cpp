@@ -103,6 +103,9 @@ bool DtypeSet::anyLowPrecisionFloat() const {
 
 DtypeSet DtypeSet::promoteWith(DtypeSet other) const {
   if (isUnknown() || other.isUnknown()) return unknown();
+  // Bottom is no value (what a raising op returns): the other operand's dtype.
+  if (isBottom()) return other;
+  if (other.isBottom()) return *this;
   DtypeSet out;
   for (unsigned i = 0; i < unsigned(ScalarType::Count); ++i) {
     if (!contains(ScalarType(i))) continue;

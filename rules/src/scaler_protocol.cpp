@@ -85,6 +85,13 @@ ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
   return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt}).first->second;
 }
 
+bool isCallOrderFinding(const Finding& finding) {
+  // Not DL206 or DL210: a helper that unscales after the step or updates
+  // again (an end-of-epoch hook) is wrong wherever it is called.
+  static constexpr std::string_view kOrderRules[] = {"DL201", "DL204", "DL205", "DL207", "DL208"};
+  return finding.rule && std::find(std::begin(kOrderRules), std::end(kOrderRules), finding.rule->id) != std::end(kOrderRules);
+}
+
 void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;

@@ -34,7 +34,7 @@ void unscale_in_accumulation_loop() {
 }
 
 void unscale_and_clip(GradScaler& s, torch::optim::Optimizer& o, torch::nn::Linear& m) {
-  s.unscale_(o);  // dtype-lint-expect: DL201
+  s.unscale_(o);
   torch::nn::utils::clip_grad_norm_(m->parameters(), 1.0);
 }
 
@@ -44,7 +44,7 @@ void double_unscale_through_helper() {
   GradScaler scaler;
   scaler.scale(loss_of(model)).backward();
   scaler.unscale_(opt);
-  unscale_and_clip(scaler, opt, model);
+  unscale_and_clip(scaler, opt, model);  // dtype-lint-expect: DL201
   scaler.step(opt);
   scaler.update();
 }
@@ -504,3 +504,26 @@ void optimizers_in_a_map_walked_with_bindings() {
   for (auto& [name, opt] : optimizers) scaler.step(*opt);
   scaler.update();
 }
+
+// Optimizers kept in a map under names the code spells, stepped by name.
+struct NamedOptimizersTrainer {
+  NamedOptimizersTrainer() {
+    optimizers_.emplace("dense", std::make_unique<torch::optim::SGD>(dense_->parameters(), 0.1));
+    optimizers_["sparse"] = std::make_unique<torch::optim::SGD>(sparse_->parameters(), 0.1);
+  }
+  void step_bypassing_the_scaler() {
+    scaler_.scale(dense_(sparse_(torch::randn({4, 8}))).sum()).backward();
+    scaler_.step(*optimizers_.at("dense"));
+    optimizers_.at("sparse")->step();  // dtype-lint-expect: DL208
+    scaler_.update();
+  }
+  void step_through_the_scaler() {
+    scaler_.scale(dense_(sparse_(torch::randn({4, 8}))).sum()).backward();
+    scaler_.step(*optimizers_.at("dense"));
+    scaler_.step(*optimizers_["sparse"]);
+    scaler_.update();
+  }
+  torch::nn::Linear dense_{8, 1}, sparse_{8, 8};
+  std::map<std::string, std::unique_ptr<torch::optim::Optimizer>> optimizers_;
+  GradScaler scaler_;
+};

@@ -193,7 +193,7 @@ class HookedTrainer {
   HookedTrainer() : model_(8, 1), optimizer_(model_->parameters(), 0.1) {
     run_backward_ = [](const torch::Tensor& loss) { loss.backward(); };
     clip_ = [this]() {
-      torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);  // dtype-lint-expect: DL205 (from scaled_step)
+      torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);
     };
   }
 
@@ -207,7 +207,7 @@ class HookedTrainer {
   void scaled_step(const torch::Tensor& x) {
     optimizer_.zero_grad();
     scaler_.scale(model_(x).pow(2).mean()).backward();
-    clip_();
+    clip_();  // dtype-lint-expect: DL205
     scaler_.step(optimizer_);
     scaler_.update();
   }
@@ -276,7 +276,7 @@ double run_epoch_with_clip(torch::nn::Linear& model, torch::optim::SGD& optimize
                            const std::function<double()>& clip_fn) {
   optimizer.zero_grad();
   scaler.scale(model(torch::randn({4, 8})).pow(2).mean()).backward();
-  const double norm = clip_fn();
+  const double norm = clip_fn();  // dtype-lint-expect: DL205
   scaler.step(optimizer);
   scaler.update();
   return norm;
@@ -287,7 +287,7 @@ void train_with_a_clip_callback(double max_norm) {
   torch::optim::SGD optimizer(model->parameters(), 0.1);
   GradScaler scaler;
   auto clip_gradients = [&model, max_norm]() {
-    return torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);  // dtype-lint-expect: DL205
+    return torch::nn::utils::clip_grad_norm_(model->parameters(), max_norm);
   };
   run_epoch_with_clip(model, optimizer, scaler, clip_gradients);
 }
@@ -466,3 +466,23 @@ double servingError(const std::vector<torch::Tensor>& experts) {
   auto x = torch::randn({4, 8});
   return serving(x).to(torch::kFloat).abs().max().item<double>();
 }
+
+// Parameters of two members gathered in the constructor into a local list,
+// handed to std::make_unique (which copies it into the optimizer).
+class GatheredParametersTrainer {
+ public:
+  GatheredParametersTrainer() {
+    frontend_ = torch::nn::Conv1d(torch::nn::Conv1dOptions(1, 4, 3));
+    frontend_->to(torch::kHalf);
+    encoder_->to(torch::kHalf);
+    std::vector<torch::Tensor> params = frontend_->parameters();
+    for (auto& p : encoder_->parameters()) params.push_back(p);
+    optimizer_ = std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(1e-3));  // dtype-lint-expect: DL304
+    tuned_ = std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(1e-3).eps(1e-4));
+  }
+
+ private:
+  torch::nn::Conv1d frontend_{nullptr};
+  torch::nn::Linear encoder_{4, 4};
+  std::unique_ptr<torch::optim::Optimizer> optimizer_, tuned_;
+};

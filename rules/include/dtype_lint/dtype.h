@@ -58,7 +58,7 @@ class DtypeSet {
   bool anyLowPrecisionFloat() const;
 
   DtypeSet join(DtypeSet other) const { return DtypeSet(uint16_t(bits_ | other.bits_)); }
-  // The set of promote(a, b) over all pairs.
+  // The set of promote(a, b) over all pairs; bottom promotes as the other side.
   DtypeSet promoteWith(DtypeSet other) const;
 
   // "Half", "Half or Float", "unknown".

@@ -193,6 +193,13 @@ class ScalerProtocol {
 // would be DL209's, which the runtime does not report yet.
 std::optional<DtypeSet> parameterDtypeFromUnscaledGradients(ScalarType gradients);
 
+// A finding about the order of the protocol's calls (unscaled twice, clipped
+// before the unscale, stepped around the scaler...), whose notes are the
+// earlier calls: where they all happened in a helper's caller, the call of the
+// helper is what is out of order. Not one about dtypes (DL202, DL209), nor
+// one a helper makes by itself (an update() with no step in an epoch hook).
+bool isCallOrderFinding(const Finding& finding);
+
 // DL207 from the ops a run leaves behind (the runtime front end, raw ATen AMP
 // ops): each backward() classified by whether its loss's graph multiplies by
 // the scale tensor; a step after an unscale when no backward since the last
