@@ -425,5 +425,15 @@ TEST(OptimizerEpsilon, ZeroOrSubnormalInTheParametersDtype) {
   EXPECT_EQ(out.size(), 2u);
 }
 
+// A method starts from the declarations its class's constructors made: a
+// scaler made with `enabled` chosen at run time stays one that may be off.
+TEST(ScalerDeclarations, AdoptedScalersKeepWhetherTheyMayBeDisabled) {
+  ScalerProtocol constructed;
+  constructed.declareScaler(kScaler, /*mayBeDisabled=*/true);
+  ScalerProtocol method;
+  method.adoptDeclarations(constructed);
+  EXPECT_TRUE(method.mayBeDisabled(kScaler.id));
+}
+
 }  // namespace
 }  // namespace dtype_lint

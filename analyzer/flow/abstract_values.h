@@ -201,6 +201,7 @@ struct CallContext {
   ListFact savedVariables;  // what forward saved, for backward
   std::map<std::string, TensorFact> savedData;  // ctx->saved_data["key"] = tensor in forward
   std::vector<Note> callChain;
+  const clang::FunctionDecl* caller = nullptr;  // the function callChain's first call is in
   int depth = 0;
   std::vector<FlagAssumption> assumptions;  // the same in every callee
 

@@ -19,7 +19,10 @@ std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std:
   CallContext c;
   c.depth = ctx_.depth + 1;
   c.callChain = ctx_.callChain;
-  if (calledFrom) c.callChain.insert(c.callChain.begin(), std::move(*calledFrom));
+  if (calledFrom) {
+    c.callChain.insert(c.callChain.begin(), std::move(*calledFrom));
+    c.caller = fn_;
+  }
   c.members = MemberFacts::of(state_);
   c.assumptions = ctx_.assumptions;
   if (inherit == Inherit::Nothing) return c;

@@ -541,7 +541,17 @@ bool ScalerTracking::enabledAtRunTime(const Expr* value) {
   else if (call)
     args = llvm::ArrayRef(call->getArgs(), call->getNumArgs());
   for (const Expr* arg : args) {
-    if (isa<CXXDefaultArgExpr>(arg) || !arg->IgnoreImpCasts()->getType()->isBooleanType()) continue;
+    if (isa<CXXDefaultArgExpr>(arg)) continue;
+    // GradScaler(options) with `options.enabled = amp_dtype == at::kHalf;`: its enabled field.
+    if (const CXXRecordDecl* options = arg->getType()->getAsCXXRecordDecl();
+        options && isUserCode(options->getLocation(), flow_.astContext().getSourceManager()))
+      for (const FieldDecl* field : options->fields()) {
+        if (!field->getType()->isBooleanType() || !field->getName().contains_insensitive("enable")) continue;
+        const auto& bools = flow_.state().bools;
+        const auto known = bools.find(cast<ValueDecl>(field->getCanonicalDecl()));
+        if (known == bools.end() || !known->second) return true;
+      }
+    if (!arg->IgnoreImpCasts()->getType()->isBooleanType()) continue;
     if (!flow_.evalFlag(arg).value_or(false)) return true;
   }
   return false;

@@ -842,12 +842,16 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
 // nothing wrong, calling it there does (`unscale_and_clip(scaler, opt)` after
 // an unscale). It is reported at that call, with this place as a note.
 bool FunctionAnalysis::placeAtCall(Finding& finding) {
-  if (ctx_.callChain.empty() || finding.notes.empty() || !fn_->getBody() || !isCallOrderFinding(finding)) return false;
-  const SourceLocation body = toLocation(fn_->getBody()->getSourceRange());
-  auto inThisFunction = [&](const SourceLocation& at) {
+  if (ctx_.callChain.empty() || !ctx_.caller || !ctx_.caller->getBody() || finding.notes.empty() || !fn_->getBody() ||
+      !isCallOrderFinding(finding))
+    return false;
+  auto within = [&](const FunctionDecl* fn, const SourceLocation& at) {
+    const SourceLocation body = toLocation(fn->getBody()->getSourceRange());
     return at.file == body.file && at.line >= body.line && at.line <= body.endLine;
   };
-  if (std::any_of(finding.notes.begin(), finding.notes.end(), [&](const Note& n) { return inThisFunction(n.location); }))
+  if (!std::all_of(finding.notes.begin(), finding.notes.end(), [&](const Note& n) {
+        return within(ctx_.caller, n.location) && !within(fn_, n.location);
+      }))
     return false;
   const auto* method = dyn_cast<CXXMethodDecl>(fn_);
   const std::string where = method && method->getParent()->isLambda() ? "in the lambda" : "in '" + fn_->getNameAsString() + "'";

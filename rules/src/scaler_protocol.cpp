@@ -55,7 +55,11 @@ void ScalerProtocol::parametersBecame(const ObjectRef& optimizer, DtypeSet param
 
 void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
   // Whether a step happened since the last update is unknown there, as for a scaler not seen before.
-  for (const auto& [id, facts] : other.scalers_) scalers_.try_emplace(id, ScalerFacts{facts.name, true, true, std::nullopt});
+  for (const auto& [id, facts] : other.scalers_) {
+    ScalerFacts adopted{facts.name, true, true, std::nullopt};
+    adopted.mayBeDisabled = facts.mayBeDisabled;  // how it was made still holds
+    scalers_.try_emplace(id, std::move(adopted));
+  }
   for (const auto& [id, facts] : other.optimizers_) {
     auto [it, inserted] = optimizers_.try_emplace(id, facts);
     if (!inserted) continue;
