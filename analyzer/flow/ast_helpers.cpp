@@ -61,6 +61,13 @@ bool isAnalyzable(const FunctionDecl* fn) {
          !fn->isDependentContext();
 }
 
+const FunctionDecl* moduleForward(const CXXRecordDecl* impl) {
+  for (const CXXMethodDecl* method : impl->methods())
+    if (method->getDeclName().isIdentifier() && method->getName() == "forward" && method->hasBody())
+      return method->getDefinition();
+  return nullptr;
+}
+
 const CXXRecordDecl* autogradFunctionOfApply(const CallExpr* call) {
   const auto* method = dyn_cast_or_null<CXXMethodDecl>(call->getDirectCallee());
   if (!method || !method->getDeclName().isIdentifier() || method->getName() != "apply") return nullptr;

@@ -25,6 +25,8 @@ bool isPostfixExpression(const clang::Expr* e);
 SourceLocation nameLocation(const clang::FunctionDecl* fn);
 // A function defined in user code that the flow follows.
 bool isAnalyzable(const clang::FunctionDecl* fn);
+// A user module's forward with a body; null when it has none.
+const clang::FunctionDecl* moduleForward(const clang::CXXRecordDecl* impl);
 
 // T for a call of T::apply(...), where T derives from torch::autograd::Function<T>.
 const clang::CXXRecordDecl* autogradFunctionOfApply(const clang::CallExpr* call);

@@ -89,13 +89,6 @@ bool FunctionAnalysis::moduleFromUnknownParameter(const Expr* module) {
   return isa_and_nonnull<ParmVarDecl>(root) && !evalModule(e).dtype.single();
 }
 
-const FunctionDecl* FunctionAnalysis::moduleForward(const CXXRecordDecl* impl) {
-  for (const CXXMethodDecl* method : impl->methods())
-    if (method->getDeclName().isIdentifier() && method->getName() == "forward" && method->hasBody())
-      return method->getDefinition();
-  return nullptr;
-}
-
 void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallExpr* call) {
   if (module.args.empty()) return;
   if (module.op.empty()) {

@@ -130,11 +130,7 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   // list of the submodules it registered follows it, as its other submodules do.
   if (const Expr* container = accessedContainer(e); container && moduleListElementClass(container->getType())) {
     if (followsOwningModule(container)) return evalModule(container);
-    const ListFact list = evalList(container);
-    const auto* call = dyn_cast<CallExpr>(e);
-    if (calleeName(call) == "back") return list.positional && !list.elements.empty() ? list.elements.back() : list.anyElement();
-    if (calleeName(call) == "front") return list.at(0);
-    return list.at(constantIndex(call->getArg(call->getNumArgs() - 1)));
+    return accessedElement(evalList(container), cast<CallExpr>(e)).value_or(TensorFact{});
   }
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
@@ -262,11 +258,17 @@ std::optional<TensorFact> FunctionAnalysis::evalElementAccess(const Expr* e) {
     return it != state_.tensors.end() ? it->second : TensorFact{};
   }
   if (!call || !isTensorListType(object->getType())) return std::nullopt;
-  const std::string name = calleeName(call);
-  const ListFact list = evalList(object);
+  return accessedElement(evalList(object), call);
+}
+
+// The element `v.front()`, `v.back()`, `v.at(i)` or `v[i]` reads of the list `v` holds.
+std::optional<TensorFact> FunctionAnalysis::accessedElement(const ListFact& list, const CallExpr* access) {
+  const std::string name = calleeName(access);
   if (name == "front") return list.at(0);
   if (name == "back") return list.positional && !list.elements.empty() ? list.elements.back() : list.anyElement();
-  if (name == "at" && call->getNumArgs() == 1) return list.at(constantIndex(call->getArg(0)));
+  if (name == "at" && access->getNumArgs() == 1) return list.at(constantIndex(access->getArg(0)));
+  if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(access); subscript && subscript->getOperator() == OO_Subscript)
+    return list.at(constantIndex(subscript->getArg(1)));
   return std::nullopt;
 }
 

@@ -91,9 +91,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
     // block(x) through its holder: the user module's forward.
-    if (const auto& module = tu_.classify(call).module; module && module->op.empty())
-      for (const CXXMethodDecl* method : module->impl->methods())
-        if (method->getDeclName().isIdentifier() && method->getName() == "forward") follow(method);
+    if (const auto& module = tu_.classify(call).module; module && module->op.empty()) follow(moduleForward(module->impl));
     addLookup(call);
     // at::autocast::set_enabled(cfg.amp.enabled): the flag chooses the region.
     if (const FunctionDecl* callee = call->getDirectCallee(); isAutocastFunction(callee) && callee->getDeclName().isIdentifier() &&

@@ -95,6 +95,7 @@ class FunctionAnalysis final : public FlowQueries {
   void forgetAliasedModules(const clang::ValueDecl* target, const clang::CXXRecordDecl* impl);
   void convertListElement(const clang::Expr* container, const TensorFact& converted);
   bool followsOwningModule(const clang::Expr* container);
+  std::optional<TensorFact> accessedElement(const ListFact& list, const clang::CallExpr* access);
   bool placeAtCall(Finding& finding);
   bool createdInPlace(const clang::Expr* module);
   void transferTensorMethod(const clang::CXXMemberCallExpr* call, const std::string& name);
@@ -161,7 +162,6 @@ class FunctionAnalysis final : public FlowQueries {
   // Calls the analysis follows into
   std::optional<CallContext> calleeContext(Inherit inherit, std::optional<Note> calledFrom);
   std::optional<CallContext> userCallContext(const clang::CallExpr* call, const clang::FunctionDecl* callee);
-  const clang::FunctionDecl* moduleForward(const clang::CXXRecordDecl* impl);
   bool moduleFromUnknownParameter(const clang::Expr* module);
   void transferModuleCall(const ModuleCall& module, const clang::CallExpr* call);
   const FunctionResult* analyzeModuleCall(const ModuleCall& module, const clang::Expr* at);

@@ -56,10 +56,14 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
   if (isTensorType(type)) {
     state_.tensors[d] = init ? named(evalTensor(init), d) : TensorFact{};
   } else if (holdsTensorElements(type)) {
+    // A user module's own list of submodules follows the module (followsOwningModule)
+    // unless it starts with modules made elsewhere.
     const auto* field = dyn_cast<FieldDecl>(d);
     const bool ownSubmodules = field && moduleListElementClass(type) && isUserModule(dyn_cast<CXXRecordDecl>(field->getParent()));
-    if (!ownSubmodules || (init && !isa<CXXConstructExpr>(ignoreWrappers(init))))
-      state_.lists[d] = init && !ownSubmodules ? evalList(init) : ListFact::unknown();
+    if (!ownSubmodules)
+      state_.lists[d] = init ? evalList(init) : ListFact::unknown();
+    else if (init && !isa<CXXConstructExpr>(ignoreWrappers(init)))
+      state_.lists[d] = ListFact::unknown();
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
   } else if (type->isBooleanType()) {
@@ -141,9 +145,6 @@ void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
   }
 }
 
-// A new module's parameters are Float: a built-in layer's, a Sequential's of
-// such modules, and a user module's unless its constructors make tensor
-// members of another or an unknown dtype (LoRA weights made BFloat16).
 // register_module("fc", torch::nn::Linear(4, 4)), torch::nn::Linear(4, 4): a module made here.
 bool FunctionAnalysis::createdInPlace(const Expr* module) {
   const Expr* e = ignoreWrappers(module);
@@ -152,6 +153,9 @@ bool FunctionAnalysis::createdInPlace(const Expr* module) {
   return createsModule(e) && !(isa<CallExpr>(e) && calleeName(cast<CallExpr>(e)) == "register_module");
 }
 
+// A new module's parameters are Float: a built-in layer's, a Sequential's of
+// such modules, and a user module's unless its constructors make tensor
+// members of another or an unknown dtype (LoRA weights made BFloat16).
 bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const Expr* init) {
   if (!impl) return false;
   if (impl->getName() == "SequentialImpl") {
@@ -870,11 +874,11 @@ void FunctionAnalysis::transfer(const CFGElement& element) {
     size_t& placed = tu_.events().protocolFindingsPlaced;
     const size_t before = protocolFindings.size();
     transferStmt(stmt->getStmt());
-    for (size_t i = std::max(before, placed); i < protocolFindings.size(); ++i)
-      if (placeAtCall(protocolFindings[i])) continue;
-      else if (!ctx_.callChain.empty()) protocolFindings[i].notes.push_back(ctx_.callChain.front());
-    for (size_t i = before; i < std::max(before, placed); ++i)
+    // Those from `placed` on were made here; the others, in a callee, were placed there.
+    for (size_t i = before; i < protocolFindings.size(); ++i) {
+      if (i >= placed && placeAtCall(protocolFindings[i])) continue;
       if (!ctx_.callChain.empty()) protocolFindings[i].notes.push_back(ctx_.callChain.front());
+    }
     placed = protocolFindings.size();
     return;
   }
