@@ -159,12 +159,15 @@ TEST(AnalyzerMessages, OutDtypeMismatchNamesComputedAndDestinationDtypes) {
       << f->message;
 }
 
-TEST(AnalyzerMessages, CacheFindingPointsAtTheCastAndTheRegionExit) {
-  const Finding* f = findingAt(kMessagesCase, lineOf(kMessagesCase, "optimizer.step();  // stale"), "DL107");
+TEST(AnalyzerMessages, CacheFindingSitsAtTheRegionExitAndPointsAtTheCastAndTheStep) {
+  const Finding* f =
+      findingAt(kMessagesCase, lineOf(kMessagesCase, "at::autocast::set_cpu_enabled(false);  // left"), "DL107");
   ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("autocast disabled without at::autocast::clear_cache()"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("the optimizer step on 'optimizer'"), std::string::npos) << f->message;
   ASSERT_EQ(f->notes.size(), 2u);
   EXPECT_EQ(f->notes[0].location.line, lineOf(kMessagesCase, "auto y = net(x);  // cached"));
-  EXPECT_EQ(f->notes[1].location.line, lineOf(kMessagesCase, "at::autocast::set_cpu_enabled(false);  // left"));
+  EXPECT_EQ(f->notes[1].location.line, lineOf(kMessagesCase, "optimizer.step();  // stale"));
 }
 
 TEST(AnalyzerMessages, FindingOnAFlagsPathNamesTheFlagsValue) {
@@ -181,7 +184,7 @@ TEST(AnalyzerMessages, FindingOnAFlagsPathNamesTheFlagsValue) {
   EXPECT_EQ(update->notes.back().message, "assuming 'cfg_.lookahead' is true");
 
   const std::string flow = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/autocast_cache.cpp";
-  const Finding* stale = findingAt(flow, lineOf(flow, "opt->step();  // dtype-lint-expect: DL107"), "DL107");
+  const Finding* stale = findingAt(flow, lineOf(flow, "set_cpu_enabled(false);  // dtype-lint-expect: DL107 (when clear"), "DL107");
   ASSERT_NE(stale, nullptr);
   EXPECT_EQ(stale->notes.back().message, "assuming 'clear' is false");
 }

@@ -256,6 +256,24 @@ TEST(DtypeFlowRules, StepWithAFilledAutocastCacheIsDL107) {
   EXPECT_EQ(out[0].rule->id, "DL107");
   EXPECT_NE(out[0].message.find("still enabled"), std::string::npos);
   EXPECT_EQ(out[0].notes.front().location.line, 8u);
+  EXPECT_EQ(out[0].location.line, 12u);
+}
+
+TEST(DtypeFlowRules, RegionLeftWithoutClearingIsDL107WhereItWasLeft) {
+  OptimizerStepEvent step;
+  step.location = at(12);
+  step.optimizer = "'opt'";
+  step.cacheFilledAt = at(8);
+  step.regionLeftAt = at(9);
+  std::vector<Finding> out;
+  DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, "DL107");
+  EXPECT_EQ(out[0].location.line, 9u);
+  EXPECT_NE(out[0].message.find("the optimizer step on 'opt' makes stale"), std::string::npos) << out[0].message;
+  ASSERT_EQ(out[0].notes.size(), 2u);
+  EXPECT_EQ(out[0].notes[0].location.line, 8u);
+  EXPECT_EQ(out[0].notes[1].location.line, 12u);
 }
 
 // ---- suppressions ----

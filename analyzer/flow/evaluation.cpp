@@ -78,8 +78,14 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     };
     // A field of a local config struct whose dtype the flow follows.
     if (auto fields = state_.structs.find(structBase(member)); fields != state_.structs.end())
-      if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end())
-        return field->second.dtype.isUnknown() ? assumedDtype().value_or(field->second) : field->second;
+      if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end()) {
+        // The path's dtypes, unless they are several and the setting's value is among them.
+        const DtypeSet onPath = field->second.dtype;
+        if (!onPath.single())
+          if (auto assumed = assumedDtype(); assumed && (onPath.isUnknown() || onPath.contains(*assumed->dtype.single())))
+            return assumed;
+        return field->second;
+      }
     if (auto assumed = assumedDtype()) return assumed;
   }
   if (const Expr* fallback = dtypeValued ? tu_.unwrittenFieldDefault(e) : nullptr) return evalDtypeArgument(fallback);

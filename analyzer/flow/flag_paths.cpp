@@ -46,6 +46,46 @@ bool doesWork(const Stmt* branch) {
   return finder.found;
 }
 
+// Whether a branch chooses a dtype: returns one (`if (s == "fp16") return
+// torch::kHalf;`) or assigns one (`dtype = torch::kHalf;`).
+bool choosesDtype(const Stmt* branch) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool found = false;
+    bool VisitReturnStmt(ReturnStmt* r) {
+      found = found || (r->getRetValue() && isScalarTypeType(r->getRetValue()->getType()));
+      return !found;
+    }
+    bool VisitBinaryOperator(BinaryOperator* op) {
+      found = found || (op->isAssignmentOp() && isScalarTypeType(op->getLHS()->getType()));
+      return !found;
+    }
+    bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr* op) {
+      found = found || (op->isAssignmentOp() && op->getNumArgs() == 2 && isScalarTypeType(op->getArg(0)->getType()));
+      return !found;
+    }
+  };
+  if (!branch) return false;
+  Finder finder;
+  finder.TraverseStmt(const_cast<Stmt*>(branch));
+  return finder.found;
+}
+
+// A local computed from a tensor's values (`const bool finite =
+// found_inf.item<float>() == 0.f;`): data of one step, not a setting of the run.
+bool readsTensorData(const Expr* init) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    bool found = false;
+    bool VisitCallExpr(CallExpr* call) {
+      const std::string name = calleeName(call);
+      found = found || name == "item" || name == "equal" || name == "allclose" || name == "is_nonzero";
+      return !found;
+    }
+  };
+  Finder finder;
+  finder.TraverseStmt(const_cast<Expr*>(init));
+  return finder.found;
+}
+
 class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
  public:
   explicit FlagCollector(TranslationUnitAnalysis& tu) : tu_(tu) {}
@@ -72,7 +112,13 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
 
   bool VisitIfStmt(IfStmt* s) {
-    if (doesWork(s->getThen()) || doesWork(s->getElse())) addTests(s->getCond());
+    if (!doesWork(s->getThen()) && !doesWork(s->getElse())) return true;
+    addTests(s->getCond());
+    // A setting that picks the dtype ranks first, as a map of dtypes' key does.
+    if (choosesDtype(s->getThen()) || choosesDtype(s->getElse()))
+      forEachTest(s->getCond(), [&](const Expr* test) {
+        if (const auto tested = settingTest(test)) markChoosesDtype(tested->setting);
+      });
     return true;
   }
   bool VisitSwitchStmt(SwitchStmt* s) {
@@ -81,6 +127,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
       for (const auto& [label, value] : chosen->cases)
         if (value) values.push_back(*value);
       addSetting(chosen->setting, chosen->read, values);
+      if (choosesDtype(s->getBody())) markChoosesDtype(chosen->setting);
     }
     return true;
   }
@@ -137,6 +184,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     // `const bool half = cfg.precision == "fp16";`: the setting decides. An
     // initializer that tests none (`env_flag("USE_AMP", true)`): the flag does.
     if (const Expr* init = tu_.unwrittenLocalInit(flag)) {
+      if (readsTensorData(init)) return;
       bool decides = false;
       forEachTest(init, [&](const Expr* test) { decides |= settingTest(test) || testedFlag(test); });
       if (decides) return addTests(init);
@@ -155,8 +203,11 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
       dtypes |= mapped && isScalarTypeType(mapped->getType());
     }
     addSetting(lookup.setting, lookup.read, keys);
+    if (dtypes) markChoosesDtype(lookup.setting);
+  }
+  void markChoosesDtype(const ValueDecl* setting) {
     for (RuntimeFlag& flag : flags)
-      if (flag.decl == lookup.setting) flag.choosesDtype |= dtypes;
+      if (flag.decl == setting) flag.choosesDtype = true;
   }
   void addSetting(const ValueDecl* setting, const Expr* read, const std::vector<std::string>& values,
                   bool closed = false) {
@@ -224,12 +275,18 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   auto rank = [](const RuntimeFlag& flag) {
     return flag.choosesDtype ? 0 : isa<FieldDecl>(flag.decl) ? 1 : isa<ParmVarDecl>(flag.decl) ? 3 : 2;
   };
+  // A dtype field a parser helper gives its dtypes stands for the parser's
+  // parameter: analyzed per dtype, it holds the parsed one on every path
+  // (the parameter, per name, would still meet the path that parsed nothing).
+  std::set<const ValueDecl*> parsed;
+  for (const RuntimeFlag& flag : collector.flags)
+    if (const auto* parsers = tu.dtypeChoiceParsers(flag.decl)) parsed.insert(parsers->begin(), parsers->end());
   std::vector<bool> kept(collector.flags.size(), false);
   size_t count = 0, product = 1;
   for (int level = 0; level < 4; ++level)
     for (size_t i = 0; i < collector.flags.size(); ++i) {
       const RuntimeFlag& flag = collector.flags[i];
-      if (rank(flag) != level) continue;
+      if (rank(flag) != level || parsed.count(flag.decl)) continue;
       if (count >= tu.limits().maxRuntimeFlags || product * flag.choices() > tu.limits().maxConfigurations) continue;
       kept[i] = true;
       ++count;

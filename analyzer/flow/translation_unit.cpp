@@ -330,14 +330,20 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     noteGuard(d, value, write);
     noteCallable(d, value);
     bool constant = false;
-    if (write && value && !value->isValueDependent() && value->EvaluateAsBooleanCondition(constant, context_) &&
+    if (write && value && !value->isValueDependent() &&
+        (value->EvaluateAsBooleanCondition(constant, context_) || isEnumeratorWrite(d, value)) &&
         writtenByItsOwnCode(d, write))
       stateFlags.insert(d);
   }
+  static bool isEnumeratorWrite(const ValueDecl* d, const Expr* value) {
+    const auto* ref = dyn_cast<DeclRefExpr>(value->IgnoreParenImpCasts());
+    return d->getType()->isEnumeralType() && ref && isa<EnumConstantDecl>(ref->getDecl());
+  }
   // A constant write that makes a flag a state, not a setting: in a method
-  // of the flag's own class (`first_step_ = false`), or under a test of the
-  // flag itself (`if (first) { ...; first = false; }`). A switch parsed into
-  // a config (`cfg.amp = true` in main) is a setting.
+  // of the flag's own class (`first_step_ = false`) or of a class it is nested
+  // in (a scaler's per-optimizer `st.stage = Stage::Unscaled`), or under a
+  // test of the flag itself (`if (first) { ...; first = false; }`). A switch
+  // parsed into a config (`cfg.amp = true` in main) is a setting.
   bool writtenByItsOwnCode(const ValueDecl* d, const Stmt* write) {
     DynTypedNode node = DynTypedNode::create(*write);
     for (int up = 0; up < 64; ++up) {
@@ -346,7 +352,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
       node = parents[0];
       if (const auto* branch = node.get<IfStmt>(); branch && testsFlag(branch->getCond(), d)) return true;
       if (const auto* method = node.get<CXXMethodDecl>())
-        return isa<FieldDecl>(d) && method->getParent() == cast<FieldDecl>(d)->getParent();
+        return isa<FieldDecl>(d) && method->getParent()->Encloses(cast<FieldDecl>(d)->getParent());
       if (node.get<FunctionDecl>()) return false;
     }
     return false;
@@ -507,6 +513,37 @@ const ValueDecl* asWritten(const ValueDecl* d) {
     if (written->getDeclName() == field->getDeclName()) return cast<ValueDecl>(written->getCanonicalDecl());
   return d;
 }
+
+// What a function's return statements return.
+std::vector<const Expr*> returnedValues(const FunctionDecl* fn) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    std::vector<const Expr*> values;
+    bool VisitReturnStmt(ReturnStmt* r) {
+      values.push_back(r->getRetValue());
+      return true;
+    }
+    bool TraverseLambdaExpr(LambdaExpr*) { return true; }  // a lambda's returns are its own
+  };
+  Finder finder;
+  finder.TraverseStmt(fn->getBody());
+  return finder.values;
+}
+
+// A user function returning a dtype that parses its arguments into one: its
+// returns are dtype constants (`if (s == "fp16") return torch::kHalf; ...`).
+const FunctionDecl* dtypeParser(const Expr* value) {
+  const auto* call = dyn_cast<CallExpr>(ignoreConversions(value));
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
+  if (!def || !def->hasBody() || def->getNumParams() == 0 || !isScalarTypeType(def->getReturnType()) ||
+      !isAnalyzable(def))
+    return nullptr;
+  const std::vector<const Expr*> returned = returnedValues(def);
+  const bool parses = !returned.empty() && llvm::all_of(returned, [](const Expr* e) {
+    return e && evaluateScalarTypeConstant(e).has_value();
+  });
+  return parses ? def : nullptr;
+}
 }  // namespace
 
 const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
@@ -525,10 +562,13 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
       std::vector<const Expr*> all = values;
       if (const Expr* init = cast<FieldDecl>(field)->getInClassInitializer()) all.push_back(init);
       // A dtype literal, or a lookup in a map of the program's dtypes (`it->second`): each it holds.
-      std::set<const ValueDecl*> keys;
+      std::set<const ValueDecl*> keys, parsers;
       auto addChoices = [&](const Expr* value) {
         std::vector<const Expr*> named{value};
-        if (const auto lookup = value ? settingLookup(value) : std::nullopt) {
+        if (const FunctionDecl* parser = value ? dtypeParser(value) : nullptr) {
+          named = returnedValues(parser);
+          for (const ParmVarDecl* param : parser->parameters()) parsers.insert(cast<ValueDecl>(param->getCanonicalDecl()));
+        } else if (const auto lookup = value ? settingLookup(value) : std::nullopt) {
           keys.insert(lookup->setting);
           named.clear();
           for (const auto& [key, mapped] : lookup->entries) named.push_back(mapped);
@@ -548,6 +588,7 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
       if (constants.size() <= 1) continue;
       writes_->dtypeChoices[field] = std::move(constants);
       if (!keys.empty()) writes_->dtypeChoiceKeys[field] = std::move(keys);
+      if (!parsers.empty()) writes_->dtypeChoiceParsers[field] = std::move(parsers);
     }
   }
   return *writes_;
@@ -579,6 +620,11 @@ const Expr* TranslationUnitAnalysis::pointerSetOnlyUnder(const ValueDecl* d) {
 const std::vector<ScalarType>* TranslationUnitAnalysis::dtypeChoices(const ValueDecl* d) {
   auto it = writes().dtypeChoices.find(cast<ValueDecl>(d->getCanonicalDecl()));
   return it == writes().dtypeChoices.end() ? nullptr : &it->second;
+}
+
+const std::set<const ValueDecl*>* TranslationUnitAnalysis::dtypeChoiceParsers(const ValueDecl* d) {
+  auto it = writes().dtypeChoiceParsers.find(cast<ValueDecl>(d->getCanonicalDecl()));
+  return it == writes().dtypeChoiceParsers.end() ? nullptr : &it->second;
 }
 
 const std::set<const ValueDecl*>* TranslationUnitAnalysis::dtypeChoiceKeys(const ValueDecl* d) {

@@ -93,6 +93,10 @@ class TranslationUnitAnalysis {
   // (`s.amp_dtype = dtypes.find(name)->second`): where one of them is analyzed
   // per value, the field follows it.
   const std::set<const clang::ValueDecl*>* dtypeChoiceKeys(const clang::ValueDecl* d);
+  // The parameters of the helpers that give such a field its dtypes
+  // (`o.storage = parse_dtype(argv[++i])`, whose if-chain returns only dtype
+  // constants): the field, analyzed per dtype, stands for them.
+  const std::set<const clang::ValueDecl*>* dtypeChoiceParsers(const clang::ValueDecl* d);
   // A condition's value when it is known: a constant, an unwritten config flag.
   std::optional<bool> knownCondition(const clang::Expr* condition);
 
@@ -112,6 +116,7 @@ class TranslationUnitAnalysis {
     std::map<const clang::ValueDecl*, const clang::Expr*> constructorDtypes;  // see constructorDtype
     std::map<const clang::ValueDecl*, std::vector<ScalarType>> dtypeChoices;  // see dtypeChoices
     std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> dtypeChoiceKeys;  // see dtypeChoiceKeys
+    std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> dtypeChoiceParsers;  // see dtypeChoiceParsers
   };
   const Writes& writes();
 

@@ -35,10 +35,10 @@ void train_region_closed_without_clearing(Regressor& model, const torch::Tensor&
     optimizer.zero_grad();
     at::autocast::set_cpu_enabled(true);
     auto prediction = model.forward(x);
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_cpu_enabled(false);  // dtype-lint-expect: DL107
     auto loss = torch::mse_loss(prediction.to(torch::kFloat), y);
     loss.backward();
-    optimizer.step();  // dtype-lint-expect: DL107
+    optimizer.step();
   }
 }
 

@@ -33,10 +33,10 @@ void cleared_on_one_path_only(bool clear) {
   auto opt = std::make_unique<torch::optim::SGD>(fc->parameters(), 0.1);
   at::autocast::set_cpu_enabled(true);
   auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
-  at::autocast::set_cpu_enabled(false);
+  at::autocast::set_cpu_enabled(false);  // dtype-lint-expect: DL107 (when clear is not set; the note says so)
   if (clear) at::autocast::clear_cache();
   loss.backward();
-  opt->step();  // dtype-lint-expect: DL107 (when clear is not set; the note says so)
+  opt->step();
 }
 
 void no_autocast_no_cache() {
@@ -52,7 +52,7 @@ void through_a_pointer() {
   auto opt = std::make_unique<torch::optim::SGD>(fc->parameters(), 0.1);
   at::autocast::set_cpu_enabled(true);
   auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
-  at::autocast::set_cpu_enabled(false);
+  at::autocast::set_cpu_enabled(false);  // dtype-lint-expect: DL107
   loss.backward();
-  opt->step();  // dtype-lint-expect: DL107
+  opt->step();
 }

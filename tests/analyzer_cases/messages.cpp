@@ -33,7 +33,7 @@ void train_with_stale_cache() {
   auto x = torch::randn({2, 4});
   at::autocast::set_cpu_enabled(true);
   auto y = net(x);  // cached
-  at::autocast::set_cpu_enabled(false);  // left
+  at::autocast::set_cpu_enabled(false);  // left  dtype-lint-expect: DL107
   y.to(torch::kFloat).sum().backward();
-  optimizer.step();  // stale dtype-lint-expect: DL107
+  optimizer.step();  // stale
 }

@@ -473,3 +473,95 @@ void trainPureLowPrecisionFromAPredicate(const PureConfig& cfg) {
   model->to(cfg.weights());
   model(torch::randn({4, 8}));  // dtype-lint-expect: DL101
 }
+
+// A helper that maps the name to a dtype with an if-chain decides precision:
+// it is analyzed per value before the scaler's own switches (its options'
+// `enabled`, the per-optimizer stage it writes, a step's finite check), which
+// would otherwise fill the configurations first. The trainer keeps its own
+// copy of the options it was given.
+torch::Dtype parseStorageDtype(const std::string& s) {
+  if (s == "fp16" || s == "half") return torch::kHalf;
+  if (s == "fp32" || s == "float") return torch::kFloat;
+  throw std::invalid_argument("unknown storage dtype " + s);
+}
+
+struct StorageOptions {
+  torch::Dtype storage = torch::kFloat;
+  bool scaling = true;
+};
+
+StorageOptions parseStorageOptions(int argc, char** argv) {
+  StorageOptions o;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--storage")) o.storage = parseStorageDtype(argv[++i]);
+  return o;
+}
+
+struct StagedScalerOptions {
+  bool enabled = true;
+};
+
+namespace staged {
+class GradScaler {
+ public:
+  explicit GradScaler(StagedScalerOptions o) : opts_(o) {}
+  torch::Tensor scale(const torch::Tensor& loss) { return opts_.enabled ? loss * scale_ : loss; }
+  void step(torch::optim::Optimizer& opt) {
+    if (!opts_.enabled) {
+      opt.step();
+      return;
+    }
+    auto& st = states_[&opt];
+    if (st.stage == Stage::Ready) {
+      std::vector<at::Tensor> grads;
+      for (auto& group : opt.param_groups())
+        for (auto& p : group.params()) grads.push_back(p.grad());
+      at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv_scale_);
+      st.stage = Stage::Unscaled;
+    }
+    const bool finite = found_inf_.item<float>() == 0.f;
+    if (finite) opt.step();
+    st.stage = Stage::Stepped;
+  }
+  void update() { states_.clear(); }
+
+ private:
+  enum class Stage { Ready, Unscaled, Stepped };
+  struct OptimizerState {
+    Stage stage = Stage::Ready;
+  };
+  StagedScalerOptions opts_;
+  torch::Tensor scale_ = torch::full({1}, 1024.0);
+  torch::Tensor found_inf_ = torch::zeros({1});
+  torch::Tensor inv_scale_ = torch::ones({1});
+  std::map<torch::optim::Optimizer*, OptimizerState> states_;
+};
+}  // namespace staged
+
+class StorageTrainer {
+ public:
+  explicit StorageTrainer(const StorageOptions& opts)
+      : opts_(opts), model_(8, 1), scaler_(StagedScalerOptions{opts.scaling}) {
+    model_->to(opts_.storage);
+    opt_ = std::make_unique<torch::optim::SGD>(model_->parameters(), 0.1);
+  }
+  void iteration() {
+    opt_->zero_grad();
+    auto loss = model_(torch::randn({4, 8}).to(opts_.storage)).to(torch::kFloat).sum();
+    scaler_.scale(loss).backward();
+    scaler_.step(*opt_);  // dtype-lint-expect: DL202 (with --storage fp16)
+    scaler_.update();
+  }
+
+ private:
+  StorageOptions opts_;
+  torch::nn::Linear model_;
+  std::unique_ptr<torch::optim::SGD> opt_;
+  staged::GradScaler scaler_;
+};
+
+int trainWithStorageFromTheCommandLine(int argc, char** argv) {
+  StorageTrainer trainer(parseStorageOptions(argc, argv));
+  for (int i = 0; i < 3; ++i) trainer.iteration();
+  return 0;
+}

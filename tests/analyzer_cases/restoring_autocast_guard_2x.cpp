@@ -23,7 +23,7 @@ class CpuAutocast {
     at::autocast::set_autocast_enabled(at::kCPU, true);
   }
   ~CpuAutocast() {
-    at::autocast::set_autocast_enabled(at::kCPU, prev_enabled_);
+    at::autocast::set_autocast_enabled(at::kCPU, prev_enabled_);  // dtype-lint-expect: DL107
     at::autocast::set_autocast_dtype(at::kCPU, prev_dtype_);
   }
 
@@ -51,7 +51,7 @@ void stale_weights(torch::nn::Linear& model, torch::optim::SGD& optimizer) {
       loss = model(torch::randn({4, 8})).pow(2).mean();
     }
     loss.to(torch::kFloat).backward();
-    optimizer.step();  // dtype-lint-expect: DL107
+    optimizer.step();
   }
 }
 
