@@ -183,6 +183,13 @@ TEST(AnalyzerMessages, FindingOnAFlagsPathNamesTheFlagsValue) {
   ASSERT_NE(update, nullptr);
   EXPECT_EQ(update->notes.back().message, "assuming 'cfg_.lookahead' is true");
 
+  // An enum setting handed to helpers: one assumption, on the field, names the enumerator.
+  const std::string settings = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/precision_settings.cpp";
+  const Finding* softmax =
+      findingAt(settings, lineOf(settings, "// dtype-lint-expect: DL105 (with Mode::kFp16)"), "DL105");
+  ASSERT_NE(softmax, nullptr);
+  EXPECT_EQ(softmax->notes.back().message, "assuming 'cfg.mode' is Mode::kFp16");
+
   const std::string flow = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/autocast_cache.cpp";
   const Finding* stale = findingAt(flow, lineOf(flow, "set_cpu_enabled(false);  // dtype-lint-expect: DL107 (when clear"), "DL107");
   ASSERT_NE(stale, nullptr);

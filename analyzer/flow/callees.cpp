@@ -52,6 +52,13 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
     const unsigned argIndex = i + firstArg;
     c->args.push_back(argIndex < call->getNumArgs() ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
                                                     : Value{});
+    // A setting passed on (`autocast_dtype(cfg_.precision)`): the parameter holds its assumed value.
+    const ValueDecl* read = argIndex < call->getNumArgs() ? declOf(ignoreConversions(call->getArg(argIndex))) : nullptr;
+    if (const FlagAssumption* assumed = read ? ctx_.assumedSetting(cast<ValueDecl>(read->getCanonicalDecl())) : nullptr) {
+      FlagAssumption passed = *assumed;
+      passed.flag = cast<ValueDecl>(callee->getParamDecl(i)->getCanonicalDecl());
+      c->assumptions.push_back(std::move(passed));
+    }
   }
   // The object a method is called on: `serving.run(x)`, or `serving(x)` (a functor's operator()).
   const Expr* object = nullptr;

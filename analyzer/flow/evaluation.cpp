@@ -36,6 +36,10 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
         if (assumed->value && key == assumed->setting) return evalDtypeArgument(mapped);
       return TensorFact{};
     }
+  // *amp_dtype of a std::optional<ScalarType>: what it holds.
+  if (const auto* deref = dyn_cast<CXXOperatorCallExpr>(e);
+      deref && deref->getOperator() == OO_Star && deref->getNumArgs() == 1 && isScalarTypeType(deref->getArg(0)->getType()))
+    return evalDtypeArgument(deref->getArg(0));
   if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
   // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known; else
   // the dtype both give (`it == dtypes.end() ? kHalf : it->second` where the
@@ -70,9 +74,17 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
   if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued) {
     // A dtype field the program sets to one of a few dtypes: the one this
     // analysis assumes, where the path does not say (`s.amp_dtype = it->second`).
+    // Or the one dtype every write gives it (a default, and a table that holds only it).
     auto assumedDtype = [&]() -> std::optional<TensorFact> {
       const FlagAssumption* assumed = ctx_.assumedSetting(cast<ValueDecl>(member->getMemberDecl()->getCanonicalDecl()));
-      const auto dtype = assumed && assumed->value ? scalarTypeFromName(assumed->setting) : std::nullopt;
+      std::optional<ScalarType> dtype = assumed && assumed->value ? scalarTypeFromName(assumed->setting) : std::nullopt;
+      // Looked up with a setting analyzed per value: the dtype its value's key gives.
+      if (const auto* keyed = tu_.dtypeChoiceKeys(member->getMemberDecl()); keyed && !assumed)
+        for (const auto& [setting, dtypes] : *keyed)
+          if (const FlagAssumption* key = ctx_.assumedSetting(setting); key && key->value)
+            if (auto it = dtypes.find(key->setting); it != dtypes.end()) dtype = it->second;
+      if (const auto* only = tu_.dtypeChoices(member->getMemberDecl()); !assumed && only && only->size() == 1)
+        dtype = only->front();
       if (!dtype) return std::nullopt;
       return TensorFact{DtypeSet(*dtype), Note{loc(e), fmt::format("became {} here", name(*dtype))}};
     };
@@ -529,6 +541,14 @@ TensorFact FunctionAnalysis::evalScaledLoss(const CXXMemberCallExpr* call) {
   return scaled;
 }
 
+// x.scalar_type(), x.dtype(), x.options() of a tensor x.
+static bool readsTensorDtype(const Expr* e) {
+  const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(e));
+  if (!call || !isTensorType(ignoreWrappers(call->getImplicitObjectArgument())->getType())) return false;
+  const std::string name = calleeName(call);
+  return name == "scalar_type" || name == "dtype" || name == "options";
+}
+
 TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
   TensorFact self = evalTensor(ignoreWrappers(call->getImplicitObjectArgument()));
   if (name == "grad" || name == "mutable_grad") {
@@ -543,7 +563,11 @@ TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, con
       if (isTensorType(arg->getType())) return evalTensor(arg);  // x.to(other), x.type_as(other)
       if (auto d = evalDtypeArgument(arg)) {
         if (d->dtype.isUnknown()) return TensorFact{};
-        if (const auto to = d->dtype.single(); to && state_.process.autocast.anyOn())
+        // An upcast to another tensor's dtype (`y.to(x.scalar_type())` after a Float
+        // computation) restores a dtype: it is no attempt to run the next op in Float.
+        // A downcast loses precision whatever chose its dtype.
+        if (const auto to = d->dtype.single();
+            to && state_.process.autocast.anyOn() && !(readsTensorDtype(arg) && !isLowPrecisionFloat(*to)))
           d->castInAutocast = ExplicitCast{self.dtype, *to, loc(call)};
         d->dtypeConstant = writtenDtypeConstant(arg);
         return *d;

@@ -153,13 +153,17 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitMemberExpr(MemberExpr* member) {
     addLookup(member);  // it->second of a map's find()
-    // cfg_.amp_dtype, which the program sets to one of a few dtypes.
-    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()->getCanonicalDecl()))
-      if (const std::vector<ScalarType>* dtypes = tu_.dtypeChoices(field)) {
+    // cfg_.amp_dtype, which the program sets to one of a few dtypes;
+    // cfg_.precision, which it sets to one of a few enumerators.
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()->getCanonicalDecl())) {
+      if (const std::vector<ScalarType>* dtypes = tu_.dtypeChoices(field); dtypes && dtypes->size() > 1) {
         std::vector<std::string> values;
         for (ScalarType dtype : *dtypes) values.emplace_back(name(dtype));
         addSetting(field, member, values, /*closed=*/true);
       }
+      if (const std::vector<std::string>* enumerators = tu_.enumChoices(field))
+        addSetting(field, member, *enumerators, /*closed=*/true);
+    }
     return true;
   }
 
@@ -180,7 +184,7 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (const auto test = settingTest(condition)) return addSetting(test->setting, test->read, {test->value});
     if (const auto membership = settingMembership(condition)) return addLookup(membership->lookup);
     const ValueDecl* flag = testedFlag(condition);
-    if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
+    if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag) || declaredInLoop(flag)) return;
     // `const bool half = cfg.precision == "fp16";`: the setting decides. An
     // initializer that tests none (`env_flag("USE_AMP", true)`): the flag does.
     if (const Expr* init = tu_.unwrittenLocalInit(flag)) {
@@ -278,9 +282,17 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   // A dtype field a parser helper gives its dtypes stands for the parser's
   // parameter: analyzed per dtype, it holds the parsed one on every path
   // (the parameter, per name, would still meet the path that parsed nothing).
+  // And a helper's enum parameter follows the enum field it is called with
+  // (`autocast_dtype(cfg_.precision)`: the call passes the field's assumed value on).
   std::set<const ValueDecl*> parsed;
+  std::set<const Type*> enumSettings;
+  auto enumType = [](const ValueDecl* d) { return d->getType().getNonReferenceType().getCanonicalType().getTypePtr(); };
+  for (const RuntimeFlag& flag : collector.flags) {
+    if (const auto* parsers = tu.choiceParsers(flag.decl)) parsed.insert(parsers->begin(), parsers->end());
+    if (tu.enumChoices(flag.decl)) enumSettings.insert(enumType(flag.decl));
+  }
   for (const RuntimeFlag& flag : collector.flags)
-    if (const auto* parsers = tu.dtypeChoiceParsers(flag.decl)) parsed.insert(parsers->begin(), parsers->end());
+    if (isa<ParmVarDecl>(flag.decl) && enumSettings.count(enumType(flag.decl))) parsed.insert(flag.decl);
   std::vector<bool> kept(collector.flags.size(), false);
   size_t count = 0, product = 1;
   for (int level = 0; level < 4; ++level)

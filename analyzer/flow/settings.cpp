@@ -9,10 +9,6 @@ namespace dtype_lint::analyzer::flow {
 
 using namespace clang;
 
-namespace {
-
-// A value a program names for a setting, as a note spells it: a string
-// literal ("fp16", quoted), or an enumerator (Precision::kHalf).
 std::optional<std::string> namedValue(const Expr* e) {
   e = ignoreConversions(e);
   if (!e) return std::nullopt;
@@ -33,6 +29,8 @@ std::optional<std::string> namedValue(const Expr* e) {
     }
   return std::nullopt;
 }
+
+namespace {
 
 // What reads the setting: `name` in `name ? name : "fp16"` or `name ?: "fp16"`
 // (getenv's result, or its default when unset).
@@ -166,16 +164,31 @@ std::optional<SettingLookup> lookupOf(const Expr* map, const Expr* key) {
   return SettingLookup{setting, withoutDefault(key), std::move(entries)};
 }
 
-// The lookup whose result the iterator `e` holds: `auto it = dtypes.find(name)`.
-std::optional<SettingLookup> foundBy(const Expr* e) {
+// The find() whose result the iterator `e` holds: `auto it = dtypes.find(name)`.
+const CXXMemberCallExpr* findOf(const Expr* e) {
   const Expr* base = e->IgnoreImplicit();
   if (const auto* arrow = dyn_cast<CXXOperatorCallExpr>(base); arrow && arrow->getOperator() == OO_Arrow)
     base = arrow->getArg(0);
   const auto* it = dyn_cast_or_null<VarDecl>(declOf(base->IgnoreParenImpCasts()));
-  if (!it || !it->getInit()) return std::nullopt;
+  if (!it || !it->getInit()) return nullptr;
   const auto* find = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(it->getInit()));
-  if (!find || find->getNumArgs() != 1 || calleeName(find) != "find") return std::nullopt;
+  return find && find->getNumArgs() == 1 && calleeName(find) == "find" ? find : nullptr;
+}
+
+// The lookup whose result the iterator `e` holds, with a setting as the key.
+std::optional<SettingLookup> foundBy(const Expr* e) {
+  const CXXMemberCallExpr* find = findOf(e);
+  if (!find) return std::nullopt;
   return lookupOf(find->getImplicitObjectArgument(), find->getArg(0));
+}
+
+// `it->second` of an iterator a find() gave: the map it found in.
+const Expr* iteratorMap(const Expr* e) {
+  const auto* member = dyn_cast_or_null<MemberExpr>(ignoreWrappers(e));
+  if (!member || !member->getMemberDecl()->getDeclName().isIdentifier() || member->getMemberDecl()->getName() != "second")
+    return nullptr;
+  const CXXMemberCallExpr* find = findOf(member->getBase());
+  return find ? find->getImplicitObjectArgument() : nullptr;
 }
 
 bool isEndCall(const Expr* e) {
@@ -200,7 +213,8 @@ std::optional<SettingSwitch> settingSwitch(const SwitchStmt* s) {
 
 std::vector<std::pair<std::string, const Expr*>> lookedUpEntries(const Expr* e) {
   const auto lookup = mapLookup(e);
-  const VarDecl* var = lookup ? mapVariable(lookup->first) : nullptr;
+  const Expr* map = lookup ? lookup->first : iteratorMap(e);
+  const VarDecl* var = map ? mapVariable(map) : nullptr;
   return var && var->getInit() ? mapEntries(var->getInit()) : std::vector<std::pair<std::string, const Expr*>>{};
 }
 

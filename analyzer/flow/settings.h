@@ -17,6 +17,10 @@ namespace dtype_lint::analyzer::flow {
 // `cfg.precision == "fp16"`, `"bf16" != name`, `mode == Mode::kHalf`,
 // `strcmp(s, "fp16") == 0`, `!strcmp(s, "fp16")`: the setting read, the value
 // named, and whether the test holds when the setting has that value.
+// A value a program names for a setting, as a note spells it: a string
+// literal ("fp16", quoted), or an enumerator (Precision::kHalf).
+std::optional<std::string> namedValue(const clang::Expr* e);
+
 struct SettingTest {
   const clang::ValueDecl* setting;  // canonical
   const clang::Expr* read;          // where the test reads it

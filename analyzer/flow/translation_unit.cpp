@@ -207,6 +207,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::set<const ValueDecl*> registered;  // tensors given to or taken from register_parameter/register_buffer
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeInitializers;  // dtype fields by constructor initializers
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeWrites;  // every value a dtype field is given
+  std::map<const ValueDecl*, std::vector<const Expr*>> enumWrites;  // every value an enum field is given
   std::set<const ValueDecl*> assignedOutsideConstructors;
 
  private:
@@ -325,6 +326,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     d = cast<ValueDecl>(d->getCanonicalDecl());
     written.insert(d);
     if (isa<FieldDecl>(d) && isScalarTypeType(d->getType())) dtypeWrites[d].push_back(value);
+    if (isa<FieldDecl>(d) && d->getType()->isEnumeralType()) enumWrites[d].push_back(value);
     if (const auto* call = value ? dyn_cast<CallExpr>(ignoreConversions(value)) : nullptr; call && isRegistration(call))
       registered.insert(d);
     noteGuard(d, value, write);
@@ -529,20 +531,26 @@ std::vector<const Expr*> returnedValues(const FunctionDecl* fn) {
   return finder.values;
 }
 
-// A user function returning a dtype that parses its arguments into one: its
-// returns are dtype constants (`if (s == "fp16") return torch::kHalf; ...`).
-const FunctionDecl* dtypeParser(const Expr* value) {
+// A user function that parses its arguments into one of a few constants: its
+// returns are all dtype constants (`if (s == "fp16") return torch::kHalf;`)
+// or all enumerators (`return Precision::kBF16;`).
+const FunctionDecl* constantParser(const Expr* value) {
   const auto* call = dyn_cast<CallExpr>(ignoreConversions(value));
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
   const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
-  if (!def || !def->hasBody() || def->getNumParams() == 0 || !isScalarTypeType(def->getReturnType()) ||
-      !isAnalyzable(def))
-    return nullptr;
+  if (!def || !def->hasBody() || def->getNumParams() == 0 || !isAnalyzable(def)) return nullptr;
+  const bool dtypes = isScalarTypeType(def->getReturnType());
+  if (!dtypes && !def->getReturnType()->isEnumeralType()) return nullptr;
   const std::vector<const Expr*> returned = returnedValues(def);
-  const bool parses = !returned.empty() && llvm::all_of(returned, [](const Expr* e) {
-    return e && evaluateScalarTypeConstant(e).has_value();
+  const bool parses = !returned.empty() && llvm::all_of(returned, [&](const Expr* e) {
+    return e && (dtypes ? evaluateScalarTypeConstant(e).has_value() : namedValue(e).has_value());
   });
   return parses ? def : nullptr;
+}
+
+// The parameters of a parser: the field it fills stands for them.
+void addParameters(const FunctionDecl* parser, std::set<const ValueDecl*>& into) {
+  for (const ParmVarDecl* param : parser->parameters()) into.insert(cast<ValueDecl>(param->getCanonicalDecl()));
 }
 }  // namespace
 
@@ -562,16 +570,20 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
       std::vector<const Expr*> all = values;
       if (const Expr* init = cast<FieldDecl>(field)->getInClassInitializer()) all.push_back(init);
       // A dtype literal, or a lookup in a map of the program's dtypes (`it->second`): each it holds.
-      std::set<const ValueDecl*> keys, parsers;
+      KeyedDtypes keys;
+      std::set<const ValueDecl*> parsers;
       auto addChoices = [&](const Expr* value) {
         std::vector<const Expr*> named{value};
-        if (const FunctionDecl* parser = value ? dtypeParser(value) : nullptr) {
+        if (const FunctionDecl* parser = value ? constantParser(value) : nullptr) {
           named = returnedValues(parser);
-          for (const ParmVarDecl* param : parser->parameters()) parsers.insert(cast<ValueDecl>(param->getCanonicalDecl()));
+          addParameters(parser, parsers);
         } else if (const auto lookup = value ? settingLookup(value) : std::nullopt) {
-          keys.insert(lookup->setting);
           named.clear();
-          for (const auto& [key, mapped] : lookup->entries) named.push_back(mapped);
+          for (const auto& [key, mapped] : lookup->entries) {
+            named.push_back(mapped);
+            if (const auto constant = mapped ? evaluateScalarTypeConstant(mapped) : std::nullopt)
+              keys[lookup->setting][key] = *constant;
+          }
         } else if (const auto entries = value ? lookedUpEntries(value) : decltype(lookedUpEntries(value)){}; !entries.empty()) {
           // Looked up with a key that is no setting (`dtypes.at(argv[i + 1])`): any of the map's dtypes.
           named.clear();
@@ -584,11 +596,34 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
         }
         return true;
       };
-      if (!llvm::all_of(all, addChoices)) constants.clear();
-      if (constants.size() <= 1) continue;
+      if (!llvm::all_of(all, addChoices) || constants.empty()) continue;
       writes_->dtypeChoices[field] = std::move(constants);
       if (!keys.empty()) writes_->dtypeChoiceKeys[field] = std::move(keys);
-      if (!parsers.empty()) writes_->dtypeChoiceParsers[field] = std::move(parsers);
+      if (!parsers.empty()) writes_->choiceParsers[field] = std::move(parsers);
+    }
+    // An enum field given only enumerators, by its initializer or a parser:
+    // a setting whose values are those enumerators.
+    for (const auto& [field, values] : collector.enumWrites) {
+      std::vector<std::string> named;
+      std::set<const ValueDecl*> parsers;
+      std::vector<const Expr*> all = values;
+      if (const Expr* init = cast<FieldDecl>(field)->getInClassInitializer()) all.push_back(init);
+      auto addChoices = [&](const Expr* value) {
+        std::vector<const Expr*> returned{value};
+        if (const FunctionDecl* parser = value ? constantParser(value) : nullptr) {
+          returned = returnedValues(parser);
+          addParameters(parser, parsers);
+        }
+        for (const Expr* e : returned) {
+          const auto name = e ? namedValue(e) : std::nullopt;
+          if (!name) return false;
+          if (std::find(named.begin(), named.end(), *name) == named.end()) named.push_back(*name);
+        }
+        return true;
+      };
+      if (!llvm::all_of(all, addChoices) || named.size() <= 1) continue;
+      writes_->enumChoices[field] = std::move(named);
+      if (!parsers.empty()) writes_->choiceParsers[field] = std::move(parsers);
     }
   }
   return *writes_;
@@ -622,12 +657,17 @@ const std::vector<ScalarType>* TranslationUnitAnalysis::dtypeChoices(const Value
   return it == writes().dtypeChoices.end() ? nullptr : &it->second;
 }
 
-const std::set<const ValueDecl*>* TranslationUnitAnalysis::dtypeChoiceParsers(const ValueDecl* d) {
-  auto it = writes().dtypeChoiceParsers.find(cast<ValueDecl>(d->getCanonicalDecl()));
-  return it == writes().dtypeChoiceParsers.end() ? nullptr : &it->second;
+const std::set<const ValueDecl*>* TranslationUnitAnalysis::choiceParsers(const ValueDecl* d) {
+  auto it = writes().choiceParsers.find(cast<ValueDecl>(d->getCanonicalDecl()));
+  return it == writes().choiceParsers.end() ? nullptr : &it->second;
 }
 
-const std::set<const ValueDecl*>* TranslationUnitAnalysis::dtypeChoiceKeys(const ValueDecl* d) {
+const std::vector<std::string>* TranslationUnitAnalysis::enumChoices(const ValueDecl* d) {
+  auto it = writes().enumChoices.find(asWritten(d));
+  return it == writes().enumChoices.end() ? nullptr : &it->second;
+}
+
+const TranslationUnitAnalysis::KeyedDtypes* TranslationUnitAnalysis::dtypeChoiceKeys(const ValueDecl* d) {
   auto it = writes().dtypeChoiceKeys.find(cast<ValueDecl>(d->getCanonicalDecl()));
   return it == writes().dtypeChoiceKeys.end() ? nullptr : &it->second;
 }

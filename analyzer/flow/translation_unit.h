@@ -84,19 +84,24 @@ class TranslationUnitAnalysis {
   // A dtype member that only one constructor's member initializer gives a
   // value (`dtype_(kDtypes.at(cfg.precision))`): that initializer.
   const clang::Expr* constructorDtype(const clang::Expr* e);
-  // A dtype field that code gives only dtype constants, two or more
+  // A dtype field that code gives only dtype constants
   // (`torch::Dtype amp_dtype = kBFloat16;`, `cfg.amp_dtype = kHalf` when a
   // flag says so, `cfg.amp_dtype = it->second` of a map of dtypes): those
-  // dtypes, a setting. Null otherwise.
+  // dtypes, a setting when two or more, the field's dtype when one. Null otherwise.
   const std::vector<ScalarType>* dtypeChoices(const clang::ValueDecl* d);
   // The settings whose map lookups give such a field some of its dtypes
-  // (`s.amp_dtype = dtypes.find(name)->second`): where one of them is analyzed
-  // per value, the field follows it.
-  const std::set<const clang::ValueDecl*>* dtypeChoiceKeys(const clang::ValueDecl* d);
-  // The parameters of the helpers that give such a field its dtypes
-  // (`o.storage = parse_dtype(argv[++i])`, whose if-chain returns only dtype
-  // constants): the field, analyzed per dtype, stands for them.
-  const std::set<const clang::ValueDecl*>* dtypeChoiceParsers(const clang::ValueDecl* d);
+  // (`s.amp_dtype = dtypes.find(name)->second`), with the dtype each key
+  // gives: where one of them is analyzed per value, the field follows it.
+  using KeyedDtypes = std::map<const clang::ValueDecl*, std::map<std::string, ScalarType>>;
+  const KeyedDtypes* dtypeChoiceKeys(const clang::ValueDecl* d);
+  // An enum field that code gives only enumerators, two or more, directly or
+  // through a parser (`cfg.precision = parse_precision(s)`): their names, a
+  // setting. Null otherwise.
+  const std::vector<std::string>* enumChoices(const clang::ValueDecl* d);
+  // The parameters of the parsers that give such a field (dtype or enum) its
+  // values (`o.storage = parse_dtype(argv[++i])`, whose if-chain returns only
+  // constants): the field, analyzed per value, stands for them.
+  const std::set<const clang::ValueDecl*>* choiceParsers(const clang::ValueDecl* d);
   // A condition's value when it is known: a constant, an unwritten config flag.
   std::optional<bool> knownCondition(const clang::Expr* condition);
 
@@ -115,8 +120,9 @@ class TranslationUnitAnalysis {
     std::set<const clang::ValueDecl*> registered;
     std::map<const clang::ValueDecl*, const clang::Expr*> constructorDtypes;  // see constructorDtype
     std::map<const clang::ValueDecl*, std::vector<ScalarType>> dtypeChoices;  // see dtypeChoices
-    std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> dtypeChoiceKeys;  // see dtypeChoiceKeys
-    std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> dtypeChoiceParsers;  // see dtypeChoiceParsers
+    std::map<const clang::ValueDecl*, KeyedDtypes> dtypeChoiceKeys;  // see dtypeChoiceKeys
+    std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> choiceParsers;  // see choiceParsers
+    std::map<const clang::ValueDecl*, std::vector<std::string>> enumChoices;  // see enumChoices
   };
   const Writes& writes();
 

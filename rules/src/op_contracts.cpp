@@ -62,7 +62,9 @@ constexpr std::string_view kPrecisionSensitive[] = {
     "softmax", "log_softmax", "layer_norm", "group_norm", "sum", "mean", "exp", "pow", "norm", "logsumexp",
     "cumsum", "cumprod", "prod", "var", "std", "mse_loss", "cross_entropy", "cross_entropy_loss", "nll_loss",
     "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "frobenius_norm", "linalg_vector_norm"};
+    "binary_cross_entropy_with_logits", "frobenius_norm", "linalg_vector_norm", "ctc_loss", "nll_loss2d",
+    "poisson_nll_loss", "soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss", "margin_ranking_loss",
+    "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss"};
 
 constexpr std::string_view kComputedInInputDtype[] = {"add", "sub", "mul", "div", "addcmul", "addcdiv", "lerp"};
 

@@ -63,3 +63,18 @@ struct ScoresImpl : torch::nn::Module {
   torch::nn::Linear q{nullptr};
 };
 TORCH_MODULE(Scores);
+
+// A norm computed in Float and cast back to its input's dtype restores that
+// dtype: no attempt to run the next matmul in Float. A target cast down to a
+// prediction's dtype before a loss autocast runs in Float still loses precision.
+torch::Tensor rmsNormThenProject(const torch::Tensor& x, const torch::Tensor& w, torch::nn::Linear& proj) {
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  auto scaled = (x * torch::rsqrt(x.pow(2).mean(-1, true) + 1e-6)).to(torch::kBFloat16);
+  auto normed = (scaled * 2.0).to(x.scalar_type());
+  auto out = proj(torch::matmul(normed, w));
+  auto loss = torch::mse_loss(out, w.sum().expand_as(out).to(out.scalar_type()));  // dtype-lint-expect: DL104
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  return loss;
+}

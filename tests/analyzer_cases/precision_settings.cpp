@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 
 const std::map<std::string, torch::Dtype> kDtypes = {
@@ -564,4 +565,110 @@ int trainWithStorageFromTheCommandLine(int argc, char** argv) {
   StorageTrainer trainer(parseStorageOptions(argc, argv));
   for (int i = 0; i < 3; ++i) trainer.iteration();
   return 0;
+}
+
+// An enum setting parsed from a name and handed to helpers: the field is
+// analyzed per enumerator, and each helper's parameter holds the value the
+// field was given (not a setting of its own that could disagree with it).
+enum class Mode { kFp32, kFp16, kBf16 };
+
+Mode parseMode(const std::string& s) {
+  if (s == "fp16") return Mode::kFp16;
+  if (s == "bf16") return Mode::kBf16;
+  return Mode::kFp32;
+}
+
+torch::ScalarType autocastDtypeOf(Mode m) { return m == Mode::kBf16 ? torch::kBFloat16 : torch::kHalf; }
+
+const char* modeName(Mode m) {
+  switch (m) {
+    case Mode::kFp32: return "fp32";
+    case Mode::kFp16: return "fp16";
+    case Mode::kBf16: return "bf16";
+  }
+  return "?";
+}
+
+struct ModeConfig {
+  Mode mode = Mode::kFp32;
+};
+
+void evaluateUnderMode(const ModeConfig& cfg, torch::nn::Linear& model) {
+  std::cout << modeName(cfg.mode) << "\n";
+  torch::Tensor logits;
+  {
+    at::autocast::set_enabled(cfg.mode != Mode::kFp32);
+    at::autocast::set_autocast_gpu_dtype(autocastDtypeOf(cfg.mode));
+    logits = model(torch::randn({4, 8}, torch::kCUDA));
+    at::autocast::set_enabled(false);
+    at::autocast::clear_cache();
+  }
+  auto probs = torch::softmax(logits, 1);  // dtype-lint-expect: DL105 (with Mode::kFp16)
+  auto safe = torch::softmax(logits, 1, torch::kFloat);
+}
+
+int evaluateWithModeFromTheCommandLine(int argc, char** argv) {
+  ModeConfig cfg;
+  if (argc > 1) cfg.mode = parseMode(argv[1]);
+  torch::nn::Linear model(8, 2);
+  evaluateUnderMode(cfg, model);
+  return 0;
+}
+
+// A dtype field every write gives the same dtype: its default, and a table
+// (returned by a function) that only holds that dtype, looked up with a value
+// read from a parsed file. The field is BFloat16 wherever it is read.
+const std::map<std::string, torch::ScalarType>& lowPrecisionTable() {
+  static const std::map<std::string, torch::ScalarType> table = {{"bfloat16", torch::kBFloat16},
+                                                                 {"bf16", torch::kBFloat16}};
+  return table;
+}
+
+struct FileConfig {
+  bool amp = true;
+  torch::ScalarType amp_dtype = torch::kBFloat16;
+};
+
+FileConfig configFromPairs(std::map<std::string, std::string> pairs) {
+  FileConfig cfg;
+  if (pairs.count("amp")) cfg.amp = pairs["amp"] == "true";
+  if (pairs.count("amp_dtype")) {
+    auto it = lowPrecisionTable().find(pairs["amp_dtype"]);
+    if (it == lowPrecisionTable().end()) throw std::invalid_argument("unsupported amp_dtype");
+    cfg.amp_dtype = it->second;
+  }
+  return cfg;
+}
+
+void encoderUnderAutocastHeadOutside(const FileConfig& cfg, torch::nn::Linear& encoder, torch::nn::Linear& head) {
+  torch::Tensor pooled;
+  at::autocast::set_autocast_gpu_dtype(cfg.amp_dtype);
+  at::autocast::set_enabled(cfg.amp);
+  pooled = encoder(torch::randn({4, 8}, torch::kCUDA));
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+  head(pooled);  // dtype-lint-expect: DL101 (with amp true)
+}
+
+int trainWithConfigFromAFile(std::map<std::string, std::string> pairs) {
+  const FileConfig cfg = configFromPairs(std::move(pairs));
+  torch::nn::Linear encoder(8, 8), head(8, 2);
+  encoderUnderAutocastHeadOutside(cfg, encoder, head);
+  return 0;
+}
+
+// A dtype held in a std::optional and read with `*`.
+void autocastToTheOptionalDtype(std::optional<torch::ScalarType> dtype, torch::nn::Linear& model) {
+  if (!dtype) return;
+  at::autocast::set_autocast_gpu_dtype(*dtype);
+  at::autocast::set_enabled(true);
+  auto logits = model(torch::randn({4, 8}, torch::kCUDA));
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+  torch::softmax(logits, 1);  // dtype-lint-expect: DL105
+}
+
+void trainWithAnOptionalHalf() {
+  torch::nn::Linear model(8, 2);
+  autocastToTheOptionalDtype(torch::kHalf, model);
 }

@@ -68,3 +68,14 @@ void loss_and_norm_modules() {
   auto ok = criterion(pred.to(torch::kFloat), torch::zeros({4, 1}));
   ok.backward();
 }
+
+// Every loss, not only the common ones: CTC over Half log-probabilities.
+void ctc_loss_in_half(const torch::Tensor& targets, const torch::Tensor& input_lengths,
+                      const torch::Tensor& target_lengths) {
+  auto logits = torch::randn({50, 4, 20}, torch::kHalf);
+  auto log_probs = torch::log_softmax(logits, 2);  // dtype-lint-expect: DL105
+  auto loss = torch::ctc_loss(log_probs, targets, input_lengths, target_lengths);  // dtype-lint-expect: DL105
+  loss.backward();  // dtype-lint-expect: DL106
+  auto upcast = torch::ctc_loss(log_probs.to(torch::kFloat), targets, input_lengths, target_lengths);
+  upcast.backward();
+}
