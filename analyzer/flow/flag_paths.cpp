@@ -279,26 +279,26 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   auto rank = [](const RuntimeFlag& flag) {
     return flag.choosesDtype ? 0 : isa<FieldDecl>(flag.decl) ? 1 : isa<ParmVarDecl>(flag.decl) ? 3 : 2;
   };
-  // A dtype field a parser helper gives its dtypes stands for the parser's
-  // parameter: analyzed per dtype, it holds the parsed one on every path
-  // (the parameter, per name, would still meet the path that parsed nothing).
-  // And a helper's enum parameter follows the enum field it is called with
-  // (`autocast_dtype(cfg_.precision)`: the call passes the field's assumed value on).
-  std::set<const ValueDecl*> parsed;
+  // Flags another flag stands for: a parser helper's parameter, where the
+  // dtype or enum field it fills is a flag (analyzed per value, the field holds
+  // the parsed one on every path; the parameter, per name, would still meet the
+  // path that parsed nothing), and a helper's enum parameter, which holds the
+  // value of the enum field it is called with (`autocast_dtype(cfg_.precision)`).
+  std::set<const ValueDecl*> followers;
   std::set<const Type*> enumSettings;
   auto enumType = [](const ValueDecl* d) { return d->getType().getNonReferenceType().getCanonicalType().getTypePtr(); };
   for (const RuntimeFlag& flag : collector.flags) {
-    if (const auto* parsers = tu.choiceParsers(flag.decl)) parsed.insert(parsers->begin(), parsers->end());
+    if (const auto* parsers = tu.choiceParsers(flag.decl)) followers.insert(parsers->begin(), parsers->end());
     if (tu.enumChoices(flag.decl)) enumSettings.insert(enumType(flag.decl));
   }
   for (const RuntimeFlag& flag : collector.flags)
-    if (isa<ParmVarDecl>(flag.decl) && enumSettings.count(enumType(flag.decl))) parsed.insert(flag.decl);
+    if (isa<ParmVarDecl>(flag.decl) && enumSettings.count(enumType(flag.decl))) followers.insert(flag.decl);
   std::vector<bool> kept(collector.flags.size(), false);
   size_t count = 0, product = 1;
   for (int level = 0; level < 4; ++level)
     for (size_t i = 0; i < collector.flags.size(); ++i) {
       const RuntimeFlag& flag = collector.flags[i];
-      if (rank(flag) != level || parsed.count(flag.decl)) continue;
+      if (rank(flag) != level || followers.count(flag.decl)) continue;
       if (count >= tu.limits().maxRuntimeFlags || product * flag.choices() > tu.limits().maxConfigurations) continue;
       kept[i] = true;
       ++count;
