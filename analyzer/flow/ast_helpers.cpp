@@ -4,6 +4,7 @@
 
 #include "llvm/Support/Path.h"
 
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
 #include "torch_api.h"
 
@@ -244,6 +245,22 @@ const ValueDecl* testedFlag(const Expr* condition) {
   if (const auto* member = dyn_cast<MemberExpr>(condition))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) return field->getCanonicalDecl();
   return nullptr;
+}
+
+bool containsStmt(const Stmt* root, llvm::function_ref<bool(const Stmt*)> test) {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    llvm::function_ref<bool(const Stmt*)> test;
+    bool found = false;
+    bool VisitStmt(Stmt* s) {
+      found = test(s);
+      return !found;
+    }
+  };
+  if (!root) return false;
+  Finder finder;
+  finder.test = test;
+  finder.TraverseStmt(const_cast<Stmt*>(root));
+  return finder.found;
 }
 
 void forEachTest(const Expr* condition, llvm::function_ref<void(const Expr*)> visit) {

@@ -76,6 +76,9 @@ const clang::ValueDecl* declOf(const clang::Expr* e);
 // The bool variable, parameter or field a condition reads as a whole
 // (`cfg.use_amp`, `half`), canonical; null for anything else.
 const clang::ValueDecl* testedFlag(const clang::Expr* condition);
+// Whether `root` or a statement or expression under it satisfies `test`
+// (false for a null root). Stops at the first that does.
+bool containsStmt(const clang::Stmt* root, llvm::function_ref<bool(const clang::Stmt*)> test);
 // The tests a condition combines with !, && and || (`!cfg.amp || half`: `cfg.amp`, `half`).
 void forEachTest(const clang::Expr* condition, llvm::function_ref<void(const clang::Expr*)> visit);
 // Each field of the record an initializer list builds, with the initializer

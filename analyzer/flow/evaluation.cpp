@@ -12,6 +12,14 @@ namespace dtype_lint::analyzer::flow {
 
 using namespace clang;
 
+// x.scalar_type(), x.dtype(), x.options() of a tensor x.
+static bool readsTensorDtype(const Expr* e) {
+  const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(e));
+  if (!call || !isTensorType(ignoreWrappers(call->getImplicitObjectArgument())->getType())) return false;
+  const std::string name = calleeName(call);
+  return name == "scalar_type" || name == "dtype" || name == "options";
+}
+
 std::optional<SourceLocation> FunctionAnalysis::writtenDtypeConstant(const Expr* argument) {
   const Expr* e = ignoreConversions(argument);
   if (!isa<DeclRefExpr>(e) || !evaluateScalarTypeConstant(e)) return std::nullopt;
@@ -113,8 +121,7 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
     // x.dtype(), x.scalar_type(), x.options()
-    if (isTensorType(object->getType()) && (name == "dtype" || name == "scalar_type" || name == "options"))
-      return evalTensor(object);
+    if (readsTensorDtype(member)) return evalTensor(object);
     // TensorOptions().dtype(kHalf).device(...): the innermost dtype() wins.
     if (isTensorOptionsType(object->getType()) || isTensorOptionsType(call->getType())) {
       if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));
@@ -539,14 +546,6 @@ TensorFact FunctionAnalysis::evalScaledLoss(const CXXMemberCallExpr* call) {
   scaled.scaledAt = loc(call);
   scaled.manualScaling.reset();
   return scaled;
-}
-
-// x.scalar_type(), x.dtype(), x.options() of a tensor x.
-static bool readsTensorDtype(const Expr* e) {
-  const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(ignoreWrappers(e));
-  if (!call || !isTensorType(ignoreWrappers(call->getImplicitObjectArgument())->getType())) return false;
-  const std::string name = calleeName(call);
-  return name == "scalar_type" || name == "dtype" || name == "options";
 }
 
 TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {

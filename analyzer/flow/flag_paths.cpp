@@ -24,66 +24,37 @@ namespace {
 // Whether a branch does work beyond printing: calls something outside std,
 // or leaves early (`if (!active) return;` skips what follows).
 bool doesWork(const Stmt* branch) {
-  struct Finder : RecursiveASTVisitor<Finder> {
-    bool found = false;
-    bool VisitStmt(Stmt* s) {
-      found = found || isa<ReturnStmt, BreakStmt, ContinueStmt, CXXThrowExpr>(s);
-      return !found;
-    }
-    bool VisitCallExpr(CallExpr* call) {
+  return containsStmt(branch, [](const Stmt* s) {
+    if (isa<ReturnStmt, BreakStmt, ContinueStmt, CXXThrowExpr>(s)) return true;
+    if (const auto* call = dyn_cast<CallExpr>(s)) {
       const FunctionDecl* callee = call->getDirectCallee();
-      found = found || !callee || !(callee->isInStdNamespace() || callee->getOverloadedOperator() == OO_LessLess);
-      return !found;
+      return !callee || !(callee->isInStdNamespace() || callee->getOverloadedOperator() == OO_LessLess);
     }
-    bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
-      found = found || !construct->getConstructor()->isInStdNamespace();
-      return !found;
-    }
-  };
-  if (!branch) return false;
-  Finder finder;
-  finder.TraverseStmt(const_cast<Stmt*>(branch));
-  return finder.found;
+    if (const auto* construct = dyn_cast<CXXConstructExpr>(s)) return !construct->getConstructor()->isInStdNamespace();
+    return false;
+  });
 }
 
 // Whether a branch chooses a dtype: returns one (`if (s == "fp16") return
 // torch::kHalf;`) or assigns one (`dtype = torch::kHalf;`).
 bool choosesDtype(const Stmt* branch) {
-  struct Finder : RecursiveASTVisitor<Finder> {
-    bool found = false;
-    bool VisitReturnStmt(ReturnStmt* r) {
-      found = found || (r->getRetValue() && isScalarTypeType(r->getRetValue()->getType()));
-      return !found;
-    }
-    bool VisitBinaryOperator(BinaryOperator* op) {
-      found = found || (op->isAssignmentOp() && isScalarTypeType(op->getLHS()->getType()));
-      return !found;
-    }
-    bool VisitCXXOperatorCallExpr(CXXOperatorCallExpr* op) {
-      found = found || (op->isAssignmentOp() && op->getNumArgs() == 2 && isScalarTypeType(op->getArg(0)->getType()));
-      return !found;
-    }
-  };
-  if (!branch) return false;
-  Finder finder;
-  finder.TraverseStmt(const_cast<Stmt*>(branch));
-  return finder.found;
+  return containsStmt(branch, [](const Stmt* s) {
+    if (const auto* r = dyn_cast<ReturnStmt>(s)) return r->getRetValue() && isScalarTypeType(r->getRetValue()->getType());
+    if (const auto* op = dyn_cast<BinaryOperator>(s)) return op->isAssignmentOp() && isScalarTypeType(op->getLHS()->getType());
+    if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s))
+      return op->isAssignmentOp() && op->getNumArgs() == 2 && isScalarTypeType(op->getArg(0)->getType());
+    return false;
+  });
 }
 
 // A local computed from a tensor's values (`const bool finite =
 // found_inf.item<float>() == 0.f;`): data of one step, not a setting of the run.
 bool readsTensorData(const Expr* init) {
-  struct Finder : RecursiveASTVisitor<Finder> {
-    bool found = false;
-    bool VisitCallExpr(CallExpr* call) {
-      const std::string name = calleeName(call);
-      found = found || name == "item" || name == "equal" || name == "allclose" || name == "is_nonzero";
-      return !found;
-    }
-  };
-  Finder finder;
-  finder.TraverseStmt(const_cast<Expr*>(init));
-  return finder.found;
+  return containsStmt(init, [](const Stmt* s) {
+    const auto* call = dyn_cast<CallExpr>(s);
+    const std::string name = call ? calleeName(call) : "";
+    return name == "item" || name == "equal" || name == "allclose" || name == "is_nonzero";
+  });
 }
 
 class FlagCollector : public RecursiveASTVisitor<FlagCollector> {

@@ -6,7 +6,6 @@
 #include <deque>
 
 #include "clang/AST/ParentMapContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "flow/ast_helpers.h"
 #include "flow/settings.h"
 #include "torch_api.h"
@@ -108,17 +107,11 @@ const CXXTryStmt* FunctionAnalysis::enclosingTry(const Stmt* s) {
 // Whether s runs only on one side of an if (or ?:) whose condition reads a
 // member of `this`: an object's code guarded by its own bookkeeping.
 bool FunctionAnalysis::underTestOfOwnMembers(const Stmt* s) {
-  struct ReadsOwnMember : RecursiveASTVisitor<ReadsOwnMember> {
-    bool found = false;
-    bool VisitMemberExpr(MemberExpr* member) {
-      found = found || isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts());
-      return !found;
-    }
-  };
   auto readsOwnMember = [](const Expr* condition) {
-    ReadsOwnMember visitor;
-    visitor.TraverseStmt(const_cast<Expr*>(condition));
-    return visitor.found;
+    return containsStmt(condition, [](const Stmt* s) {
+      const auto* member = dyn_cast<MemberExpr>(s);
+      return member && isa<CXXThisExpr>(member->getBase()->IgnoreParenImpCasts());
+    });
   };
   ASTContext& context = tu_.context();
   while (s && s != fn_->getBody()) {
