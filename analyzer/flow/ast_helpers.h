@@ -74,7 +74,8 @@ const clang::ValueDecl* referencedVariable(const clang::Expr* e);
 // The variable or field an expression names (no looking through conversions).
 const clang::ValueDecl* declOf(const clang::Expr* e);
 // The bool variable, parameter or field a condition reads as a whole
-// (`cfg.use_amp`, `half`), canonical; null for anything else.
+// (`cfg.use_amp`, `half`), canonical, or whether the run has a GPU
+// (`torch::cuda::is_available()`, `device.is_cuda()`: one flag); null for anything else.
 const clang::ValueDecl* testedFlag(const clang::Expr* condition);
 // Whether `root` or a statement or expression under it satisfies `test`
 // (false for a null root). Stops at the first that does.

@@ -402,3 +402,40 @@ void process_wide_autocast_from_environment() {
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
 }
+
+// Autocast only where the run has a GPU (`use_amp && device.is_cuda()`): the
+// machine is a setting of the run too.
+void autocast_where_there_is_a_gpu(int argc, char** argv) {
+  const RunConfig cfg = parse(argc, argv);
+  const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  const bool amp = cfg.use_amp && device.is_cuda();
+  torch::nn::Linear net(4, 4);
+  torch::optim::SGD opt(net->parameters(), 0.1);
+  at::autocast::set_enabled(amp);
+  for (int step = 0; step < 10; ++step) {
+    opt.zero_grad();
+    net(torch::randn({4, 4}, device)).to(torch::kFloat).sum().backward();
+    opt.step();  // dtype-lint-expect: DL107 (with CUDA and use_amp true)
+  }
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+}
+
+// Clean: `torch::cuda::is_available()` and `device.is_cuda()` are one flag,
+// so no configuration enables the region on a GPU and leaves it on a CPU.
+void gpu_region_left_before_each_step() {
+  const torch::Device device = torch::cuda::is_available() ? torch::kCUDA : torch::kCPU;
+  torch::nn::Linear net(4, 4);
+  torch::optim::SGD opt(net->parameters(), 0.1);
+  if (device.is_cuda()) at::autocast::set_enabled(true);
+  for (int step = 0; step < 10; ++step) {
+    opt.zero_grad();
+    net(torch::randn({4, 4}, device)).to(torch::kFloat).sum().backward();
+    if (torch::cuda::is_available()) {
+      at::autocast::set_enabled(false);
+      at::autocast::clear_cache();
+    }
+    opt.step();
+    if (device.is_cuda()) at::autocast::set_enabled(true);
+  }
+}
