@@ -226,6 +226,32 @@ bool isAnnotation(const FunctionDecl* fn) {
 }
 
 namespace {
+
+const NamedDecl* lookupIn(const DeclContext* scope, StringRef name) {
+  if (!scope) return nullptr;
+  const auto found = scope->lookup(&cast<Decl>(scope)->getASTContext().Idents.get(name));
+  return found.empty() ? nullptr : found.front();
+}
+
+}  // namespace
+
+// One declaration, so that a configuration of the runtime flags never pairs
+// a CUDA device with a machine that has none.
+const ValueDecl* cudaAvailability(const CallExpr* call) {
+  const FunctionDecl* callee = call->getDirectCallee();
+  if (!callee || !callee->getDeclName().isIdentifier()) return nullptr;
+  if (callee->getName() == "is_available" && hasQualifiedName(callee, "torch::cuda::is_available"))
+    return callee->getCanonicalDecl();
+  if (callee->getName() != "is_cuda" || !isa<CXXMemberCallExpr>(call)) return nullptr;
+  const DeclContext* torch = dyn_cast_or_null<NamespaceDecl>(
+      lookupIn(callee->getASTContext().getTranslationUnitDecl(), "torch"));
+  const DeclContext* cuda = dyn_cast_or_null<NamespaceDecl>(lookupIn(torch, "cuda"));
+  if (const auto* available = dyn_cast_or_null<FunctionDecl>(lookupIn(cuda, "is_available")))
+    return available->getCanonicalDecl();
+  return callee->getCanonicalDecl();
+}
+
+namespace {
 template <typename Predicate>
 bool callsAny(const Stmt* s, const Predicate& matches) {
   if (!s) return false;

@@ -58,6 +58,10 @@ std::string atenOpName(const clang::FunctionDecl* fn);
 bool isAutocastFunction(const clang::FunctionDecl* fn);
 // dtype_lint::annotate::<name> (include/dtype_lint/annotate.h)
 bool isAnnotation(const clang::FunctionDecl* fn);
+// `torch::cuda::is_available()`, `device.is_cuda()`, `x.is_cuda()`: whether
+// the run has a GPU, as one declaration for all of them (torch::cuda::is_available
+// where the unit declares it); null for any other call.
+const clang::ValueDecl* cudaAvailability(const clang::CallExpr* call);
 // A method of a hand-written scaler whose body announces the tensor it
 // returns as a scaled loss (dtype_lint::annotate::scale).
 bool announcesScale(const clang::FunctionDecl* method);

@@ -237,34 +237,6 @@ const ValueDecl* declOf(const Expr* e) {
   return nullptr;
 }
 
-namespace {
-
-const NamedDecl* lookupIn(const DeclContext* scope, StringRef name) {
-  if (!scope) return nullptr;
-  const auto found = scope->lookup(&cast<Decl>(scope)->getASTContext().Idents.get(name));
-  return found.empty() ? nullptr : found.front();
-}
-
-// `torch::cuda::is_available()`, `device.is_cuda()`, `x.is_cuda()`: whether
-// the run has a GPU. One flag for all of them, so that a configuration does
-// not pair a CUDA device with a machine that has none: the declaration of
-// torch::cuda::is_available where the unit has it.
-const ValueDecl* cudaFlag(const CallExpr* call) {
-  const FunctionDecl* callee = call->getDirectCallee();
-  if (!callee || !callee->getDeclName().isIdentifier()) return nullptr;
-  if (callee->getName() == "is_available" && callee->getQualifiedNameAsString() == "torch::cuda::is_available")
-    return callee->getCanonicalDecl();
-  if (callee->getName() != "is_cuda" || !isa<CXXMemberCallExpr>(call)) return nullptr;
-  const DeclContext* torch = dyn_cast_or_null<NamespaceDecl>(
-      lookupIn(callee->getASTContext().getTranslationUnitDecl(), "torch"));
-  const DeclContext* cuda = dyn_cast_or_null<NamespaceDecl>(lookupIn(torch, "cuda"));
-  if (const auto* available = dyn_cast_or_null<FunctionDecl>(lookupIn(cuda, "is_available")))
-    return available->getCanonicalDecl();
-  return callee->getCanonicalDecl();
-}
-
-}  // namespace
-
 const ValueDecl* testedFlag(const Expr* condition) {
   condition = condition->IgnoreParenImpCasts();
   if (!condition->getType()->isBooleanType()) return nullptr;
@@ -272,7 +244,7 @@ const ValueDecl* testedFlag(const Expr* condition) {
     if (const auto* var = dyn_cast<VarDecl>(ref->getDecl())) return var->getCanonicalDecl();
   if (const auto* member = dyn_cast<MemberExpr>(condition))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) return field->getCanonicalDecl();
-  if (const auto* call = dyn_cast<CallExpr>(condition)) return cudaFlag(call);
+  if (const auto* call = dyn_cast<CallExpr>(condition)) return cudaAvailability(call);
   return nullptr;
 }
 
