@@ -28,5 +28,6 @@ measure() {  # name, command...
   done
 }
 
-[ -x "$build/bench/bench_op_cost" ] && measure cxx "$build/bench/bench_op_cost"
+cmake --build "$build" --target bench_op_cost >/dev/null
+measure cxx "$build/bench/bench_op_cost"
 [ -x "$python" ] && measure python "$python" "$here/op_cost.py"

@@ -12,6 +12,7 @@ tool=${DTYPE_LINT:-build/analyzer/dtype-lint}
 rounds=${ROUNDS:-5}
 steps=${STEPS:-200}
 step="$build/bench/bench_train_step"
+cmake --build "$build" --target bench_train_step >/dev/null
 plain=() without=() hooked=()
 for _ in $(seq "$rounds"); do
   plain+=("$("$step" "$steps")")

@@ -52,34 +52,34 @@ get_filename_component(DTYPE_LINT_TORCH_CPU_LIBRARY "${DTYPE_LINT_TORCH_CPU_LIBR
 message(STATUS "dtype-lint: LibTorch ${DTYPE_LINT_TORCH_VERSION} (${DTYPE_LINT_TORCH_CPU_LIBRARY}), "
                "C++${DTYPE_LINT_TORCH_CXX_STANDARD}")
 
-# One precompiled <torch/torch.h> per build flavor, shared by every LibTorch
-# target of that flavor: a TU then compiles in about a third of the time.
+# Build flavors of LibTorch targets:
 #   debug           -O0 -g  (what the runtime tests point at by line)
 #   relwithdebinfo  -O2 -g  (CMake's RelWithDebInfo, how training programs are built)
 #   release         -O2     (no debug info: findings point at functions)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_debug -O0 -g)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_relwithdebinfo -O2 -g)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_release -O2 -g0)
-set(DTYPE_LINT_TORCH_FLAVORS debug)
-if(DTYPE_LINT_OPTIMIZED_BUILDS)
-  list(APPEND DTYPE_LINT_TORCH_FLAVORS relwithdebinfo release)
-endif()
-foreach(flavor ${DTYPE_LINT_TORCH_FLAVORS})
-  set(anchor dtype_lint_torch_pch_${flavor})
-  add_library(${anchor} OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch_anchor.cpp)
-  target_precompile_headers(${anchor} PRIVATE <torch/torch.h>)
-  target_link_libraries(${anchor} PRIVATE dtype_lint::torch)
-  target_include_directories(${anchor} PRIVATE ${CMAKE_SOURCE_DIR}/include)
-  target_compile_options(${anchor} PRIVATE ${DTYPE_LINT_TORCH_FLAVOR_OPTIONS_${flavor}} -w)
-  set_target_properties(${anchor} PROPERTIES CXX_STANDARD ${DTYPE_LINT_TORCH_CXX_STANDARD} EXCLUDE_FROM_ALL ON)
-endforeach()
 
-# A target compiled against LibTorch in one flavor, with the flavor's shared
-# precompiled header (same options as its anchor, or gcc would not use it).
+# One precompiled <torch/torch.h> for the debug flavor, shared by every debug
+# LibTorch target: a TU then compiles in about a third of the time. The few
+# optimized TUs compile without one: at -O2 the optimizer, not the headers,
+# takes most of a TU's time, and their own header would cost more than it saves.
+add_library(dtype_lint_torch_pch_debug OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch_anchor.cpp)
+target_precompile_headers(dtype_lint_torch_pch_debug PRIVATE <torch/torch.h>)
+target_link_libraries(dtype_lint_torch_pch_debug PRIVATE dtype_lint::torch)
+target_include_directories(dtype_lint_torch_pch_debug PRIVATE ${CMAKE_SOURCE_DIR}/include)
+target_compile_options(dtype_lint_torch_pch_debug PRIVATE ${DTYPE_LINT_TORCH_FLAVOR_OPTIONS_debug} -w)
+set_target_properties(dtype_lint_torch_pch_debug PROPERTIES CXX_STANDARD ${DTYPE_LINT_TORCH_CXX_STANDARD}
+                      EXCLUDE_FROM_ALL ON)
+
+# A target compiled against LibTorch in one flavor (debug ones with the shared
+# precompiled header: same options as its anchor, or gcc would not use it).
 function(dtype_lint_torch_target target flavor)
   target_link_libraries(${target} PRIVATE dtype_lint::torch)
   target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/include)
   target_compile_options(${target} PRIVATE ${DTYPE_LINT_TORCH_FLAVOR_OPTIONS_${flavor}} -w)
-  target_precompile_headers(${target} REUSE_FROM dtype_lint_torch_pch_${flavor})
+  if(flavor STREQUAL "debug")
+    target_precompile_headers(${target} REUSE_FROM dtype_lint_torch_pch_debug)
+  endif()
   set_target_properties(${target} PROPERTIES CXX_STANDARD ${DTYPE_LINT_TORCH_CXX_STANDARD})
 endfunction()

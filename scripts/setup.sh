@@ -43,8 +43,8 @@ if ! cmp -s scripts/tool-requirements.txt .venv/tool-requirements.txt; then
   cp scripts/tool-requirements.txt .venv/tool-requirements.txt
 fi
 
-# The optimized builds of the samples (and their three precompiled headers,
-# ~2 GB) are built and tested against one LibTorch: build-torch2/'s.
+# The optimized builds of some samples are built and tested against one
+# LibTorch: build-torch2/'s.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDTYPE_LINT_SATELLITE_BUILDS="build-torch2;build-asan;build-tsan" \
   -DDTYPE_LINT_OPTIMIZED_BUILDS=OFF
 cmake --build build -j "$(nproc)"

@@ -140,7 +140,7 @@ std::string sampleName(const ::testing::TestParamInfo<std::string>& info) { retu
 
 INSTANTIATE_TEST_SUITE_P(Samples, RuntimeCorpus, ::testing::ValuesIn(sampleSources()), sampleName);
 
-#ifdef DTYPE_LINT_OPTIMIZED_BUILDS
+#ifdef DTYPE_LINT_OPTIMIZED_SAMPLES
 // The buggy samples built as training programs are built keep every finding:
 // RelWithDebInfo on the marked lines (through inlined frames); without debug
 // info (Release, -g0) at the function, stripped at the offsets, in the binary,
@@ -149,9 +149,12 @@ const char* const kOptimizedFlavors[] = {"relwithdebinfo", "release", "stripped"
 
 std::vector<std::tuple<std::string, std::string>> optimizedSamples() {
   std::vector<std::tuple<std::string, std::string>> out;
-  for (const std::string& source : sampleSources())
-    if (fs::path(source).stem().string().ends_with("buggy"))
+  const std::string built = "," DTYPE_LINT_OPTIMIZED_SAMPLES ",";
+  for (const std::string& source : sampleSources()) {
+    const fs::path path(source);
+    if (path.stem() == "buggy" && built.find("," + path.parent_path().filename().string() + ",") != std::string::npos)
       for (const char* flavor : kOptimizedFlavors) out.emplace_back(source, flavor);
+  }
   return out;
 }
 
@@ -638,7 +641,7 @@ TEST(RuntimeHooks, DeferredCountsInFlightAtExitAreReportedAtTheirSite) {
   }
 }
 
-#ifdef DTYPE_LINT_OPTIMIZED_BUILDS
+#ifdef DTYPE_LINT_OPTIMIZED_SAMPLES
 TEST(RuntimeHooks, AnOptimizedBuildKeepsItsFindingsAndLines) {
   const CommandResult run = runProgramExpectingItsMarkers("custom_backward_out", "_optimized");
   EXPECT_EQ(run.out, "backward failed\nmm failed\n") << run.err;
