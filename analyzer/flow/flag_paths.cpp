@@ -65,12 +65,8 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   void collect(const FunctionDecl* root) {
     std::deque<std::pair<const FunctionDecl*, int>> queue{{root, 0}};
     visited_.insert(root);
-    // A method starts from what its class's constructors make of the members
-    // (a model built in the precision a setting chooses): their settings decide too.
-    if (const auto* method = dyn_cast<CXXMethodDecl>(root); method && !isa<CXXConstructorDecl>(method) && !method->isStatic())
-      for (const CXXConstructorDecl* ctor : method->getParent()->ctors())
-        if (const FunctionDecl* def = ctor->getDefinition(); def && isAnalyzable(def) && visited_.insert(def).second)
-          queue.emplace_back(def, 1);
+    for (const FunctionDecl* ctor : constructorsBehind(root))
+      if (visited_.insert(ctor).second) queue.emplace_back(ctor, 1);
     while (!queue.empty()) {
       auto [fn, depth] = queue.front();
       queue.pop_front();
@@ -143,7 +139,18 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
  private:
   void follow(const FunctionDecl* callee) {
     const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
-    if (def && isAnalyzable(def)) callees_.push_back(def);
+    if (!def || !isAnalyzable(def)) return;
+    callees_.push_back(def);
+    for (const FunctionDecl* ctor : constructorsBehind(def)) callees_.push_back(ctor);
+  }
+  // A method starts from what its class's constructors make of the members
+  // (a model built in the precision a setting chooses): their settings decide too.
+  static std::vector<const FunctionDecl*> constructorsBehind(const FunctionDecl* fn) {
+    std::vector<const FunctionDecl*> out;
+    if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && !isa<CXXConstructorDecl>(method) && !method->isStatic())
+      for (const CXXConstructorDecl* ctor : method->getParent()->ctors())
+        if (const FunctionDecl* def = ctor->getDefinition(); def && isAnalyzable(def)) out.push_back(def);
+    return out;
   }
 
   // The flags a condition combines with !, && and ||. A state its own code

@@ -272,8 +272,28 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   void add(const Expr* target, const Expr* value, const Stmt* write) {
     if (const ValueDecl* d = declOf(target->IgnoreParenImpCasts()); d && isa<FieldDecl, VarDecl>(d)) {
       note(d, value, write);
-      assignedOutsideConstructors.insert(cast<ValueDecl>(d->getCanonicalDecl()));
+      const auto* canonical = cast<ValueDecl>(d->getCanonicalDecl());
+      // `enc_dtype_ = cfg.half ? kHalf : kFloat;` as a statement of a
+      // constructor's body: as good as a member initializer.
+      if (value && isa<FieldDecl>(d) && isScalarTypeType(d->getType()) && isConstructorStatement(write))
+        dtypeInitializers[canonical].push_back(value);
+      else
+        assignedOutsideConstructors.insert(canonical);
     }
+  }
+  // Whether a statement is one of a constructor body's own, run by every construction.
+  bool isConstructorStatement(const Stmt* s) {
+    DynTypedNode node = DynTypedNode::create(*s);
+    for (int up = 0; up < 2; ++up) {
+      const auto parents = context_.getParents(node);
+      if (parents.size() != 1) return false;
+      node = parents[0];
+      if (node.get<ExprWithCleanups>()) continue;
+      if (!node.get<CompoundStmt>()) return false;
+      const auto owners = context_.getParents(node);
+      return owners.size() == 1 && owners[0].get<CXXConstructorDecl>();
+    }
+    return false;
   }
   // The flag test of the `if` whose then-branch holds a write, when it is one.
   const Expr* enclosingFlagTest(const Stmt* write) {

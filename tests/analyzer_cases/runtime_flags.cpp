@@ -439,3 +439,55 @@ void gpu_region_left_before_each_step() {
     if (device.is_cuda()) at::autocast::set_enabled(true);
   }
 }
+
+// A dtype member chosen in the constructor's body by a flag
+// (`enc_dtype_ = cfg.half_inputs ? kHalf : kFloat;`): read in forward, it is
+// the dtype the flag's value on this path chooses.
+class TwoStageClassifier : public torch::nn::Module {
+ public:
+  explicit TwoStageClassifier(const RunConfig& cfg) {
+    encoder_ = register_module("encoder", torch::nn::Linear(cfg.features, cfg.features));
+    head_ = register_module("head", torch::nn::Linear(cfg.features, 2));
+    enc_dtype_ = cfg.half_inputs ? torch::kHalf : torch::kFloat;
+    if (cfg.half_inputs) encoder_->to(torch::kHalf);
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const torch::Tensor features = encoder_(x.to(enc_dtype_));
+    return head_(features);  // dtype-lint-expect: DL101 (with half_inputs true)
+  }
+
+ private:
+  torch::ScalarType enc_dtype_ = torch::kFloat;
+  torch::nn::Linear encoder_{nullptr}, head_{nullptr};
+};
+
+void classify_in_two_stages(int argc, char** argv) {
+  const RunConfig cfg = parse(argc, argv);
+  auto model = std::make_shared<TwoStageClassifier>(cfg);
+  model->forward(torch::randn({2, cfg.features}));
+}
+
+// Clean: the same choice, with the features brought back to Float before the head.
+class TwoStageClassifierUpcast : public torch::nn::Module {
+ public:
+  explicit TwoStageClassifierUpcast(const RunConfig& cfg) {
+    encoder_ = register_module("encoder", torch::nn::Linear(cfg.features, cfg.features));
+    head_ = register_module("head", torch::nn::Linear(cfg.features, 2));
+    enc_dtype_ = cfg.half_inputs ? torch::kHalf : torch::kFloat;
+    if (cfg.half_inputs) encoder_->to(torch::kHalf);
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    const torch::Tensor features = encoder_(x.to(enc_dtype_));
+    return head_(features.to(torch::kFloat));
+  }
+
+ private:
+  torch::ScalarType enc_dtype_ = torch::kFloat;
+  torch::nn::Linear encoder_{nullptr}, head_{nullptr};
+};
+
+void classify_in_two_stages_upcast(int argc, char** argv) {
+  const RunConfig cfg = parse(argc, argv);
+  auto model = std::make_shared<TwoStageClassifierUpcast>(cfg);
+  model->forward(torch::randn({2, cfg.features}));
+}
