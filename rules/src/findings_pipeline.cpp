@@ -4,6 +4,7 @@
 #include <cctype>
 #include <regex>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "dtype_lint/suppression.h"
@@ -128,6 +129,18 @@ std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const F
       out.push_back(std::move(f));
     }
   }
+  // A mismatch in a custom backward is DL103 where a caller ran the forward
+  // under autocast; the same op analyzed without that caller (DL101) is the
+  // same mismatch explained less.
+  std::set<std::tuple<std::string, unsigned, unsigned>> backwardMismatches;
+  for (const Finding& f : out)
+    if (f.rule->id == "DL103") backwardMismatches.insert({f.location.file, f.location.line, f.location.column});
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const Finding& f) {
+                             return f.rule->id == "DL101" && backwardMismatches.count(
+                                                                 {f.location.file, f.location.line, f.location.column});
+                           }),
+            out.end());
   std::stable_sort(out.begin(), out.end(), locationOrder);
   return out;
 }

@@ -99,7 +99,8 @@ constexpr std::string_view kBoolResult[] = {"eq", "ne", "lt", "le", "gt", "ge", 
                                "logical_and", "logical_or", "isclose"};
 constexpr std::string_view kLongResult[] = {"argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted"};
 constexpr std::string_view kPromoting[] = {"add", "sub", "mul", "div", "maximum", "minimum", "where", "cat", "stack",
-                              "addcmul", "addcdiv", "lerp", "hypot", "atan2", "fmod", "remainder",
+                              "addcmul", "addcdiv", "lerp", "hypot", "atan2", "fmod", "remainder", "outer", "ger",
+                              "kron", "cross", "linalg_cross", "copysign", "logaddexp", "logaddexp2", "fmax", "fmin",
     "linalg_solve", "linalg_solve_triangular", "cholesky_solve"};
 
 }  // namespace

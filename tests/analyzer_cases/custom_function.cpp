@@ -78,3 +78,28 @@ void evaluate_without_grad() {
   torch::NoGradGuard no_grad;
   auto y = FloatGradFn::apply(torch::randn({2, 4}, torch::kHalf), torch::randn({4, 4}));
 }
+
+// A backward that makes the mismatch itself (dequantized BFloat16 weights, a
+// Float gradient): on its own it is a mixed matmul, and with the forward run
+// under autocast it is DL103. One finding, the one that says why.
+struct DequantMatmulFn : torch::autograd::Function<DequantMatmulFn> {
+  static torch::Tensor forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor qweight) {
+    ctx->save_for_backward({qweight});
+    return x.matmul(qweight.to(torch::kBFloat16).t());
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto w = ctx->get_saved_variables()[0].to(torch::kBFloat16);
+    auto g = grad_outputs[0].to(torch::kFloat);
+    auto grad_x = g.matmul(w);  // dtype-lint-expect: DL103
+    return {grad_x, torch::Tensor()};
+  }
+};
+
+void dequantized_under_autocast() {
+  auto x = torch::randn({4, 8}, torch::requires_grad());
+  auto q = torch::randint(-127, 127, {16, 8}).to(torch::kChar);
+  at::autocast::set_cpu_enabled(true);
+  auto y = DequantMatmulFn::apply(x, q);
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}

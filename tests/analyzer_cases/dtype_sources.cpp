@@ -145,3 +145,20 @@ void finetune_typed() {
   half.scores(features);
   full.scores(features);
 }
+
+// A Gaussian blur kernel built from an outer product keeps its Float dtype
+// through a helper; Half images convolved with it mismatch.
+torch::Tensor gaussian_kernel(int64_t size, double sigma) {
+  auto ax = torch::arange(size, torch::TensorOptions().dtype(torch::kFloat)) - (size - 1) / 2.0;
+  auto g = torch::exp(-(ax * ax) / (2.0 * sigma * sigma));
+  auto k2 = torch::outer(g, g);
+  k2 = k2 / k2.sum();
+  return k2.expand({3, 1, size, size}).contiguous();
+}
+
+void blur_half_images(const torch::Tensor& pixels) {
+  auto blur = gaussian_kernel(5, 1.0);
+  auto x = pixels.to(torch::kHalf).div(127.5).sub(1.0);
+  auto blurred = torch::conv2d(x, blur, {}, 1, 2, 1, 3);  // dtype-lint-expect: DL101
+  auto matched = torch::conv2d(x, blur.to(torch::kHalf), {}, 1, 2, 1, 3);
+}

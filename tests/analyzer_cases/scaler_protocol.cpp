@@ -527,3 +527,47 @@ struct NamedOptimizersTrainer {
   std::map<std::string, std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   GradScaler scaler_;
 };
+
+void update_inside_the_accumulation_step(int accum) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 8; ++it) {
+    scaler.scale(loss_of(model) / accum).backward();
+    if ((it + 1) % accum == 0) {
+      scaler.step(opt);
+      scaler.update();
+      opt.zero_grad();
+    }
+  }
+}
+
+// Either branch records an inf check: update() is right on both paths.
+void unscale_on_one_branch_step_on_both(bool clip) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 8; ++it) {
+    scaler.scale(loss_of(model)).backward();
+    if (clip) {
+      scaler.unscale_(opt);
+      torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    }
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+// A generator and a discriminator stepped through one scaler in a loop over
+// their optimizers, then one update().
+void gan_optimizers_stepped_in_a_loop() {
+  torch::nn::Linear generator(8, 1), discriminator(8, 1);
+  torch::optim::Adam g_opt(generator->parameters(), 1e-4), d_opt(discriminator->parameters(), 1e-4);
+  GradScaler scaler;
+  std::vector<torch::optim::Optimizer*> optimizers{&g_opt, &d_opt};
+  for (int it = 0; it < 8; ++it) {
+    scaler.scale(loss_of(generator) + loss_of(discriminator)).backward();
+    for (torch::optim::Optimizer* o : optimizers) scaler.step(*o);
+    scaler.update();
+  }
+}
