@@ -340,6 +340,26 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   return tu_.knownCondition(condition);
 }
 
+namespace {
+// A range-for over a container (of optimizers, of parameter groups) runs at
+// least once as far as the scaler protocol goes: where the loop is left from
+// its header, the protocol is the one its iterations left. Its zero-trip path
+// would make `for (auto* o : optimizers) scaler.step(*o); scaler.update();`
+// an update() with no step on some path.
+std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
+                                              const std::vector<FlowState>& out) {
+  const auto* loop = dyn_cast_or_null<CXXForRangeStmt>(header->getTerminatorStmt());
+  if (!loop || header->succ_size() != 2 || header->succ_begin()[1].getReachableBlock() != exit) return std::nullopt;
+  FlowState iterations;
+  for (const CFGBlock::AdjacentBlock& pred : header->preds())
+    if (pred.isReachable() && pred->getLoopTarget() == loop) iterations.join(out[pred->getBlockID()]);
+  if (!iterations.reached) return std::nullopt;
+  FlowState edge = out[header->getBlockID()];
+  edge.process.protocol = iterations.process.protocol;
+  return edge;
+}
+}  // namespace
+
 FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState& entry,
                                           const std::vector<FlowState>& out) {
   FlowState in = block == &cfg_.getEntry() ? entry : FlowState{};
@@ -349,7 +369,10 @@ FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState
     // An exception no handler catches leaves the function: the caller's code after the call never runs.
     const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
                           isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
-    if (pred.isReachable() && !uncaught && edgeFeasible(pred, block, out[pred->getBlockID()]))
+    if (!pred.isReachable() || uncaught || !edgeFeasible(pred, block, out[pred->getBlockID()])) continue;
+    if (auto iterated = leftAfterAnIteration(pred, block, out))
+      in.join(*iterated);
+    else
       in.join(out[pred->getBlockID()]);
   }
   return in;

@@ -56,7 +56,7 @@ void ScalerProtocol::parametersBecame(const ObjectRef& optimizer, DtypeSet param
 void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
   // Whether a step happened since the last update is unknown there, as for a scaler not seen before.
   for (const auto& [id, facts] : other.scalers_) {
-    ScalerFacts adopted{facts.name, true, true, std::nullopt};
+    ScalerFacts adopted{facts.name, true, false, std::nullopt};
     adopted.mayBeDisabled = facts.mayBeDisabled;  // how it was made still holds
     scalers_.try_emplace(id, std::move(adopted));
   }
@@ -86,7 +86,7 @@ PairFacts& ScalerProtocol::pair(uintptr_t scaler, uintptr_t optimizer) {
 
 ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
   forgotten_.erase(scaler.id);  // every caller makes a transition
-  return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, true, std::nullopt}).first->second;
+  return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, false, std::nullopt}).first->second;
 }
 
 bool isCallOrderFinding(const Finding& finding) {
@@ -179,6 +179,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
     out.push_back(std::move(f));
   }
   checkParameterDtype(scaler, optimizer, at, out);
+  if (auto known = scalers_.find(scaler.id); known != scalers_.end()) known->second.mayHaveNoInfCheck = false;
   p.stages = kUnscaled;
   p.unscaledAt = at;
   p.updateSkippedAt.reset();
@@ -244,11 +245,13 @@ void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectR
 void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
   ScalerFacts& facts = scalerFacts(scaler);
   facts.mayHaveStepped = true;
-  facts.mayNotHaveStepped = false;
+  facts.mayHaveNoInfCheck = false;
 }
 
 void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler) {
-  scalerFacts(scaler).mayHaveCheckedUnidentified = true;
+  ScalerFacts& facts = scalerFacts(scaler);
+  facts.mayHaveCheckedUnidentified = true;
+  facts.mayHaveNoInfCheck = false;
   // The gradients it may have unscaled (`for (auto* o : optimizers) scaler.unscale_(*o);`) may hold either.
   for (auto& [id, facts] : optimizers_)
     if ((facts.grads & kScaledGrads) && (!facts.scaledBy || facts.scaledBy == scaler.id)) facts.grads |= kUnscaledGrads;
@@ -265,12 +268,11 @@ void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const Ob
 void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   // An unknown scaler may have stepped: nothing to report about it. An
   // unscale_() records inf checks as step() does: update() after one, with
-  // the optimizer stepped directly (DL208), raises nothing.
+  // the optimizer stepped directly (DL208), raises nothing. One path without
+  // either is enough: an update() outside the `if` that steps every N-th
+  // micro-batch raises on the first one that does not.
   ScalerFacts& facts = scalerFacts(scaler);
-  const bool unscaled = std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
-    return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
-  });
-  if (!facts.mayHaveStepped && !unscaled) {
+  if (facts.mayHaveNoInfCheck) {
     Finding f = makeFinding(
         "DL210",
         fmt::format("{}.update() with no step() since {}: PyTorch raises 'No inf checks were recorded prior to "
@@ -295,7 +297,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     out.push_back(std::move(f));
   }
   facts.mayHaveStepped = false;
-  facts.mayNotHaveStepped = true;
+  facts.mayHaveNoInfCheck = true;
   facts.lastUpdateAt = at;
   for (auto& [key, p] : pairs_)
     if (key.first == scaler.id) p = PairFacts{};
@@ -443,7 +445,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     auto [it, inserted] = scalers_.try_emplace(id, theirs);
     if (inserted) continue;
     it->second.mayHaveStepped |= theirs.mayHaveStepped;
-    it->second.mayNotHaveStepped |= theirs.mayNotHaveStepped;
+    it->second.mayHaveNoInfCheck |= theirs.mayHaveNoInfCheck;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
     it->second.mayBeDisabled |= theirs.mayBeDisabled;
@@ -504,7 +506,7 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{}{};", id, s.mayHaveStepped, s.mayNotHaveStepped, s.lastUpdateAt.has_value(),
+    k += fmt::format("s{:x}:{}{}{}{}{};", id, s.mayHaveStepped, s.mayHaveNoInfCheck, s.lastUpdateAt.has_value(),
                      s.mayHaveCheckedUnidentified, s.mayBeDisabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());

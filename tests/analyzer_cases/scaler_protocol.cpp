@@ -528,6 +528,40 @@ struct NamedOptimizersTrainer {
   GradScaler scaler_;
 };
 
+// update() outside the `if` that steps every N-th micro-batch: the first
+// micro-batch that does not step reaches update() with no inf check.
+void update_outside_the_accumulation_step(int accum) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 8; ++it) {
+    scaler.scale(loss_of(model) / accum).backward();
+    if ((it + 1) % accum == 0) {
+      scaler.step(opt);
+      opt.zero_grad();
+    }
+    scaler.update();  // dtype-lint-expect: DL210
+  }
+}
+
+// Warm-up steps the optimizer directly (DL208), and update() follows either way.
+void warmup_steps_around_the_scaler(int warmup) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 8; ++it) {
+    scaler.scale(loss_of(model)).backward();
+    if (it < warmup) {
+      opt.step();  // dtype-lint-expect: DL208
+    } else {
+      scaler.unscale_(opt);
+      torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+      scaler.step(opt);
+    }
+    scaler.update();  // dtype-lint-expect: DL210
+  }
+}
+
 void update_inside_the_accumulation_step(int accum) {
   torch::nn::Linear model(8, 1);
   torch::optim::SGD opt(model->parameters(), 0.1);

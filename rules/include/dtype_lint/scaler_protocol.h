@@ -84,7 +84,9 @@ struct ScalerFacts {
   std::string name;
   // Whether a step() happened since the last update() (or since creation).
   bool mayHaveStepped = false;
-  bool mayNotHaveStepped = true;
+  // A path since the last update() (or since creation) with neither a step()
+  // nor an unscale_(): update() there raises. False where nothing is known.
+  bool mayHaveNoInfCheck = true;
   std::optional<SourceLocation> lastUpdateAt;
   // An inf check (unscale) of gradients whose optimizer the front end could
   // not identify, since the last update.
