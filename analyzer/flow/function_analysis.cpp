@@ -341,15 +341,15 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
 }
 
 namespace {
-// A range-for over a container (of optimizers, of parameter groups) runs at
+// A loop (over a container of optimizers, over an epoch's batches) runs at
 // least once as far as the scaler protocol goes: where the loop is left from
 // its header, the protocol is the one its iterations left. Its zero-trip path
 // would make `for (auto* o : optimizers) scaler.step(*o); scaler.update();`
 // an update() with no step on some path.
 std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
                                               const std::vector<FlowState>& out) {
-  const auto* loop = dyn_cast_or_null<CXXForRangeStmt>(header->getTerminatorStmt());
-  if (!loop || header->succ_size() != 2 || header->succ_begin()[1].getReachableBlock() != exit) return std::nullopt;
+  const Stmt* loop = header->getTerminatorStmt();
+  if (!isa_and_nonnull<CXXForRangeStmt, ForStmt, WhileStmt>(loop) || header->succ_size() != 2 || header->succ_begin()[1].getReachableBlock() != exit) return std::nullopt;
   FlowState iterations;
   for (const CFGBlock::AdjacentBlock& pred : header->preds())
     if (pred.isReachable() && pred->getLoopTarget() == loop) iterations.join(out[pred->getBlockID()]);
