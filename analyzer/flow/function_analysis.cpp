@@ -349,7 +349,9 @@ namespace {
 std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
                                               const std::vector<FlowState>& out) {
   const Stmt* loop = header->getTerminatorStmt();
-  if (!isa_and_nonnull<CXXForRangeStmt, ForStmt, WhileStmt>(loop) || header->succ_size() != 2 || header->succ_begin()[1].getReachableBlock() != exit) return std::nullopt;
+  if (!isa_and_nonnull<CXXForRangeStmt, ForStmt, WhileStmt>(loop) || header->succ_size() != 2 ||
+      header->succ_begin()[1].getReachableBlock() != exit)
+    return std::nullopt;
   FlowState iterations;
   for (const CFGBlock::AdjacentBlock& pred : header->preds())
     if (pred.isReachable() && pred->getLoopTarget() == loop) iterations.join(out[pred->getBlockID()]);

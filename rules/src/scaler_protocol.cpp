@@ -26,7 +26,7 @@ bool onlyScaledGrads(uint8_t grads) { return (grads & kScaledGrads) && !(grads &
 
 void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled) {
   forgotten_.erase(scaler.id);
-  ScalerFacts facts{scaler.name, false, true, std::nullopt};
+  ScalerFacts facts{scaler.name, true, std::nullopt};
   facts.mayBeDisabled = mayBeDisabled;
   scalers_[scaler.id] = std::move(facts);
   erasePairsOf(scaler.id);
@@ -56,7 +56,7 @@ void ScalerProtocol::parametersBecame(const ObjectRef& optimizer, DtypeSet param
 void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
   // Whether a step happened since the last update is unknown there, as for a scaler not seen before.
   for (const auto& [id, facts] : other.scalers_) {
-    ScalerFacts adopted{facts.name, true, false, std::nullopt};
+    ScalerFacts adopted{facts.name, false, std::nullopt};
     adopted.mayBeDisabled = facts.mayBeDisabled;  // how it was made still holds
     scalers_.try_emplace(id, std::move(adopted));
   }
@@ -86,7 +86,7 @@ PairFacts& ScalerProtocol::pair(uintptr_t scaler, uintptr_t optimizer) {
 
 ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
   forgotten_.erase(scaler.id);  // every caller makes a transition
-  return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, true, false, std::nullopt}).first->second;
+  return scalers_.try_emplace(scaler.id, ScalerFacts{scaler.name, false, std::nullopt}).first->second;
 }
 
 bool isCallOrderFinding(const Finding& finding) {
@@ -243,15 +243,13 @@ void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectR
 }
 
 void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
-  ScalerFacts& facts = scalerFacts(scaler);
-  facts.mayHaveStepped = true;
-  facts.mayHaveNoInfCheck = false;
+  scalerFacts(scaler).mayHaveNoInfCheck = false;
 }
 
 void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler) {
-  ScalerFacts& facts = scalerFacts(scaler);
-  facts.mayHaveCheckedUnidentified = true;
-  facts.mayHaveNoInfCheck = false;
+  ScalerFacts& checked = scalerFacts(scaler);
+  checked.mayHaveCheckedUnidentified = true;
+  checked.mayHaveNoInfCheck = false;
   // The gradients it may have unscaled (`for (auto* o : optimizers) scaler.unscale_(*o);`) may hold either.
   for (auto& [id, facts] : optimizers_)
     if ((facts.grads & kScaledGrads) && (!facts.scaledBy || facts.scaledBy == scaler.id)) facts.grads |= kUnscaledGrads;
@@ -296,7 +294,6 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     addNote(f, p.unscaledAt, "unscale_() here");
     out.push_back(std::move(f));
   }
-  facts.mayHaveStepped = false;
   facts.mayHaveNoInfCheck = true;
   facts.lastUpdateAt = at;
   for (auto& [key, p] : pairs_)
@@ -323,7 +320,7 @@ void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLo
   // the front end knows optimizers by gradients that are new every step.
   declareScaler(scaler);
   ScalerFacts& facts = scalers_[scaler.id];
-  facts.mayHaveStepped = true;
+  facts.mayHaveNoInfCheck = false;  // the raw ops' own update needs no step() after it
   facts.lastUpdateAt = at;
 }
 
@@ -444,7 +441,6 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
   for (const auto& [id, theirs] : other.scalers_) {
     auto [it, inserted] = scalers_.try_emplace(id, theirs);
     if (inserted) continue;
-    it->second.mayHaveStepped |= theirs.mayHaveStepped;
     it->second.mayHaveNoInfCheck |= theirs.mayHaveNoInfCheck;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
@@ -506,7 +502,7 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{}{};", id, s.mayHaveStepped, s.mayHaveNoInfCheck, s.lastUpdateAt.has_value(),
+    k += fmt::format("s{:x}:{}{}{}{};", id, s.mayHaveNoInfCheck, s.lastUpdateAt.has_value(),
                      s.mayHaveCheckedUnidentified, s.mayBeDisabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());

@@ -82,8 +82,6 @@ struct UnscaleSpelling {
 
 struct ScalerFacts {
   std::string name;
-  // Whether a step() happened since the last update() (or since creation).
-  bool mayHaveStepped = false;
   // A path since the last update() (or since creation) with neither a step()
   // nor an unscale_(): update() there raises. False where nothing is known.
   bool mayHaveNoInfCheck = true;
