@@ -20,15 +20,15 @@
 #include "dtype_flow.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "input_files.h"
+#include "tool_flags.h"
+#include "torch_api.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/thread.h"
 #include "llvm/Support/VirtualFileSystem.h"
-#include "tool_flags.h"
-#include "torch_api.h"
+#include "llvm/Support/thread.h"
 
 namespace dtype_lint::analyzer {
 
@@ -151,8 +151,7 @@ class BudgetedMacroExpansion : public PPCallbacks {
 
 class DtypeFlowConsumer : public ASTConsumer {
  public:
-  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, const UnitBudget::Clock& budget,
-                    CachedUnit& unit)
+  DtypeFlowConsumer(CompilerInstance& ci, const ScalerApi& scalerApi, const UnitBudget::Clock& budget, CachedUnit& unit)
       : ci_(ci), scalerApi_(scalerApi), budget_(budget), unit_(unit), guard_(ci, budget, unit) {
     ci.getPreprocessor().addPPCallbacks(std::make_unique<BudgetedMacroExpansion>(ci.getPreprocessor(), guard_));
   }
@@ -301,7 +300,8 @@ class Workers {
   }
 
  private:
-  static constexpr unsigned kStackBytes = 512u << 20;  // address space; pages are used only as deep as the recursion goes
+  static constexpr unsigned kStackBytes = 512u
+                                          << 20;  // address space; pages are used only as deep as the recursion goes
   static constexpr size_t kSignalStackBytes = 1u << 20;  // LLVM's handlers, then the jump out of the TU
 
   void serve() {
@@ -345,10 +345,10 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   TranslationUnitReport errors;
   // Its own file system: each tool's working directory is its compile
   // command's, never the process's (workers run side by side).
-  tooling::ClangTool tool(database, {file}, std::make_shared<PCHContainerOperations>(),
-                          llvm::makeIntrusiveRefCnt<RegularFilesOnly>(
-                              llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(llvm::vfs::createPhysicalFileSystem()),
-                              budget.memoryBytes));
+  tooling::ClangTool tool(
+      database, {file}, std::make_shared<PCHContainerOperations>(),
+      llvm::makeIntrusiveRefCnt<RegularFilesOnly>(
+          llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>(llvm::vfs::createPhysicalFileSystem()), budget.memoryBytes));
   if (text) tool.mapVirtualFile(file, *text);
   tool.appendArgumentsAdjuster(analyzerArgumentsAdjuster());
   if (pch)
@@ -400,7 +400,8 @@ std::optional<UnitInputs> inputsOf(const tooling::CompilationDatabase& database,
 // built with, the same for TUs of any directory that see the same headers.
 std::vector<std::string> withoutInput(const std::vector<std::string>& commandLine, const std::string& file,
                                       const std::string& directory) {
-  static const llvm::StringRef kPathFlags[] = {"-isystem", "-iquote", "-idirafter", "-include-pch", "-include", "-imacros", "-I"};
+  static const llvm::StringRef kPathFlags[] = {"-isystem", "-iquote",  "-idirafter", "-include-pch",
+                                               "-include", "-imacros", "-I"};
   auto absolute = [&](llvm::StringRef path) {
     llvm::SmallString<256> out(path);
     llvm::sys::fs::make_absolute(directory, out);
@@ -508,8 +509,8 @@ void addCalleesAnalysis(CachedUnit& unit, CachedUnit withCallees, unsigned error
     const std::string why = withCallees.failure.empty()
                                 ? "analyzed with this file they do not compile (" + withCallees.firstError + ")"
                                 : withCallees.failure + " when analyzed with this file";
-    unit.toolNotes.push_back(Note{SourceLocation::startOf(file),
-                                  fmt::format("calls into {} were not followed: {}", fmt::join(calleeFiles, ", "), why)});
+    unit.toolNotes.push_back(Note{SourceLocation::startOf(file), fmt::format("calls into {} were not followed: {}",
+                                                                             fmt::join(calleeFiles, ", "), why)});
     return;
   }
   std::move(unit.findings.begin(), unit.findings.end(), std::back_inserter(withCallees.findings));
@@ -554,7 +555,8 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
       if (linked[i].empty()) return;
       std::vector<std::string> paths;
       for (size_t j : linked[i]) paths.push_back(files[j]);
-      withCallees[i] = analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache, paths);
+      withCallees[i] =
+          analyzeOne(database, files[i], configOf(i), options.unitBudget, preambleCache, resultCache, paths);
     });
   }
   for (size_t i = 0; i < files.size(); ++i) {

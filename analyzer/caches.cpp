@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "dtype_lint/report.h"
+#include "input_files.h"
 #include "clang/Basic/Version.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
-#include "dtype_lint/report.h"
-#include "input_files.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -158,8 +158,8 @@ std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text, const UserH
     if (line.consume_front("\"")) {
       // A user header could define macros LibTorch reads: only the file's own
       // first include is looked into, for the LibTorch headers it starts with.
-      const auto userHeader = first && readUserHeader ? readUserHeader(line.take_until([](char c) { return c == '"'; }))
-                                                      : std::nullopt;
+      const auto userHeader =
+          first && readUserHeader ? readUserHeader(line.take_until([](char c) { return c == '"'; })) : std::nullopt;
       if (userHeader)
         for (std::string& header : libTorchIncludePrefix(*userHeader)) includes.push_back(std::move(header));
       break;
@@ -203,7 +203,8 @@ std::optional<std::string> PreambleCache::pchFor(const std::vector<std::string>&
   if (llvm::sys::fs::exists(header) && llvm::sys::fs::exists(pch)) {
     result = pch;  // clang validates it against its headers when it loads it
     // Its own time marks its last use (clang checks the header's, not the PCH's).
-    if (auto file = llvm::sys::fs::openNativeFileForReadWrite(pch, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_None)) {
+    if (auto file =
+            llvm::sys::fs::openNativeFileForReadWrite(pch, llvm::sys::fs::CD_OpenExisting, llvm::sys::fs::OF_None)) {
       const auto now = std::chrono::system_clock::now();
       llvm::sys::fs::setLastAccessAndModificationTime(*file, now, now);
       llvm::sys::fs::closeFile(*file);
@@ -334,14 +335,10 @@ void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
                                        {"line", int64_t(n.location.line)},
                                        {"column", int64_t(n.location.column)},
                                        {"message", n.message}});
-  llvm::json::Object root{{"headers", std::move(headers)},
-                          {"findings", std::move(findings)},
-                          {"toolNotes", std::move(notes)},
-                          {"defines", unit.linkage.defines},
-                          {"calls", unit.linkage.calls},
-                          {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
-                          {"firstError", unit.firstError},
-                          {"fatal", unit.stoppedByFatalError}};
+  llvm::json::Object root{{"headers", std::move(headers)}, {"findings", std::move(findings)},
+                          {"toolNotes", std::move(notes)}, {"defines", unit.linkage.defines},
+                          {"calls", unit.linkage.calls},   {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
+                          {"firstError", unit.firstError}, {"fatal", unit.stoppedByFatalError}};
   std::string text;
   llvm::raw_string_ostream(text) << llvm::json::Value(std::move(root));
   llvm::SmallString<256> path(directory_);

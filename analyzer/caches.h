@@ -8,8 +8,8 @@
 // concurrent dtype-lint processes can share it.
 #pragma once
 
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -46,8 +46,8 @@ class PreambleCache {
   // command line without the input file) in `workingDirectory`: built once per
   // key and shared by the threads asking for it. nullopt when it cannot be
   // built: the TU is then parsed in full.
-  std::optional<std::string> pchFor(const std::vector<std::string>& includes,
-                                    const std::vector<std::string>& arguments, const std::string& workingDirectory);
+  std::optional<std::string> pchFor(const std::vector<std::string>& includes, const std::vector<std::string>& arguments,
+                                    const std::string& workingDirectory);
   // A PCH that failed to load (its headers changed since): removed, so that
   // the next pchFor() builds it again.
   void discard(const std::string& pch);
@@ -71,10 +71,10 @@ struct CachedUnit {
   std::string firstError;
   bool stoppedByFatalError = false;
   std::vector<std::string> userHeaders;  // the user headers the TU included
-  std::vector<Note> toolNotes;           // functions whose analysis was cut short, and why
-  Linkage linkage;                       // what it defines for, and calls in, other TUs
-  std::string failure;                   // set when the TU could not be analyzed (never cached)
-  bool overBudget = false;               // its time or memory budget ended it early (never cached)
+  std::vector<Note> toolNotes;  // functions whose analysis was cut short, and why
+  Linkage linkage;  // what it defines for, and calls in, other TUs
+  std::string failure;  // set when the TU could not be analyzed (never cached)
+  bool overBudget = false;  // its time or memory budget ended it early (never cached)
 };
 
 class ResultCache {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "input_files.h"
+#include "tool_flags.h"
 #include "clang/Driver/Types.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/Support/FileSystem.h"
@@ -10,8 +12,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/VirtualFileSystem.h"
-#include "input_files.h"
-#include "tool_flags.h"
 
 namespace dtype_lint::analyzer {
 
@@ -34,8 +34,8 @@ class DatabaseWithFallback : public CompilationDatabase {
     for (const std::string& flag : fallbackFlags()) line.push_back(flag);
     // A file whose name says no language (none, or ".txt") would be a linker input.
     llvm::StringRef extension = llvm::sys::path::extension(file);
-    if (extension.empty() || clang::driver::types::lookupTypeForExtension(extension.drop_front()) ==
-                                 clang::driver::types::TY_INVALID)
+    if (extension.empty() ||
+        clang::driver::types::lookupTypeForExtension(extension.drop_front()) == clang::driver::types::TY_INVALID)
       line.insert(line.end(), {"-x", "c++"});
     line.push_back(file.str());
     return {CompileCommand(llvm::sys::path::parent_path(file), file, line, "")};
@@ -71,8 +71,9 @@ llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::str
   // what is not JSON is said here, in one line.
   auto buffer = readInputFile(jsonPath);
   if (!buffer)
-    return llvm::createStringError(std::make_error_code(std::errc::io_error), "cannot read compilation database '%s': %s",
-                                   jsonPath.c_str(), llvm::toString(buffer.takeError()).c_str());
+    return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                   "cannot read compilation database '%s': %s", jsonPath.c_str(),
+                                   llvm::toString(buffer.takeError()).c_str());
   if (auto where = tooDeeplyNested((*buffer)->getBuffer()))
     return llvm::createStringError(std::errc::invalid_argument,
                                    "cannot load compilation database '%s': nested more than %zu deep at %s",
@@ -81,8 +82,8 @@ llvm::Expected<std::unique_ptr<CompilationDatabase>> loadDatabase(const std::str
     return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot load compilation database '%s': %s",
                                    jsonPath.c_str(), llvm::toString(json.takeError()).c_str());
   std::string error;
-  auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer(
-      (*buffer)->getBuffer(), error, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  auto db = clang::tooling::JSONCompilationDatabase::loadFromBuffer((*buffer)->getBuffer(), error,
+                                                                    clang::tooling::JSONCommandLineSyntax::AutoDetect);
   if (!db) {
     // The loader's message spans lines; the user gets the first.
     std::string firstLine = error.substr(0, error.find('\n'));
@@ -117,7 +118,7 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
     if (const std::error_code error = llvm::sys::fs::status(p, status))
       return llvm::createStringError(error, "%s: '%s'",
                                      error == std::errc::no_such_file_or_directory ? "no such file or directory"
-                                                                                  : error.message().c_str(),
+                                                                                   : error.message().c_str(),
                                      p.c_str());
     // A FIFO or a device would block the parse or make no sense to it.
     if (!llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status))
@@ -195,9 +196,8 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
                                      "the %zu entries under '%s' in '%s' name files that do not exist (first: '%s')",
                                      missing, input.c_str(), work.databasePath.c_str(), work.firstMissingFile.c_str());
     if (db)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no translation unit under '%s' in '%s'", input.c_str(),
-                                     work.databasePath.c_str());
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no translation unit under '%s' in '%s'",
+                                     input.c_str(), work.databasePath.c_str());
     // No database at all: every source file under the directory, with fallback flags.
     // Symlinked directories are followed once each (a link back up is a cycle).
     std::error_code ec;

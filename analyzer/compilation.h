@@ -14,11 +14,11 @@ namespace dtype_lint::analyzer {
 
 struct WorkList {
   std::unique_ptr<clang::tooling::CompilationDatabase> database;  // answers for every file below
-  std::string databasePath;                  // empty when none was found
-  std::vector<std::string> files;            // absolute, sorted, unique
+  std::string databasePath;  // empty when none was found
+  std::vector<std::string> files;  // absolute, sorted, unique
   std::vector<std::string> outsideDatabase;  // analyzed with fallbackFlags()
-  std::vector<std::string> named;            // the files named as inputs (not found under a directory)
-  size_t missingFiles = 0;                   // database entries under the inputs whose files do not exist
+  std::vector<std::string> named;  // the files named as inputs (not found under a directory)
+  size_t missingFiles = 0;  // database entries under the inputs whose files do not exist
   std::string firstMissingFile;
 };
 

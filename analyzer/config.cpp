@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "input_files.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/YAMLTraits.h"
-#include "input_files.h"
 
 namespace dtype_lint::analyzer {
 namespace {
@@ -145,7 +145,8 @@ struct MappingTraits<dtype_lint::analyzer::Config> {
     if (!io.outputting()) io.mapOptional("RuntimeOptions", olderOptions);
     io.mapOptional("CheckOptions", checkOptions);
     if (io.outputting()) return;
-    if (checks && !rules.empty()) io.setError("'Checks' and 'Rules' both given: 'Rules' is the older spelling of 'Checks'");
+    if (checks && !rules.empty())
+      io.setError("'Checks' and 'Rules' both given: 'Rules' is the older spelling of 'Checks'");
     if (checks) policy.checks = checks->selection;
     for (const RuleGlob& glob : rules) policy.checks.globs.push_back(glob.text);
     if (warningsAsErrors) policy.warningsAsErrors = warningsAsErrors->selection;
@@ -169,25 +170,28 @@ std::string clearerYamlMessage(llvm::StringRef message) {
 
 llvm::Expected<Config> parseConfig(llvm::StringRef text, const std::string& name, const std::string& baseDir) {
   if (auto where = tooDeeplyNested(text))
-    return llvm::createStringError(std::errc::invalid_argument, "%s:%s: error: nested more than %zu deep",
-                                   name.c_str(), where->c_str(), kMaxNesting);
+    return llvm::createStringError(std::errc::invalid_argument, "%s:%s: error: nested more than %zu deep", name.c_str(),
+                                   where->c_str(), kMaxNesting);
   // YAML is UTF-8 text: other bytes would read back as something else.
   size_t bad = text.find('\0'), invalid = 0;
   if (!llvm::json::isUTF8(text, &invalid)) bad = std::min(bad, invalid);
   if (bad != llvm::StringRef::npos) {
     const llvm::StringRef before = text.take_front(bad);
     const size_t line = before.count('\n') + 1, column = bad - (before.rfind('\n') + 1) + 1;
-    return llvm::createStringError(std::errc::illegal_byte_sequence, "%s:%zu:%zu: error: not UTF-8 text",
-                                   name.c_str(), line, column);
+    return llvm::createStringError(std::errc::illegal_byte_sequence, "%s:%zu:%zu: error: not UTF-8 text", name.c_str(),
+                                   line, column);
   }
   Config config;
   std::string firstError;
-  llvm::yaml::Input input(llvm::MemoryBufferRef(text, name), nullptr, [](const llvm::SMDiagnostic& d, void* context) {
-    auto* error = static_cast<std::string*>(context);
-    if (error->empty())
-      *error = fmt::format("{}:{}:{}: error: {}", d.getFilename().str(), d.getLineNo(), d.getColumnNo() + 1,
-                           clearerYamlMessage(d.getMessage()));
-  }, &firstError);
+  llvm::yaml::Input input(
+      llvm::MemoryBufferRef(text, name), nullptr,
+      [](const llvm::SMDiagnostic& d, void* context) {
+        auto* error = static_cast<std::string*>(context);
+        if (error->empty())
+          *error = fmt::format("{}:{}:{}: error: {}", d.getFilename().str(), d.getLineNo(), d.getColumnNo() + 1,
+                               clearerYamlMessage(d.getMessage()));
+      },
+      &firstError);
   input >> config;
   if (input.error())
     return llvm::createStringError(input.error(), firstError.empty() ? name + ": error: not a config" : firstError);

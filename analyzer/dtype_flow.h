@@ -6,12 +6,12 @@
 
 #include <vector>
 
-#include "clang/AST/ASTContext.h"
 #include "config.h"
 #include "dtype_lint/events.h"
 #include "dtype_lint/op_contracts.h"
 #include "linked_units.h"
 #include "unit_budget.h"
+#include "clang/AST/ASTContext.h"
 
 namespace dtype_lint::analyzer {
 
@@ -38,16 +38,16 @@ struct DtypeFlowResult {
 
 // Where the analysis stops, so that every translation unit ends in bounded time.
 struct AnalysisLimits {
-  int maxBlockVisits = 40;        // per block of one function's analysis in one context
-  int maxCallDepth = 6;           // callees followed below a root
-  size_t functionBudget = 4000;   // function analyses per translation unit
-  size_t maxRuntimeFlags = 3;     // flags and settings a root is analyzed under every assignment of
+  int maxBlockVisits = 40;  // per block of one function's analysis in one context
+  int maxCallDepth = 6;  // callees followed below a root
+  size_t functionBudget = 4000;  // function analyses per translation unit
+  size_t maxRuntimeFlags = 3;  // flags and settings a root is analyzed under every assignment of
   size_t maxConfigurations = 16;  // assignments of them
   const UnitBudget::Clock* unitBudget = nullptr;  // the TU's time and memory; none: unbounded
 };
 
 // Analyzes every function defined in user code of the translation unit.
 DtypeFlowResult analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
-                                const AnalysisLimits& limits = {});
+                                 const AnalysisLimits& limits = {});
 
 }  // namespace dtype_lint::analyzer

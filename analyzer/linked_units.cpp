@@ -43,8 +43,8 @@ std::optional<size_t> nearestDefiner(const std::vector<std::string>& files, size
 
 }  // namespace
 
-std::vector<std::vector<size_t>> linkedFiles(const std::vector<std::string>& files,
-                                             const std::vector<Linkage>& linkage, size_t maxFiles) {
+std::vector<std::vector<size_t>> linkedFiles(const std::vector<std::string>& files, const std::vector<Linkage>& linkage,
+                                             size_t maxFiles) {
   std::map<std::string, std::vector<size_t>> definers;
   for (size_t i = 0; i < linkage.size(); ++i)
     for (const std::string& usr : linkage[i].defines) definers[usr].push_back(i);

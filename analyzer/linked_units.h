@@ -26,8 +26,8 @@ struct Linkage {
 // body, followed transitively from theirs, at most `maxFiles`. Where several
 // files define one symbol (two programs in one tree), the definer sharing the
 // most directories with the caller is taken, and none on a tie.
-std::vector<std::vector<size_t>> linkedFiles(const std::vector<std::string>& files,
-                                             const std::vector<Linkage>& linkage, size_t maxFiles);
+std::vector<std::vector<size_t>> linkedFiles(const std::vector<std::string>& files, const std::vector<Linkage>& linkage,
+                                             size_t maxFiles);
 
 // The caller's text followed by an #include of each linked file.
 std::string withLinkedFiles(std::string text, const std::vector<std::string>& linked);

@@ -20,8 +20,8 @@ bool isGccPchInclude(llvm::StringRef arg) { return arg.endswith("cmake_pch.hxx")
 // what the analysis sees. Dropped, so that targets differing only in them
 // share one preamble: a PCH must be loaded with the options it was built with.
 bool isCodegenOrWarningOnly(llvm::StringRef arg) {
-  if (arg.startswith("-O") || (arg.startswith("-g") && !arg.startswith("-gcc-toolchain")) || (arg.startswith("-W") && !arg.startswith("-Wp,") &&
-                                                       !arg.startswith("-Wl,") && !arg.startswith("-Wa,")))
+  if (arg.startswith("-O") || (arg.startswith("-g") && !arg.startswith("-gcc-toolchain")) ||
+      (arg.startswith("-W") && !arg.startswith("-Wp,") && !arg.startswith("-Wl,") && !arg.startswith("-Wa,")))
     return true;
   return llvm::StringSwitch<bool>(arg)
       .Cases("-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-PIC", "-fno-pie", "-pipe", true)

@@ -38,9 +38,7 @@ const CXXRecordDecl* recordOf(QualType type) {
   return type->getAsCXXRecordDecl();
 }
 
-bool hasQualifiedName(const NamedDecl* d, llvm::StringRef name) {
-  return d && d->getQualifiedNameAsString() == name;
-}
+bool hasQualifiedName(const NamedDecl* d, llvm::StringRef name) { return d && d->getQualifiedNameAsString() == name; }
 
 bool derivesFrom(const CXXRecordDecl* record, llvm::StringRef baseName) {
   if (!record || !record->hasDefinition()) return false;
@@ -143,29 +141,45 @@ std::string builtinModuleOp(const CXXRecordDecl* impl) {
     llvm::StringRef impl, op;
   };
   static constexpr Entry kOps[] = {
-      {"LinearImpl", "linear"},           {"Conv1dImpl", "conv1d"},
-      {"Conv2dImpl", "conv2d"},           {"Conv3dImpl", "conv3d"},
-      {"ConvTranspose1dImpl", "conv_transpose1d"}, {"ConvTranspose2dImpl", "conv_transpose2d"},
-      {"ConvTranspose3dImpl", "conv_transpose3d"}, {"BilinearImpl", "bilinear"},
+      {"LinearImpl", "linear"},
+      {"Conv1dImpl", "conv1d"},
+      {"Conv2dImpl", "conv2d"},
+      {"Conv3dImpl", "conv3d"},
+      {"ConvTranspose1dImpl", "conv_transpose1d"},
+      {"ConvTranspose2dImpl", "conv_transpose2d"},
+      {"ConvTranspose3dImpl", "conv_transpose3d"},
+      {"BilinearImpl", "bilinear"},
       {"SequentialImpl", "linear"},
       // Recurrent layers: their gates are GEMMs of the input with their weights.
-      {"LSTMImpl", "lstm"},               {"GRUImpl", "gru"},
+      {"LSTMImpl", "lstm"},
+      {"GRUImpl", "gru"},
       {"RNNImpl", "rnn"},
       // Modules that keep their input's dtype.
-      {"DropoutImpl", "dropout"},         {"ReLUImpl", "relu"},
-      {"GELUImpl", "gelu"},               {"SiLUImpl", "silu"},
-      {"TanhImpl", "tanh"},               {"SigmoidImpl", "sigmoid"},
-      {"LeakyReLUImpl", "leaky_relu"},    {"ELUImpl", "elu"},
+      {"DropoutImpl", "dropout"},
+      {"ReLUImpl", "relu"},
+      {"GELUImpl", "gelu"},
+      {"SiLUImpl", "silu"},
+      {"TanhImpl", "tanh"},
+      {"SigmoidImpl", "sigmoid"},
+      {"LeakyReLUImpl", "leaky_relu"},
+      {"ELUImpl", "elu"},
       {"FlattenImpl", "flatten"},
       // Lookups: rows of the weight, in its dtype.
-      {"EmbeddingImpl", "embedding"},     {"EmbeddingBagImpl", "embedding_bag"},
+      {"EmbeddingImpl", "embedding"},
+      {"EmbeddingBagImpl", "embedding_bag"},
       // Precision-sensitive modules: the op runs on their inputs.
-      {"LayerNormImpl", "layer_norm"},    {"GroupNormImpl", "group_norm"},
-      {"SoftmaxImpl", "softmax"},         {"LogSoftmaxImpl", "log_softmax"},
-      {"MSELossImpl", "mse_loss"},        {"CrossEntropyLossImpl", "cross_entropy"},
-      {"NLLLossImpl", "nll_loss"},        {"L1LossImpl", "l1_loss"},
-      {"SmoothL1LossImpl", "smooth_l1_loss"}, {"HuberLossImpl", "huber_loss"},
-      {"KLDivLossImpl", "kl_div"},        {"BCEWithLogitsLossImpl", "binary_cross_entropy_with_logits"},
+      {"LayerNormImpl", "layer_norm"},
+      {"GroupNormImpl", "group_norm"},
+      {"SoftmaxImpl", "softmax"},
+      {"LogSoftmaxImpl", "log_softmax"},
+      {"MSELossImpl", "mse_loss"},
+      {"CrossEntropyLossImpl", "cross_entropy"},
+      {"NLLLossImpl", "nll_loss"},
+      {"L1LossImpl", "l1_loss"},
+      {"SmoothL1LossImpl", "smooth_l1_loss"},
+      {"HuberLossImpl", "huber_loss"},
+      {"KLDivLossImpl", "kl_div"},
+      {"BCEWithLogitsLossImpl", "binary_cross_entropy_with_logits"},
       {"BCELossImpl", "binary_cross_entropy"},
   };
   for (const Entry& e : kOps)
@@ -216,8 +230,7 @@ std::string atenOpName(const FunctionDecl* fn) {
 }
 
 bool isAutocastFunction(const FunctionDecl* fn) {
-  return fn && isNamespace(fn->getDeclContext(), "autocast") &&
-         isNamespace(fn->getDeclContext()->getParent(), "at");
+  return fn && isNamespace(fn->getDeclContext(), "autocast") && isNamespace(fn->getDeclContext()->getParent(), "at");
 }
 
 bool isAnnotation(const FunctionDecl* fn) {
@@ -243,8 +256,8 @@ const ValueDecl* cudaAvailability(const CallExpr* call) {
   if (callee->getName() == "is_available" && hasQualifiedName(callee, "torch::cuda::is_available"))
     return callee->getCanonicalDecl();
   if (callee->getName() != "is_cuda" || !isa<CXXMemberCallExpr>(call)) return nullptr;
-  const DeclContext* torch = dyn_cast_or_null<NamespaceDecl>(
-      lookupIn(callee->getASTContext().getTranslationUnitDecl(), "torch"));
+  const DeclContext* torch =
+      dyn_cast_or_null<NamespaceDecl>(lookupIn(callee->getASTContext().getTranslationUnitDecl(), "torch"));
   const DeclContext* cuda = dyn_cast_or_null<NamespaceDecl>(lookupIn(torch, "cuda"));
   if (const auto* available = dyn_cast_or_null<FunctionDecl>(lookupIn(cuda, "is_available")))
     return available->getCanonicalDecl();
@@ -269,9 +282,8 @@ bool bodyCallsAny(const FunctionDecl* fn, bool (*matches)(const FunctionDecl*)) 
 }  // namespace
 
 bool announcesScale(const FunctionDecl* method) {
-  return bodyCallsAny(method, [](const FunctionDecl* callee) {
-    return isAnnotation(callee) && callee->getName() == "scale";
-  });
+  return bodyCallsAny(method,
+                      [](const FunctionDecl* callee) { return isAnnotation(callee) && callee->getName() == "scale"; });
 }
 
 namespace {
@@ -279,14 +291,14 @@ namespace {
 bool checksForNonFiniteWithin(const FunctionDecl* fn, int depth) {
   const FunctionDecl* definition = fn ? fn->getDefinition() : nullptr;
   return definition && callsAny(definition->getBody(), [depth](const FunctionDecl* callee) {
-    const IdentifierInfo* id = callee->getIdentifier();
-    if (isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager()))
-      return depth > 0 && checksForNonFiniteWithin(callee, depth - 1);
-    if (!id) return false;
-    const llvm::StringRef name = id->getName();
-    return name == "isfinite" || name == "isinf" || name == "isnan" || name == "isposinf" || name == "isneginf" ||
-           name == kRawUnscaleOp;
-  });
+           const IdentifierInfo* id = callee->getIdentifier();
+           if (isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager()))
+             return depth > 0 && checksForNonFiniteWithin(callee, depth - 1);
+           if (!id) return false;
+           const llvm::StringRef name = id->getName();
+           return name == "isfinite" || name == "isinf" || name == "isnan" || name == "isposinf" ||
+                  name == "isneginf" || name == kRawUnscaleOp;
+         });
 }
 }  // namespace
 
@@ -313,8 +325,7 @@ std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
         return scalarTypeFromName(enumerator->getName());
       return std::nullopt;
     }
-    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl());
-        var && var->getType().isConstQualified() && var->getInit())
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getType().isConstQualified() && var->getInit())
       return evaluateScalarTypeConstant(var->getInit());
   }
   return std::nullopt;

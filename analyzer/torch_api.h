@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "dtype_lint/dtype.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
 #include "clang/Basic/SourceManager.h"
-#include "dtype_lint/dtype.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace dtype_lint::analyzer {

@@ -16,7 +16,7 @@ class ASTContext;
 namespace dtype_lint::analyzer {
 
 struct UnitBudget {
-  double seconds = 0;        // 0: no time limit
+  double seconds = 0;  // 0: no time limit
   uint64_t memoryBytes = 0;  // of the TU's AST, its side tables and its source buffers; 0: no limit
 
   // The budget of a TU whose parse starts now.

@@ -37,11 +37,11 @@ int main(int argc, char** argv) {
   const auto m = torch::randn({4, 4}), v = torch::randn({4}), b = torch::randn({4, 4});
   torch::Tensor sink;
   const std::pair<const char*, std::function<void()>> kinds[] = {
-      {"add", [&] { sink = m.add(b); }},              // an op no rule watches
-      {"mv", [&] { sink = torch::mv(m, v); }},        // the matmul family (DL101, DL305)
-      {"softmax", [&] { sink = m.softmax(-1); }},     // precision-sensitive (DL105)
-      {"mul_", [&] { sink = sink.mul_(1.0); }},       // in-place (DL102, DL203)
-      {"view", [&] { sink = m.view({16}); }},         // no kernel at all
+      {"add", [&] { sink = m.add(b); }},  // an op no rule watches
+      {"mv", [&] { sink = torch::mv(m, v); }},  // the matmul family (DL101, DL305)
+      {"softmax", [&] { sink = m.softmax(-1); }},  // precision-sensitive (DL105)
+      {"mul_", [&] { sink = sink.mul_(1.0); }},  // in-place (DL102, DL203)
+      {"view", [&] { sink = m.view({16}); }},  // no kernel at all
   };
   sink = m.clone();
   for (const auto& [name, op] : kinds) {

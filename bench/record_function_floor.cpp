@@ -12,8 +12,8 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction&) { return n
 void leave(const at::RecordFunction&, at::ObserverContext*) {}
 
 const bool registered = [] {
-  at::addGlobalCallback(at::RecordFunctionCallback(enter, leave)
-                            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  at::addGlobalCallback(
+      at::RecordFunctionCallback(enter, leave).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
   return true;
 }();
 

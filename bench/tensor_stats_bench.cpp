@@ -67,8 +67,16 @@ void BM_MemcpyCPU(benchmark::State& state) {
 }
 
 constexpr int64_t kSmallest = 4 << 10, kLargest = 256 << 20;
-BENCHMARK(BM_StatsCPU<ElementType::Float>)->Name("BM_StatsCPU/Float")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseRealTime();
-BENCHMARK(BM_StatsCPU<ElementType::BFloat16>)->Name("BM_StatsCPU/BFloat16")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseRealTime();
+BENCHMARK(BM_StatsCPU<ElementType::Float>)
+    ->Name("BM_StatsCPU/Float")
+    ->RangeMultiplier(8)
+    ->Range(kSmallest, kLargest)
+    ->UseRealTime();
+BENCHMARK(BM_StatsCPU<ElementType::BFloat16>)
+    ->Name("BM_StatsCPU/BFloat16")
+    ->RangeMultiplier(8)
+    ->Range(kSmallest, kLargest)
+    ->UseRealTime();
 BENCHMARK(BM_MemcpyCPU)->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseRealTime();
 
 #ifdef DTYPE_LINT_BENCH_CUDA
@@ -129,9 +137,21 @@ void BM_MemcpyCUDA(benchmark::State& state) {
   cudaFree(destination);
 }
 
-BENCHMARK(BM_StatsCUDA<ElementType::Float>)->Name("BM_StatsCUDA/Float")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
-BENCHMARK(BM_StatsCUDA<ElementType::Half>)->Name("BM_StatsCUDA/Half")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
-BENCHMARK(BM_StatsCUDA<ElementType::BFloat16>)->Name("BM_StatsCUDA/BFloat16")->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
+BENCHMARK(BM_StatsCUDA<ElementType::Float>)
+    ->Name("BM_StatsCUDA/Float")
+    ->RangeMultiplier(8)
+    ->Range(kSmallest, kLargest)
+    ->UseManualTime();
+BENCHMARK(BM_StatsCUDA<ElementType::Half>)
+    ->Name("BM_StatsCUDA/Half")
+    ->RangeMultiplier(8)
+    ->Range(kSmallest, kLargest)
+    ->UseManualTime();
+BENCHMARK(BM_StatsCUDA<ElementType::BFloat16>)
+    ->Name("BM_StatsCUDA/BFloat16")
+    ->RangeMultiplier(8)
+    ->Range(kSmallest, kLargest)
+    ->UseManualTime();
 BENCHMARK(BM_MemcpyCUDA)->RangeMultiplier(8)->Range(kSmallest, kLargest)->UseManualTime();
 #endif
 

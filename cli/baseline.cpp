@@ -31,11 +31,11 @@ llvm::Error writeBaseline(const std::string& path, const std::vector<Finding>& f
   }
   std::error_code error;
   llvm::raw_fd_ostream out(path, error);
-  if (error) return llvm::createStringError(error, "cannot write the baseline '%s': %s", path.c_str(),
-                                            error.message().c_str());
-  out << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                    {"tool", "dtype-lint"}, {"baselineVersion", kFormatVersion},
-                                    {"findings", std::move(entries)}}))
+  if (error)
+    return llvm::createStringError(error, "cannot write the baseline '%s': %s", path.c_str(), error.message().c_str());
+  out << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"tool", "dtype-lint"},
+                                                                     {"baselineVersion", kFormatVersion},
+                                                                     {"findings", std::move(entries)}}))
       << '\n';
   return closeWritten(out, "the baseline '" + path + "'");
 }
@@ -46,11 +46,13 @@ llvm::Expected<Baseline> readBaseline(const std::string& path) {
     return llvm::createStringError(std::make_error_code(std::errc::io_error), "cannot read the baseline '%s': %s",
                                    path.c_str(), llvm::toString(buffer.takeError()).c_str());
   if (auto where = analyzer::tooDeeplyNested((*buffer)->getBuffer()))
-    return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: nested more than %zu deep at %s",
-                                   path.c_str(), analyzer::kMaxNesting, where->c_str());
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "'%s' is not a baseline: nested more than %zu deep at %s", path.c_str(),
+                                   analyzer::kMaxNesting, where->c_str());
   auto parsed = llvm::json::parse((*buffer)->getBuffer());
-  if (!parsed) return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: %s",
-                                              path.c_str(), llvm::toString(parsed.takeError()).c_str());
+  if (!parsed)
+    return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: %s", path.c_str(),
+                                   llvm::toString(parsed.takeError()).c_str());
   const llvm::json::Object* root = parsed->getAsObject();
   const llvm::json::Array* entries = root ? root->getArray("findings") : nullptr;
   if (!entries || root->getInteger("baselineVersion") != kFormatVersion)
@@ -62,8 +64,10 @@ llvm::Expected<Baseline> readBaseline(const std::string& path) {
     const llvm::json::Object* object = entry.getAsObject();
     auto fingerprint = object ? object->getString("fingerprint") : std::nullopt;
     if (!fingerprint)
-      return llvm::createStringError(std::errc::invalid_argument, "'%s' is not a baseline: an entry without a "
-                                     "fingerprint", path.c_str());
+      return llvm::createStringError(std::errc::invalid_argument,
+                                     "'%s' is not a baseline: an entry without a "
+                                     "fingerprint",
+                                     path.c_str());
     ++baseline.fingerprints[fingerprint->str()];
   }
   baseline.entries = entries->size();
@@ -78,10 +82,8 @@ BaselineMatch matchBaseline(const Baseline& baseline, std::vector<Finding> findi
   const std::vector<std::string> prints = fingerprints(findings, source, baseDir);
   for (size_t i = 0; i < findings.size(); ++i) {
     auto known = left.find(prints[i]);
-    if (known != left.end() && known->second > 0)
-      --known->second;
-    else
-      match.newFindings.push_back(std::move(findings[i]));
+    if (known != left.end() && known->second > 0) --known->second;
+    else match.newFindings.push_back(std::move(findings[i]));
   }
   for (const auto& [fingerprint, count] : left) match.gone += count;
   return match;

@@ -29,8 +29,8 @@ llvm::Expected<Baseline> readBaseline(const std::string& path);
 
 struct BaselineMatch {
   std::vector<Finding> newFindings;  // not in the baseline, in their order
-  size_t entries = 0;                // in the baseline
-  size_t gone = 0;                   // baseline entries no finding matches any more
+  size_t entries = 0;  // in the baseline
+  size_t gone = 0;  // baseline entries no finding matches any more
 };
 
 BaselineMatch matchBaseline(const Baseline& baseline, std::vector<Finding> findings, SourceText& source,

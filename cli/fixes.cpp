@@ -2,12 +2,12 @@
 
 #include <map>
 
+#include "report_output.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "clang/Tooling/DiagnosticsYaml.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
-#include "report_output.h"
 
 namespace dtype_lint::cli {
 namespace {
@@ -62,14 +62,12 @@ llvm::Error exportFixes(const std::string& path, const std::vector<Finding>& fin
     diagnostic.Message.FileOffset = offsets.offset(f.location.file, f.location.line, f.location.column).value_or(0);
     for (const Edit& edit : f.fix->edits)
       if (auto replacement = replacementOf(edit, offsets))
-        if (llvm::Error error = diagnostic.Message.Fix[edit.range.file].add(*replacement))
-          return error;
+        if (llvm::Error error = diagnostic.Message.Fix[edit.range.file].add(*replacement)) return error;
     diagnostics.Diagnostics.push_back(std::move(diagnostic));
   }
   std::error_code error;
   llvm::raw_fd_ostream out(path, error);
-  if (error)
-    return llvm::createStringError(error, "cannot write '%s': %s", path.c_str(), error.message().c_str());
+  if (error) return llvm::createStringError(error, "cannot write '%s': %s", path.c_str(), error.message().c_str());
   {
     llvm::yaml::Output yaml(out);
     yaml << diagnostics;

@@ -14,8 +14,6 @@
 
 #include "analysis.h"
 #include "caches.h"
-#include "clang/Tooling/ArgumentsAdjusters.h"
-#include "clang/Tooling/CommonOptionsParser.h"
 #include "compilation.h"
 #include "config.h"
 #include "dtype_lint/cache_directory.h"
@@ -23,15 +21,18 @@
 #include "dtype_lint/findings_pipeline.h"
 #include "fixes.h"
 #include "merge_command.h"
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/CrashRecoveryContext.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
-#include "llvm/Config/llvm-config.h"
 #include "report_output.h"
 #include "rule_pages.h"
 #include "run_command.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CommonOptionsParser.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
 using namespace dtype_lint;
@@ -44,13 +45,13 @@ cl::SubCommand mergeCommand("merge", "Merge JSON and SARIF reports (CI shards, t
                                      "dtype-lint merge REPORT... [-o FILE]");
 
 // Both subcommands.
-cl::opt<ReportFormat> format("format", cl::desc("Output format"), cl::init(ReportFormat::Text),
-                             cl::values(clEnumValN(ReportFormat::Text, "text", "clang-style diagnostics"),
-                                        clEnumValN(ReportFormat::Json, "json", "JSON findings"),
-                                        clEnumValN(ReportFormat::Sarif, "sarif", "SARIF 2.1.0"),
-                                        clEnumValN(ReportFormat::CodeClimate, "codeclimate",
-                                                   "GitLab code quality (Code Climate JSON)")),
-                             cl::cat(category), cl::sub(*cl::AllSubCommands));
+cl::opt<ReportFormat>
+    format("format", cl::desc("Output format"), cl::init(ReportFormat::Text),
+           cl::values(clEnumValN(ReportFormat::Text, "text", "clang-style diagnostics"),
+                      clEnumValN(ReportFormat::Json, "json", "JSON findings"),
+                      clEnumValN(ReportFormat::Sarif, "sarif", "SARIF 2.1.0"),
+                      clEnumValN(ReportFormat::CodeClimate, "codeclimate", "GitLab code quality (Code Climate JSON)")),
+           cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<std::string> outputFile("o", cl::desc("Write the report to this file"), cl::value_desc("file"),
                                 cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::list<std::string> ruleGlobs("rules",
@@ -64,22 +65,22 @@ cl::list<std::string> warningsAsErrors("warnings-as-errors",
                                                 "WarningsAsErrors"),
                                        cl::CommaSeparated, cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<std::string> baseline("baseline",
-                             cl::desc("Report only the findings this baseline (--write-baseline) does not hold"),
-                             cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
+                              cl::desc("Report only the findings this baseline (--write-baseline) does not hold"),
+                              cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<std::string> writeBaseline("write-baseline",
-                                  cl::desc("Record the findings in this baseline file (fingerprints that survive "
-                                           "line shifts)"),
-                                  cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
+                                   cl::desc("Record the findings in this baseline file (fingerprints that survive "
+                                            "line shifts)"),
+                                   cl::value_desc("file"), cl::cat(category), cl::sub(*cl::AllSubCommands));
 cl::opt<cl::boolOrDefault> useColor("use-color",
-                                   cl::desc("Color in text output (default: only on a terminal), as in clang-tidy"),
-                                   cl::cat(category), cl::sub(*cl::AllSubCommands));
+                                    cl::desc("Color in text output (default: only on a terminal), as in clang-tidy"),
+                                    cl::cat(category), cl::sub(*cl::AllSubCommands));
 
 // Static analysis.
 cl::list<std::string> paths(cl::Positional, cl::desc("<file or directory>..."), cl::cat(category));
 cl::opt<std::string> buildDir("p", cl::desc("Directory holding compile_commands.json"), cl::value_desc("build-dir"),
                               cl::cat(category));
-cl::opt<unsigned> jobs("j", cl::desc("Translation units analyzed in parallel (default: number of cores)"),
-                       cl::init(0), cl::Prefix, cl::cat(category));
+cl::opt<unsigned> jobs("j", cl::desc("Translation units analyzed in parallel (default: number of cores)"), cl::init(0),
+                       cl::Prefix, cl::cat(category));
 cl::opt<std::string> configFile("config",
                                 cl::desc("Use this config for every file instead of the nearest .dtype-lint.yaml: "
                                          "a file, or inline YAML ('{Checks: \"DL1*\"}')"),
@@ -93,21 +94,22 @@ cl::opt<bool> dumpConfig("dump-config",
                                   "directory), with the command line's options on top, and exit"),
                          cl::cat(category));
 cl::opt<bool> noCache("no-cache", cl::desc("Analyze every translation unit, even unchanged ones"), cl::cat(category));
-cl::opt<bool> noPreamble("no-pch", cl::desc("Parse LibTorch's headers in every translation unit instead of "
-                                            "loading them from a cached precompiled header"),
+cl::opt<bool> noPreamble("no-pch",
+                         cl::desc("Parse LibTorch's headers in every translation unit instead of "
+                                  "loading them from a cached precompiled header"),
                          cl::cat(category));
 cl::opt<std::string> cacheDir("cache-dir",
                               cl::desc("Where the caches live (default: $DTYPE_LINT_CACHE_DIR, "
                                        "else $XDG_CACHE_HOME/dtype-lint, else ~/.cache/dtype-lint)"),
                               cl::value_desc("dir"), cl::cat(category));
 cl::opt<uint64_t> cacheSizeLimit("cache-size-limit",
-                                  cl::desc("MiB the cached preamble PCHs may take; the least recently used "
-                                           "are removed beyond it (default 2048)"),
-                                  cl::init(2048), cl::value_desc("MiB"), cl::cat(category));
+                                 cl::desc("MiB the cached preamble PCHs may take; the least recently used "
+                                          "are removed beyond it (default 2048)"),
+                                 cl::init(2048), cl::value_desc("MiB"), cl::cat(category));
 cl::opt<unsigned> maxLinkedFiles("max-linked-files",
-                                  cl::desc("Files of the run that define a translation unit's callees, analyzed "
-                                           "with it so that calls across files are followed (default 8; 0: none)"),
-                                  cl::init(8), cl::value_desc("N"), cl::cat(category));
+                                 cl::desc("Files of the run that define a translation unit's callees, analyzed "
+                                          "with it so that calls across files are followed (default 8; 0: none)"),
+                                 cl::init(8), cl::value_desc("N"), cl::cat(category));
 cl::opt<double> unitTimeLimit("tu-time-limit",
                               cl::desc("Seconds one translation unit's parse and analysis may take; a unit past it "
                                        "ends early with a note (default 300; 0: no limit)"),
@@ -133,8 +135,9 @@ cl::opt<std::string> shard("shard",
                                     "jobs; neighbours in path order stay in one shard"),
                            cl::value_desc("I/N"), cl::cat(category));
 cl::opt<bool> listRules("list-rules", cl::desc("Print the rule catalog and exit"), cl::cat(category));
-cl::opt<std::string> explain("explain", cl::desc("Print a rule's page (what it flags, the error it prevents, bad and "
-                                                 "good code, the fix) and exit"),
+cl::opt<std::string> explain("explain",
+                             cl::desc("Print a rule's page (what it flags, the error it prevents, bad and "
+                                      "good code, the fix) and exit"),
                              cl::value_desc("rule"), cl::cat(category));
 
 cl::list<std::string> mergeInputs(cl::Positional, cl::desc("<report>..."), cl::sub(mergeCommand));
@@ -147,18 +150,45 @@ cl::opt<bool> profile("profile",
 cl::opt<int> errorExitCode("error-exitcode", cl::desc("Exit with this code when there are findings (0-255)"),
                            cl::init(-1), cl::cat(category), cl::sub(runCommand));
 
-constexpr const char* kRunUsage = "usage: dtype-lint run [--format text|json|sarif|codeclimate] [-o FILE] [--rules GLOBS] [--config FILE] [--profile] "
-                                  "[--error-exitcode N] -- program args...";
+constexpr const char* kRunUsage =
+    "usage: dtype-lint run [--format text|json|sarif|codeclimate] [-o FILE] [--rules GLOBS] [--config FILE] "
+    "[--profile] [--error-exitcode N] -- program args...";
 
+// The catalog: one line per rule, then what the footnote marks mean; with
+// --format=json, every field (scripts/add_rule.py makes the docs' tables from it).
 void printRules() {
-  for (const RuleInfo& r : ruleCatalog()) {
-    std::string frontEnds = r.checkedStatically && r.checkedAtRuntime ? "static+runtime"
-                            : r.checkedStatically                     ? "static"
-                            : r.checkedAtRuntime                      ? "runtime"
-                                                                      : "planned";
-    std::cout << r.id << "  " << qualifiedName(r) << "  [" << name(r.severity) << ", " << frontEnds << "]  "
-              << r.shortDescription << '\n';
+  if (format == ReportFormat::Json) {
+    llvm::json::OStream json(llvm::outs(), 2);
+    json.object([&] {
+      json.attributeArray("rules", [&] {
+        for (const RuleInfo& r : ruleCatalog())
+          json.object([&] {
+            json.attribute("id", std::string(r.id));
+            json.attribute("name", std::string(r.name));
+            json.attribute("severity", std::string(name(r.severity)));
+            json.attributeArray("frontEnds", [&] {
+              for (const auto& [bit, frontEnd] : {std::pair{kStatic, "static"}, std::pair{kCxxRuntime, "cxx-runtime"},
+                                                  std::pair{kPythonRuntime, "python-runtime"}})
+                if (r.checkedBy(bit)) json.value(frontEnd);
+            });
+            json.attribute("cxxRuntimeScope", std::string(describe(r.cxxRuntimeScope)));
+            json.attribute("cxxRuntimeScopeMark", std::string(footnoteMark(r.cxxRuntimeScope)));
+            json.attribute("frontEndsText", frontEndsText(r));
+            json.attribute("frontEndsMarked", frontEndsText(r, /*scopeMarks=*/true));
+            json.attribute("shortDescription", std::string(r.shortDescription));
+            json.attribute("fullDescription", std::string(r.fullDescription));
+            json.attribute("docs", docsPath(r));
+          });
+      });
+    });
+    llvm::outs() << "\n";
+    return;
   }
+  for (const RuleInfo& r : ruleCatalog())
+    std::cout << r.id << "  " << qualifiedName(r) << "  [" << name(r.severity) << "; " << frontEndsText(r, true)
+              << "]  " << r.shortDescription << '\n';
+  for (const auto scope : {CxxRuntimeScope::kScalersAnnouncedOrRawAten, CxxRuntimeScope::kScalersAnnounced})
+    std::cout << "C++ runtime" << footnoteMark(scope) << ": " << describe(scope) << '\n';
 }
 
 void printVersion(llvm::raw_ostream& out) {
@@ -209,12 +239,13 @@ std::optional<std::string> parseOptions(int argc, const char* const* argv) {
   // cl writes some errors (an option's bad value) straight to stderr: they
   // are caught there too, so that the user gets one line.
   StderrCapture capture;
-  const bool parsed = cl::ParseCommandLineOptions(argc, argv,
-                                                  "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
-                                                  "  dtype-lint [options] <file or directory>...      static analysis\n"
-                                                  "  dtype-lint run [options] -- program args...       runtime hooks\n"
-                                                  "  dtype-lint merge REPORT... [-o FILE]               one report from several\n",
-                                                  &errorStream);
+  const bool parsed =
+      cl::ParseCommandLineOptions(argc, argv,
+                                  "dtype-lint: finds mixed-precision training bugs in LibTorch C++ code\n\n"
+                                  "  dtype-lint [options] <file or directory>...      static analysis\n"
+                                  "  dtype-lint run [options] -- program args...       runtime hooks\n"
+                                  "  dtype-lint merge REPORT... [-o FILE]               one report from several\n",
+                                  &errorStream);
   errors = capture.release() + errorStream.str();
   if (parsed) {
     std::cerr << errors;
@@ -335,8 +366,8 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
   if (!cacheDir.empty() && !(noCache && noPreamble))
     if (std::error_code error = llvm::sys::fs::create_directories(cacheDir.getValue());
         error || !llvm::sys::fs::is_directory(cacheDir.getValue()))
-      return cli::toolError("--cache-dir: cannot make '" + cacheDir + "' a directory: " +
-                            (error ? error.message() : std::string("a file is in the way")));
+      return cli::toolError("--cache-dir: cannot make '" + cacheDir +
+                            "' a directory: " + (error ? error.message() : std::string("a file is in the way")));
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
   auto configs = analyzer::configsFor(work->files, configFile);
@@ -364,7 +395,8 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
         index > count)
       return cli::toolError("--shard: '" + shard + "' is not I/N with 1 <= I <= N");
     work->files = shardOf(work->files, index, count);
-    llvm::erase_if(work->outsideDatabase, [&](const std::string& file) { return !llvm::is_contained(work->files, file); });
+    llvm::erase_if(work->outsideDatabase,
+                   [&](const std::string& file) { return !llvm::is_contained(work->files, file); });
   }
   if (work->missingFiles)
     std::cerr << "dtype-lint: note: " << work->missingFiles << " entries of '" << work->databasePath
@@ -421,12 +453,12 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
   bool failed = false;
   for (const auto& unit : result.units) {
     if (unit.compileErrors)
-      result.toolNotes.push_back(Note{
-          SourceLocation::startOf(unit.file),
-          fmt::format("{} compile error(s); {} ({}: {})", unit.compileErrors,
-                      unit.fatal ? "the parse stopped at a fatal error, so only the code before it was analyzed"
-                                 : "findings cover what parsed",
-                      unit.fatal ? "fatal" : "first", unit.firstError)});
+      result.toolNotes.push_back(
+          Note{SourceLocation::startOf(unit.file),
+               fmt::format("{} compile error(s); {} ({}: {})", unit.compileErrors,
+                           unit.fatal ? "the parse stopped at a fatal error, so only the code before it was analyzed"
+                                      : "findings cover what parsed",
+                           unit.fatal ? "fatal" : "first", unit.firstError)});
     if (!unit.failure.empty()) {
       failed = true;
       result.toolNotes.push_back(Note{SourceLocation::startOf(unit.file),

@@ -17,7 +17,7 @@ namespace dtype_lint::cli {
 
 struct OutputOptions {
   ReportFormat format = ReportFormat::Text;
-  std::string file;           // empty: the console stream
+  std::string file;  // empty: the console stream
   std::optional<bool> color;  // unset: when the console stream is a terminal
   std::optional<Baseline> baseline;  // report only the findings it does not hold
   std::string writeBaseline;  // record the findings here

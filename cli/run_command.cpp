@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,15 +12,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dtype_lint/report.h"
+#include "dtype_lint/source_text.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Program.h"
-#include "dtype_lint/source_text.h"
 
 namespace dtype_lint::cli {
 namespace {
@@ -49,8 +49,8 @@ std::string preloadPath() {
   if (n <= 0) return "";
   std::string dir(exe, size_t(n));
   dir = dir.substr(0, dir.rfind('/'));
-  for (const char* candidate : {"/../lib/libdtype_lint_preload.so", "/lib/libdtype_lint_preload.so",
-                                "/libdtype_lint_preload.so"})
+  for (const char* candidate :
+       {"/../lib/libdtype_lint_preload.so", "/lib/libdtype_lint_preload.so", "/libdtype_lint_preload.so"})
     if (access((dir + candidate).c_str(), R_OK) == 0) return dir + candidate;
   return "";
 }
@@ -107,7 +107,9 @@ std::vector<Note> missingLineNotes(const std::vector<Finding>& findings) {
     if (!f.location.line && !f.location.symbol.empty()) binaries.insert(f.location.file);
   std::vector<Note> notes;
   for (const std::string& binary : binaries)
-    notes.push_back(Note{{}, "findings in " + binary + " point at functions or offsets, not lines: it has no debug info; "
+    notes.push_back(Note{{},
+                         "findings in " + binary +
+                             " point at functions or offsets, not lines: it has no debug info; "
                              "build with -g (CMake: RelWithDebInfo) and do not strip it to get file:line"});
   return notes;
 }

@@ -21,7 +21,6 @@ struct RunOptions {
 };
 
 // program: argv of the program, null-terminated.
-int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& commandLine,
-                  const OutputOptions& output);
+int runUnderHooks(char** program, const RunOptions& run, const FindingPolicy& commandLine, const OutputOptions& output);
 
 }  // namespace dtype_lint::cli

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "dtype_flow.h"
 #include "clang/Frontend/ASTUnit.h"
 #include "clang/Tooling/Tooling.h"
-#include "dtype_flow.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string code(reinterpret_cast<const char*>(data), size);
@@ -21,6 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dtype_lint::analyzer::AnalysisLimits limits;
   limits.unitBudget = &clock;
   dtype_lint::analyzer::analyzeDtypeFlow(ast->getASTContext(), dtype_lint::TorchVersion{2, 5},
-                                        dtype_lint::analyzer::Config{}.scaler, limits);
+                                         dtype_lint::analyzer::Config{}.scaler, limits);
   return 0;
 }

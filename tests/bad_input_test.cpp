@@ -20,11 +20,11 @@ const std::string kSource = DTYPE_LINT_SOURCE_DIR;
 const std::string kMatmul = kSource + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
 
 enum class Expect {
-  ToolError,   // "dtype-lint: error: <needle>...", one line, exit 2
-  ConfigError, // "<file>[:<line>:<col>]: error: <needle>", one line, exit 2
-  Normal,      // exit 0 or 1; the needle in stdout or stderr when given
-  UnitFailure, // exit 2; the needle in the file's note
-  RunError,    // `run`: "dtype-lint: error: <needle>", one line, the shell's exit code (126, 127)
+  ToolError,  // "dtype-lint: error: <needle>...", one line, exit 2
+  ConfigError,  // "<file>[:<line>:<col>]: error: <needle>", one line, exit 2
+  Normal,  // exit 0 or 1; the needle in stdout or stderr when given
+  UnitFailure,  // exit 2; the needle in the file's note
+  RunError,  // `run`: "dtype-lint: error: <needle>", one line, the shell's exit code (126, 127)
 };
 
 struct Case {
@@ -34,7 +34,7 @@ struct Case {
   std::function<std::string(const std::filesystem::path& dir)> setup;
   Expect expect;
   const char* needle = "";
-  int exitCode = -1;   // RunError's
+  int exitCode = -1;  // RunError's
   const char* absent = "";  // Normal's: what must not be said
 };
 
@@ -54,7 +54,8 @@ std::string entry(const std::string& directory, const std::string& command, cons
 }
 
 const std::string kPlain = "int twice(int x) { return 2 * x; }\n";
-constexpr char kElfHeader[] = "\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0\xff\xfe\0\x80";
+constexpr char kElfHeader[] = "\x7f"
+                              "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0\xff\xfe\0\x80";
 const std::string kBinary(kElfHeader, sizeof kElfHeader);
 
 std::string fifo(const std::filesystem::path& path) {
@@ -83,7 +84,8 @@ std::vector<Case> cases() {
          return "pipe.cpp";
        },
        Expect::ToolError, "not a regular file or a directory: 'pipe.cpp'"},
-      {"DeviceFile", [](P) { return "/dev/null"; }, Expect::ToolError, "not a regular file or a directory: '/dev/null'"},
+      {"DeviceFile", [](P) { return "/dev/null"; }, Expect::ToolError,
+       "not a regular file or a directory: '/dev/null'"},
       {"DirectoryWithoutSources",
        [](P d) {
          writeFile(d / "src" / "notes.txt", "text");
@@ -94,17 +96,23 @@ std::vector<Case> cases() {
       {"BinarySource", [](P d) { return writeFile(d / "blob.cpp", repeated(kBinary, 64)); }, Expect::Normal,
        "compile error(s)"},
       {"HugeSource",
-       [](P d) { return writeFile(d / "huge.cpp", "/*" + repeated(std::string(1023, 'x') + "\n", 48 * 1024) + "*/\n" + kPlain); },
+       [](P d) {
+         return writeFile(d / "huge.cpp", "/*" + repeated(std::string(1023, 'x') + "\n", 48 * 1024) + "*/\n" + kPlain);
+       },
        Expect::Normal},
       {"TwentyThousandFunctions",
        [](P d) {
          std::string text;
-         for (int i = 0; i < 20000; ++i) text += "int f" + std::to_string(i) + "(int x) { return x + " + std::to_string(i) + "; }\n";
+         for (int i = 0; i < 20000; ++i)
+           text += "int f" + std::to_string(i) + "(int x) { return x + " + std::to_string(i) + "; }\n";
          return writeFile(d / "many.cpp", text);
        },
        Expect::Normal},
       {"NestedThreeThousandDeep",
-       [](P d) { return writeFile(d / "deep.cpp", "int f() { return " + repeated("(", 3000) + "1" + repeated(")", 3000) + "; }\n"); },
+       [](P d) {
+         return writeFile(d / "deep.cpp",
+                          "int f() { return " + repeated("(", 3000) + "1" + repeated(")", 3000) + "; }\n");
+       },
        Expect::Normal, "compile error(s)"},
       {"BracesThreeThousandDeep",
        [](P d) { return writeFile(d / "blocks.cpp", "void f() " + repeated("{", 3000) + repeated("}", 3000) + "\n"); },
@@ -199,7 +207,8 @@ std::vector<Case> cases() {
       {"DatabaseUnknownFlags",
        [=](P d) {
          const std::string file = plainFile(d);
-         database(d, "[" + entry(d.string(), "nvcc --expt-relaxed-constexpr -Xcompiler -fopenmp -c " + file, file) + "]");
+         database(d,
+                  "[" + entry(d.string(), "nvcc --expt-relaxed-constexpr -Xcompiler -fopenmp -c " + file, file) + "]");
          return "-p build " + file;
        },
        Expect::Normal},
@@ -253,9 +262,12 @@ std::vector<Case> cases() {
        [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1*\"\n---\n") + " " + plainFile(d); },
        Expect::Normal},
       {"ConfigOfTwoDocuments",
-       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1*\"\n---\nChecks: \"-*\"\n") + " " + plainFile(d); },
+       [=](P d) {
+         return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1*\"\n---\nChecks: \"-*\"\n") + " " + plainFile(d);
+       },
        Expect::ConfigError, "more than one YAML document"},
-      {"ConfigUnknownKey", [=](P d) { return "--config " + writeFile(d / "c.yaml", "Chekcs: DL1*\n") + " " + plainFile(d); },
+      {"ConfigUnknownKey",
+       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Chekcs: DL1*\n") + " " + plainFile(d); },
        Expect::ConfigError, "unknown key 'Chekcs'"},
       {"ConfigBinary", [=](P d) { return "--config " + writeFile(d / "c.yaml", kBinary) + " " + plainFile(d); },
        Expect::ConfigError, "error: "},
@@ -284,8 +296,9 @@ std::vector<Case> cases() {
        "'DL999' matches no rule"},
       {"HeaderFilterNotARegex", [=](P d) { return "--header-filter='src/(' " + plainFile(d); }, Expect::ToolError,
        "--header-filter: not a regular expression"},
-      {"HeaderFilterRepetitionOverflow", [=](P d) { return "--header-filter='a{99999999999999999999}' " + plainFile(d); },
-       Expect::ToolError, "a repetition count above 1000"},
+      {"HeaderFilterRepetitionOverflow",
+       [=](P d) { return "--header-filter='a{99999999999999999999}' " + plainFile(d); }, Expect::ToolError,
+       "a repetition count above 1000"},
       {"ShardZero", [=](P d) { return "--shard 0/0 " + plainFile(d); }, Expect::ToolError, "--shard: '0/0'"},
       {"ShardText", [=](P d) { return "--shard half " + plainFile(d); }, Expect::ToolError, "--shard: 'half'"},
       {"TimeLimitNegative", [=](P d) { return "--tu-time-limit=-1 " + plainFile(d); }, Expect::ToolError,
@@ -310,9 +323,8 @@ std::vector<Case> cases() {
        "-o: cannot write '/proc/dtype-lint.sarif'"},
       {"BaselineWrittenToADirectory", [=](P d) { return "--write-baseline " + d.string() + " " + plainFile(d); },
        Expect::ToolError, "--write-baseline: cannot write"},
-      {"FixesExportedToAMissingDirectory",
-       [=](P d) { return "--export-fixes nothere/fixes.yaml " + plainFile(d); }, Expect::ToolError,
-       "--export-fixes: cannot write"},
+      {"FixesExportedToAMissingDirectory", [=](P d) { return "--export-fixes nothere/fixes.yaml " + plainFile(d); },
+       Expect::ToolError, "--export-fixes: cannot write"},
       {"BaselineMissing", [=](P d) { return "--baseline nothere.json " + plainFile(d); }, Expect::ToolError,
        "cannot read the baseline 'nothere.json'"},
       {"BaselineBinary", [=](P d) { return "--baseline " + writeFile(d / "b.json", kBinary) + " " + plainFile(d); },
@@ -329,10 +341,10 @@ std::vector<Case> cases() {
        Expect::ToolError, "--export-fixes: '"},
       {"BaselineAndReportToOneFile", [=](P d) { return "-o r.json --write-baseline r.json " + plainFile(d); },
        Expect::ToolError, "-o and --write-baseline both write 'r.json'"},
-      {"MergeOverItsInput", [](P d) { return "merge " + writeFile(d / "r.json", "{}") + " -o " + (d / "r.json").string(); },
+      {"MergeOverItsInput",
+       [](P d) { return "merge " + writeFile(d / "r.json", "{}") + " -o " + (d / "r.json").string(); },
        Expect::ToolError, "is an input"},
-      {"PathWithANewline", [](P) { return "'a\nb.cpp'"; }, Expect::ToolError,
-       "no such file or directory: 'a\\nb.cpp'"},
+      {"PathWithANewline", [](P) { return "'a\nb.cpp'"; }, Expect::ToolError, "no such file or directory: 'a\\nb.cpp'"},
       {"DatabaseNestedDeep",
        [=](P d) {
          database(d, kDeep);
@@ -341,7 +353,8 @@ std::vector<Case> cases() {
        Expect::ToolError, "nested more than 256 deep at 1:257"},
       {"BaselineNestedDeep", [=](P d) { return "--baseline " + writeFile(d / "b.json", kDeep) + " " + plainFile(d); },
        Expect::ToolError, "nested more than 256 deep"},
-      {"ConfigNestedDeep", [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: " + kDeep) + " " + plainFile(d); },
+      {"ConfigNestedDeep",
+       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: " + kDeep) + " " + plainFile(d); },
        Expect::ConfigError, "1:265: error: nested more than 256 deep"},
       {"InlineConfigNestedDeep", [=](P d) { return "--config '{" + kDeep + "' " + plainFile(d); }, Expect::ConfigError,
        "nested more than 256 deep"},
@@ -355,16 +368,15 @@ std::vector<Case> cases() {
        Expect::ToolError, "not a regular file"},
       {"BaselineIsAFifo", [=](P d) { return "--baseline " + fifo(d / "b.json") + " " + plainFile(d); },
        Expect::ToolError, "not a regular file"},
-      {"ConfigIsAFifo", [=](P d) { return "--config " + fifo(d / "c.yaml") + " " + plainFile(d); },
-       Expect::ConfigError, "not a regular file"},
+      {"ConfigIsAFifo", [=](P d) { return "--config " + fifo(d / "c.yaml") + " " + plainFile(d); }, Expect::ConfigError,
+       "not a regular file"},
       {"NearestConfigIsAFifo",
        [=](P d) {
          fifo(d / ".dtype-lint.yaml");
          return plainFile(d);
        },
        Expect::ConfigError, "not a regular file"},
-      {"MergeInputIsAFifo", [](P d) { return "merge " + fifo(d / "r.json"); }, Expect::ToolError,
-       "not a regular file"},
+      {"MergeInputIsAFifo", [](P d) { return "merge " + fifo(d / "r.json"); }, Expect::ToolError, "not a regular file"},
       {"IncludeOfAFifo",
        [](P d) {
          fifo(d / "pipe.h");
@@ -386,8 +398,8 @@ std::vector<Case> cases() {
       {"StackOverflowInClang",  // a million nested parentheses: a crash that ends the TU, not the run
        [](P d) {
          return "--no-cache --extra-arg=-fbracket-depth=2000000 " +
-                writeFile(d / "parens.cpp", "int f() { return " + repeated("(", 1000000) + "1" +
-                                                repeated(")", 1000000) + "; }\n");
+                writeFile(d / "parens.cpp",
+                          "int f() { return " + repeated("(", 1000000) + "1" + repeated(")", 1000000) + "; }\n");
        },
        Expect::UnitFailure, "the analysis crashed"},
       {"ExpressionOfAHundredThousandTerms",
@@ -399,17 +411,18 @@ std::vector<Case> cases() {
        Expect::Normal, "", -1, "crashed"},
       {"JobsBeyondThreads", [=](P d) { return "-j 4294967295 " + plainFile(d); }, Expect::ToolError,
        "-j: at most 1024"},
-      {"TimeLimitAYearOrMore", [](P) { return "--no-cache --tu-time-limit=1e300 " + kMatmul; }, Expect::Normal,
-       "DL101", -1, "budget"},
-      {"TimeLimitInfinite", [](P) { return "--no-cache --tu-time-limit=inf " + kMatmul; }, Expect::Normal, "DL101",
+      {"TimeLimitAYearOrMore", [](P) { return "--no-cache --tu-time-limit=1e300 " + kMatmul; }, Expect::Normal, "DL101",
        -1, "budget"},
+      {"TimeLimitInfinite", [](P) { return "--no-cache --tu-time-limit=inf " + kMatmul; }, Expect::Normal, "DL101", -1,
+       "budget"},
       {"ShardBeyond32Bits", [=](P d) { return "--shard 1/4294967297 " + plainFile(d); }, Expect::ToolError,
        "--shard: '1/4294967297'"},
       {"ExtraArgThatPrints", [=](P d) { return "--extra-arg=--help " + plainFile(d); }, Expect::ToolError,
        "--extra-arg: '--help' makes clang print"},
-      {"InlineConfigWithoutBraces", [=](P d) { return "--config 'Checks: DL1*' " + plainFile(d); },
-       Expect::ConfigError, "inline YAML goes in braces"},
-      {"ConfigNotUtf8", [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1\xff\"\n") + " " + plainFile(d); },
+      {"InlineConfigWithoutBraces", [=](P d) { return "--config 'Checks: DL1*' " + plainFile(d); }, Expect::ConfigError,
+       "inline YAML goes in braces"},
+      {"ConfigNotUtf8",
+       [=](P d) { return "--config " + writeFile(d / "c.yaml", "Checks: \"DL1\xff\"\n") + " " + plainFile(d); },
        Expect::ConfigError, "1:13: error: not UTF-8 text"},
       {"ResponseFileInTheDatabase",
        [](P d) {
@@ -423,7 +436,7 @@ std::vector<Case> cases() {
       {"ReportLineNotANumber",
        [](P d) {
          return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":[{"rule":"DL101","message":"m",)"
-                                               R"("location":{"file":"t.cpp","line":1e30}}]})");
+                                                   R"("location":{"file":"t.cpp","line":1e30}}]})");
        },
        Expect::ToolError, "'line' is not a line or column number"},
       // merge.
@@ -434,22 +447,20 @@ std::vector<Case> cases() {
       {"MergeUnknownSeverity",
        [](P d) {
          return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":[{"rule":"DL101","message":"m",)"
-                                               R"("severity":"fatal","location":{"file":"t.cpp","line":1}}]})");
+                                                   R"("severity":"fatal","location":{"file":"t.cpp","line":1}}]})");
        },
        Expect::ToolError, "'severity' is not error, warning or note: \"fatal\""},
       {"MergeFindingWithoutAFile",
        [](P d) {
          return "merge " + writeFile(d / "r.sarif", R"({"version":"2.1.0","runs":[{"results":[{"ruleId":"DL101",)"
-                                                R"("message":{"text":"m"},"locations":[]}]}]})");
+                                                    R"("message":{"text":"m"},"locations":[]}]}]})");
        },
        Expect::ToolError, "a finding without a file"},
       {"MergeSarifRunsNull",
-       [](P d) { return "merge " + writeFile(d / "r.sarif", R"({"version":"2.1.0","runs":null})"); },
-       Expect::ToolError, "'runs' is not an array"},
+       [](P d) { return "merge " + writeFile(d / "r.sarif", R"({"version":"2.1.0","runs":null})"); }, Expect::ToolError,
+       "'runs' is not an array"},
       {"MergeFindingsAnObject",
-       [](P d) {
-         return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":{"rule":"DL101"}})");
-       },
+       [](P d) { return "merge " + writeFile(d / "r.json", R"({"tool":"dtype-lint","findings":{"rule":"DL101"}})"); },
        Expect::ToolError, "'findings' is not an array"},
       // run.
       {"RunNoProgram", [](P) { return "run --"; }, Expect::ToolError, "no program to run"},
@@ -484,8 +495,8 @@ void expectNoCrash(const CommandResult& run) {
 
 TEST_P(BadInput, OneClearLineOrANormalResult) {
   const Case& c = GetParam();
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("dtype_lint_bad_input_" + std::to_string(::getpid()) + "_" + c.name);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dtype_lint_bad_input_" + std::to_string(::getpid()) + "_" + c.name);
   std::filesystem::create_directories(dir);
   const std::string args = c.setup(dir);
   const CommandResult run =
@@ -494,28 +505,28 @@ TEST_P(BadInput, OneClearLineOrANormalResult) {
   SCOPED_TRACE("dtype-lint " + args);
   expectNoCrash(run);
   switch (c.expect) {
-    case Expect::ToolError:
-    case Expect::RunError:
-      EXPECT_EQ(run.exitCode, c.expect == Expect::RunError ? c.exitCode : 2) << run.err;
-      EXPECT_EQ(lineCount(run.err), 1u) << run.err;
-      EXPECT_EQ(run.err.rfind("dtype-lint: error: ", 0), 0u) << run.err;
-      EXPECT_NE(run.err.find(c.needle), std::string::npos) << run.err;
-      break;
-    case Expect::ConfigError:
-      EXPECT_EQ(run.exitCode, 2) << run.err;
-      EXPECT_EQ(lineCount(run.err), 1u) << run.err;
-      EXPECT_TRUE(std::regex_search(run.err, std::regex(R"(^[^\n]+: error: )"))) << run.err;
-      EXPECT_NE(run.err.find(c.needle), std::string::npos) << run.err;
-      break;
-    case Expect::Normal:
-      EXPECT_TRUE(run.exitCode == 0 || run.exitCode == 1) << run.exitCode << "\n" << run.out << run.err;
-      EXPECT_NE((run.out + run.err).find(c.needle), std::string::npos) << run.out << run.err;
-      if (*c.absent) EXPECT_EQ((run.out + run.err).find(c.absent), std::string::npos) << run.out << run.err;
-      break;
-    case Expect::UnitFailure:
-      EXPECT_EQ(run.exitCode, 2) << run.err;
-      EXPECT_NE(run.out.find(c.needle), std::string::npos) << run.out << run.err;
-      break;
+  case Expect::ToolError:
+  case Expect::RunError:
+    EXPECT_EQ(run.exitCode, c.expect == Expect::RunError ? c.exitCode : 2) << run.err;
+    EXPECT_EQ(lineCount(run.err), 1u) << run.err;
+    EXPECT_EQ(run.err.rfind("dtype-lint: error: ", 0), 0u) << run.err;
+    EXPECT_NE(run.err.find(c.needle), std::string::npos) << run.err;
+    break;
+  case Expect::ConfigError:
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_EQ(lineCount(run.err), 1u) << run.err;
+    EXPECT_TRUE(std::regex_search(run.err, std::regex(R"(^[^\n]+: error: )"))) << run.err;
+    EXPECT_NE(run.err.find(c.needle), std::string::npos) << run.err;
+    break;
+  case Expect::Normal:
+    EXPECT_TRUE(run.exitCode == 0 || run.exitCode == 1) << run.exitCode << "\n" << run.out << run.err;
+    EXPECT_NE((run.out + run.err).find(c.needle), std::string::npos) << run.out << run.err;
+    if (*c.absent) EXPECT_EQ((run.out + run.err).find(c.absent), std::string::npos) << run.out << run.err;
+    break;
+  case Expect::UnitFailure:
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_NE(run.out.find(c.needle), std::string::npos) << run.out << run.err;
+    break;
   }
 }
 

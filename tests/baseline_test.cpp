@@ -38,7 +38,8 @@ TEST_F(Baseline, OnlyNewFindingsAreReportedAndGoneEntriesAreCounted) {
   write("train.cpp", "// Copyright\n\n#include <vector>\n" + original);
   CommandResult shifted = dtypeLint("--baseline " + baseline + " " + file);
   EXPECT_EQ(shifted.exitCode, 1) << shifted.err;
-  EXPECT_EQ(shifted.out.find("train.cpp:17:"), std::string::npos) << "the recorded finding, 3 lines down" << shifted.out;
+  EXPECT_EQ(shifted.out.find("train.cpp:17:"), std::string::npos)
+      << "the recorded finding, 3 lines down" << shifted.out;
   EXPECT_NE(shifted.out.find("train.cpp:24:10: error: 'matmul'"), std::string::npos) << shifted.out;
   EXPECT_EQ(shifted.err.find("no longer occur"), std::string::npos) << shifted.err;
 

@@ -118,8 +118,8 @@ struct Project {
   ~Project() { fs::remove_all(dir); }
 
   void writeHeader(bool half) {
-    std::ofstream(dir / "loss.h") << "#pragma once\n" << kTensorHeader
-                                  << "inline at::Tensor loss_of(at::Tensor x) { return x.sum().to("
+    std::ofstream(dir / "loss.h") << "#pragma once\n"
+                                  << kTensorHeader << "inline at::Tensor loss_of(at::Tensor x) { return x.sum().to("
                                   << (half ? "at::kHalf" : "at::kFloat") << "); }\n";
   }
   Analysis analyze(bool useResultCache = true) {
@@ -199,7 +199,8 @@ TEST(Caches, OnlyTheLibTorchHeadersBeforeAnyUserCodeFormThePreamble) {
 // the preamble covers those headers. Only the file's first include counts.
 TEST(Caches, TheFilesOwnHeaderFirstContributesItsLibTorchPrefix) {
   const analyzer::UserHeaderReader read = [](llvm::StringRef quoted) -> std::optional<std::string> {
-    if (quoted == "trainer.h") return std::string("#pragma once\n#include <torch/torch.h>\n#include <vector>\nstruct T {};\n");
+    if (quoted == "trainer.h")
+      return std::string("#pragma once\n#include <torch/torch.h>\n#include <vector>\nstruct T {};\n");
     if (quoted == "macros.h") return std::string("#define TORCH_SOMETHING 1\n");
     return std::nullopt;
   };
@@ -221,12 +222,13 @@ TEST(Caches, TargetsDifferingInCodegenFlagsShareOnePreamble) {
   fs::create_directories(dir / "app");
   fs::create_directories(dir / "lib");
   fs::create_directories(dir / "include");
-  std::ofstream(dir / "include" / "model.h") << "#pragma once\n" << kTensorHeader
-                                             << "inline at::Tensor halve(at::Tensor x) { return x.to(at::kHalf); }\n";
+  std::ofstream(dir / "include" / "model.h")
+      << "#pragma once\n"
+      << kTensorHeader << "inline at::Tensor halve(at::Tensor x) { return x.to(at::kHalf); }\n";
   std::ofstream(dir / "app" / "main.cpp") << "#include \"model.h\"\n"
                                              "void train(at::Tensor x) { halve(x).sum().backward(); }\n";
-  std::ofstream(dir / "lib" / "step.cpp") << kTensorHeader
-                                          << "void step(at::Tensor x) { x.to(at::kHalf).sum().backward(); }\n";
+  std::ofstream(dir / "lib" / "step.cpp")
+      << kTensorHeader << "void step(at::Tensor x) { x.to(at::kHalf).sum().backward(); }\n";
   std::string flags;
   for (const std::string& flag : analyzer::fallbackFlags()) flags += "\"" + flag + "\", ";
   std::ofstream(dir / "compile_commands.json")

@@ -25,14 +25,12 @@ const std::string kBuild = std::string("-p ") + DTYPE_LINT_BINARY_DIR;
 const std::string kBuggy = kSource + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
 const std::string kFixed = kSource + "/samples/DL101_mixed_dtype_matmul/fixed.cpp";
 
-
 TEST(Cli, FindingsExitWithOneAndPrintClangStyleLines) {
   CommandResult run = dtypeLint(kBuild + " " + kBuggy);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   const auto markers = dtype_lint::testing::readMarkers(kBuggy);
   ASSERT_FALSE(markers.empty());
-  const std::string expected =
-      "buggy.cpp:" + std::to_string(markers.begin()->first) + ":";
+  const std::string expected = "buggy.cpp:" + std::to_string(markers.begin()->first) + ":";
   EXPECT_NE(run.out.find(expected), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("[DL101-mixed-dtype-matmul]"), std::string::npos);
   EXPECT_NE(run.out.find("^"), std::string::npos) << "a caret under the source line";
@@ -82,10 +80,20 @@ TEST(Cli, RuleFilterExcludesRules) {
 TEST(Cli, ListRulesPrintsTheWholeCatalog) {
   CommandResult run = dtypeLint("--list-rules");
   EXPECT_EQ(run.exitCode, 0);
-  EXPECT_EQ(lineCount(run.out), 22u);
-  EXPECT_NE(run.out.find("DL101  DL101-mixed-dtype-matmul"), std::string::npos);
+  EXPECT_EQ(lineCount(run.out), dtype_lint::ruleCatalog().size() + 2) << run.out;  // and the two scopes' footnotes
+  EXPECT_NE(run.out.find("DL101  DL101-mixed-dtype-matmul  [error; static, C++ runtime, Python runtime]"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("C++ runtime\u00b2: scalers announced with `dtype_lint/annotate.h`\n"), std::string::npos)
+      << run.out;
+  // Every field, for scripts (scripts/add_rule.py makes the docs' tables from it).
+  const CommandResult json = dtypeLint("--list-rules --format=json");
+  EXPECT_EQ(json.exitCode, 0) << json.err;
+  const auto rules = nlohmann::json::parse(json.out)["rules"];
+  ASSERT_EQ(rules.size(), dtype_lint::ruleCatalog().size());
+  EXPECT_EQ(rules[0]["id"], "DL101");
+  EXPECT_EQ(rules[0]["frontEnds"], nlohmann::json::array({"static", "cxx-runtime", "python-runtime"}));
 }
-
 
 TEST(Cli, ExplainPrintsTheRulesPageAsShipped) {
   CommandResult run = dtypeLint("--explain DL205");
@@ -125,13 +133,12 @@ TEST_F(TempDir, DirectoryWithoutTranslationUnitsIsAToolError) {
 }
 
 TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounted) {
-  const std::string file = write("broken.cpp",
-                                 "#include <torch/torch.h>\n"
-                                 "void train() {\n"
-                                 "  auto loss = torch::randn({4}, torch::kHalf).sum(0);\n"
-                                 "  loss.backward();\n"
-                                 "  this_does_not_compile;\n"
-                                 "}\n");
+  const std::string file = write("broken.cpp", "#include <torch/torch.h>\n"
+                                               "void train() {\n"
+                                               "  auto loss = torch::randn({4}, torch::kHalf).sum(0);\n"
+                                               "  loss.backward();\n"
+                                               "  this_does_not_compile;\n"
+                                               "}\n");
   CommandResult run = dtypeLint(file);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   EXPECT_NE(run.out.find("broken.cpp:4:3: warning: backward() on a Half loss"), std::string::npos) << run.out;
@@ -139,17 +146,15 @@ TEST_F(TempDir, FileOutsideTheDatabaseUsesFallbackFlagsAndCompileErrorsAreCounte
   EXPECT_NE(run.out.find("broken.cpp:1:1: note: 1 compile error(s)"), std::string::npos) << run.out;
 }
 
-
 TEST_F(TempDir, ShapesThatCrashedTheAnalysisOnRealProjectsAreAnalyzed) {
   // A specialization named only in a declaration (a map of an incomplete
   // struct) has no definition, and so no bases to read.
-  const std::string declaredOnly =
-      write("declared_only.cpp",
-            "#include <torch/torch.h>\n"
-            "#include <map>\n"
-            "struct Window;\n"
-            "double average(const std::map<int, Window>& windows);\n"
-            "double telemetry(const std::vector<torch::Tensor>& p) { return p.empty() ? 0 : 1; }\n");
+  const std::string declaredOnly = write(
+      "declared_only.cpp", "#include <torch/torch.h>\n"
+                           "#include <map>\n"
+                           "struct Window;\n"
+                           "double average(const std::map<int, Window>& windows);\n"
+                           "double telemetry(const std::vector<torch::Tensor>& p) { return p.empty() ? 0 : 1; }\n");
   // A module class template with an out-of-line constructor (pytorch-cpp's
   // ResNet): some of its expressions have no type.
   const std::string moduleTemplate = write(
@@ -181,7 +186,9 @@ TEST_F(TempDir, ShapesThatCrashedTheAnalysisOnRealProjectsAreAnalyzed) {
       " public:\n"
       "  using torch::nn::ModuleHolder<NetImpl<Block>>::ModuleHolder;\n"
       "};\n"
-      "int main() { return Net<>(std::array<int64_t, 3>{1, 1, 1})->forward(torch::randn({2, 4})).numel() > 0 ? 0 : 1; }\n");
+      "int main() {\n"
+      "  return Net<>(std::array<int64_t, 3>{1, 1, 1})->forward(torch::randn({2, 4})).numel() > 0 ? 0 : 1;\n"
+      "}\n");
   for (const std::string& file : {declaredOnly, moduleTemplate}) {
     CommandResult run = dtypeLint("--no-cache " + file);
     EXPECT_EQ(run.exitCode, 0) << file << run.out << run.err;
@@ -191,17 +198,16 @@ TEST_F(TempDir, ShapesThatCrashedTheAnalysisOnRealProjectsAreAnalyzed) {
 }
 
 TEST_F(TempDir, ExtraArgsAdjustEveryCompileCommand) {
-  const std::string file = write("flagged.cpp",
-                                 "#include <torch/torch.h>\n"
-                                 "void probe() {\n"
-                                 "#ifdef HALF_INPUTS\n"
-                                 "  auto x = torch::randn({2, 4}, torch::kHalf);\n"
-                                 "#else\n"
-                                 "  auto x = torch::randn({2, 4});\n"
-                                 "#endif\n"
-                                 "  torch::nn::Linear fc(4, 4);\n"
-                                 "  fc(x);\n"
-                                 "}\n");
+  const std::string file = write("flagged.cpp", "#include <torch/torch.h>\n"
+                                                "void probe() {\n"
+                                                "#ifdef HALF_INPUTS\n"
+                                                "  auto x = torch::randn({2, 4}, torch::kHalf);\n"
+                                                "#else\n"
+                                                "  auto x = torch::randn({2, 4});\n"
+                                                "#endif\n"
+                                                "  torch::nn::Linear fc(4, 4);\n"
+                                                "  fc(x);\n"
+                                                "}\n");
   EXPECT_EQ(dtypeLint(file).exitCode, 0);
   for (const std::string option : {"--extra-arg=-DHALF_INPUTS", "--extra-arg-before=-DHALF_INPUTS"}) {
     CommandResult run = dtypeLint(option + " " + file);
@@ -237,7 +243,8 @@ TEST_F(TempDir, GccPrecompiledHeaderFlagsOfCMakeBuildsAreStripped) {
 }
 
 TEST_F(TempDir, ParallelRunsReportInTheSameOrderAsASerialRun) {
-  const std::string files = kSource + "/samples/DL101_mixed_dtype_matmul " + kSource + "/samples/DL105_low_precision_reduction";
+  const std::string files =
+      kSource + "/samples/DL101_mixed_dtype_matmul " + kSource + "/samples/DL105_low_precision_reduction";
   const std::string options = kBuild + " --no-cache --cache-dir " + dir_.string() + "/cache ";
   CommandResult serial = dtypeLint(options + "-j1 " + files);
   CommandResult parallel = dtypeLint(options + "-j4 " + files);
@@ -271,13 +278,13 @@ TEST_F(TempDir, AnalysisCutShortIsReportedInTheReport) {
 // out-of-line destructor, the shape that once crashed the CFG builder) is
 // reported as such in JSON, and never costs the other files their findings.
 TEST_F(TempDir, AFatalErrorInOneFileKeepsTheOthersFindings) {
-  write("logger.h",
-        "#pragma once\n#include <torch/torch.h>\n"
-        "class Logger {\n public:\n  ~Logger();\n  torch::Tensor last;\n};\nLogger::~Logger() {}\n");
+  write("logger.h", "#pragma once\n#include <torch/torch.h>\n"
+                    "class Logger {\n public:\n  ~Logger();\n  torch::Tensor last;\n};\nLogger::~Logger() {}\n");
   const std::string stopped = write("stopped.cpp", "#include \"logger.h\"\n#include \"missing/never_there.hpp\"\n"
                                                    "int main() { Logger l; }\n");
-  const std::string other = write("other.cpp", "#include <torch/torch.h>\n"
-                                               "void f() { torch::randn({2, 4}, torch::kHalf).mm(torch::randn({4, 4})); }\n");
+  const std::string other =
+      write("other.cpp", "#include <torch/torch.h>\n"
+                         "void f() { torch::randn({2, 4}, torch::kHalf).mm(torch::randn({4, 4})); }\n");
   const CommandResult run = dtypeLint("--format json " + stopped + " " + other);
   EXPECT_EQ(run.exitCode, 1) << run.err;
   const auto report = nlohmann::json::parse(run.out, nullptr, false);

@@ -14,9 +14,7 @@
 
 namespace dtype_lint::testing {
 
-inline CommandResult dtypeLint(const std::string& args) {
-  return runCommand(std::string(DTYPE_LINT_EXE) + " " + args);
-}
+inline CommandResult dtypeLint(const std::string& args) { return runCommand(std::string(DTYPE_LINT_EXE) + " " + args); }
 
 inline size_t lineCount(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
 
@@ -38,9 +36,8 @@ inline std::string writeFile(const std::filesystem::path& path, const std::strin
 class TempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dtype_lint_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("dtype_lint_cli_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -39,7 +39,8 @@ TEST_F(Config, ErrorsPointAtTheirLineAndColumn) {
       {"Checks: \"-*,DL1*,DL9*\"\n", "1:9: error: 'DL9*' matches no rule (see --list-rules)"},
       {"WarningsAsErrors: \"DL3O1\"\n", "1:19: error: 'DL3O1' matches no rule"},
       {"HeaderFilterRegex: \"src/(.*\"\n", "1:20: error: not a regular expression"},
-      {"CheckOptions:\n  DL303.UnderflowShare: 1.5\n", "2:3: error: DL303.UnderflowShare: 1.5 is not a share between 0 and 1"},
+      {"CheckOptions:\n  DL303.UnderflowShare: 1.5\n",
+       "2:3: error: DL303.UnderflowShare: 1.5 is not a share between 0 and 1"},
       {"CheckOptions:\n  DL303.Underflow: 0.1\n", "2:3: error: unknown key 'DL303.Underflow'"},
       {"RuntimeOptions:\n  CastCheckEvery: 0\n", "2:3: error: CastCheckEvery: 0 is not a positive integer"},
       {"Rules: [DL1*]\nChecks: \"DL1*\"\n", "1:1: error: 'Checks' and 'Rules' both given"},
@@ -62,7 +63,8 @@ TEST_F(Config, ChecksInClangTidySyntaxWithTheCommandLineOnTop) {
   EXPECT_NE(run.out.find("[DL101-mixed-dtype-matmul]"), std::string::npos) << run.out;
   EXPECT_EQ(dtypeLint(kBuild + " --config '{Rules: [\"DL2*\"]}' " + kMatmul).exitCode, 0)
       << "the older Rules: list, inline";
-  EXPECT_EQ(dtypeLint(kBuild + " --rules=-DL101 " + kMatmul).exitCode, 0) << "a first glob that excludes keeps the rest";
+  EXPECT_EQ(dtypeLint(kBuild + " --rules=-DL101 " + kMatmul).exitCode, 0)
+      << "a first glob that excludes keeps the rest";
 }
 
 TEST_F(Config, WarningsAsErrorsMakeFindingsErrors) {
@@ -77,12 +79,11 @@ TEST_F(Config, WarningsAsErrorsMakeFindingsErrors) {
 }
 
 TEST_F(Config, HeaderFilterAndExcludePathsChooseTheFilesReported) {
-  write("include/loss.h",
-        "#include <torch/torch.h>\n"
-        "inline void halfLoss() {\n"
-        "  auto loss = torch::randn({4}, torch::kHalf).sum(0);\n"
-        "  loss.backward();\n"
-        "}\n");
+  write("include/loss.h", "#include <torch/torch.h>\n"
+                          "inline void halfLoss() {\n"
+                          "  auto loss = torch::randn({4}, torch::kHalf).sum(0);\n"
+                          "  loss.backward();\n"
+                          "}\n");
   const std::string file = write("train.cpp", "#include \"include/loss.h\"\nint main() { halfLoss(); }\n");
   CommandResult all = dtypeLint(file);
   EXPECT_NE(all.out.find("loss.h:4:3: warning: backward() on a Half loss"), std::string::npos) << all.out << all.err;
@@ -111,7 +112,8 @@ TEST_F(Config, RunReportsWhatTheConfigSelects) {
   write(".dtype-lint.yaml", "Checks: \"-DL101\"\n");
   EXPECT_EQ(findings("--checks=DL101 --config " + (dir_ / ".dtype-lint.yaml").string()).size(), 2u)
       << "--checks on top of the config's";
-  const std::string reduction = std::string(DTYPE_LINT_BINARY_DIR) + "/samples/sample_DL105_low_precision_reduction_buggy";
+  const std::string reduction =
+      std::string(DTYPE_LINT_BINARY_DIR) + "/samples/sample_DL105_low_precision_reduction_buggy";
   EXPECT_EQ(findingsOf(reduction, "")[0].at("severity"), "warning");
   EXPECT_EQ(findingsOf(reduction, "--config '{WarningsAsErrors: \"DL105\"}'")[0].at("severity"), "error");
 }

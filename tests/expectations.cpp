@@ -38,7 +38,7 @@ LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers) {
   LineRules out;
   for (const auto& [line, rule] : markers)
     if (const RuleInfo* info = findRule(rule);
-        info && (frontEnd == FrontEnd::Static ? info->checkedStatically : info->checkedAtRuntime))
+        info && info->checkedBy(frontEnd == FrontEnd::Static ? kStatic : kCxxRuntime))
       out.emplace(line, rule);
   return out;
 }

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_test_support.h"
 #include "expectations.h"
@@ -64,16 +64,15 @@ TEST_F(Fixes, EveryFixOfTheSamplesRemovesItsFindingAndCompiles) {
 }
 
 TEST_F(Fixes, Dl101CastInTheOpIsChangedToTheOtherOperandsDtype) {
-  const std::string file = write("train.cpp",
-                                 "#include <torch/torch.h>\n"
-                                 "int main() {\n"
-                                 "  torch::nn::Linear fc(16, 4);\n"
-                                 "  auto inputs = torch::randn({8, 16});\n"
-                                 "  auto y = fc(inputs.to(torch::kBFloat16));\n"
-                                 "  auto half = inputs.to(torch::kHalf);\n"
-                                 "  auto z = fc(half);\n"
-                                 "  return int(y.sum().item<float>() + z.sum().item<float>());\n"
-                                 "}\n");
+  const std::string file = write("train.cpp", "#include <torch/torch.h>\n"
+                                              "int main() {\n"
+                                              "  torch::nn::Linear fc(16, 4);\n"
+                                              "  auto inputs = torch::randn({8, 16});\n"
+                                              "  auto y = fc(inputs.to(torch::kBFloat16));\n"
+                                              "  auto half = inputs.to(torch::kHalf);\n"
+                                              "  auto z = fc(half);\n"
+                                              "  return int(y.sum().item<float>() + z.sum().item<float>());\n"
+                                              "}\n");
   const nlohmann::json before = lint(file);
   ASSERT_EQ(before.at("findings").size(), 2u) << before.dump();
   EXPECT_EQ(before.at("findings")[0].at("fix").at("edits")[0].at("replacement"), "torch::kFloat");
@@ -86,32 +85,34 @@ TEST_F(Fixes, Dl101CastInTheOpIsChangedToTheOtherOperandsDtype) {
 // DL205 where the block unscales after the clip: the fix moves that unscale
 // up (a second one would be DL201), trailing comment and all.
 TEST_F(Fixes, Dl205MovesTheBlocksOwnUnscaleBeforeTheClip) {
-  const std::string file = write("train.cpp",
-                                 "#include \"" + kSource + "/samples/common/grad_scaler.h\"\n"
-                                 "class Trainer {\n"
-                                 " public:\n"
-                                 "  Trainer() : model_(16, 1), optimizer_(model_->parameters(), 0.01) {}\n"
-                                 "  void step(const torch::Tensor& x) {\n"
-                                 "    optimizer_.zero_grad();\n"
-                                 "    scaler_.scale(model_(x).pow(2).mean()).backward();\n"
-                                 "    const double norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);\n"
-                                 "    scaler_.unscale_(optimizer_);  // the true gradients\n"
-                                 "    scaler_.step(optimizer_);\n"
-                                 "    scaler_.update();\n"
-                                 "  }\n\n"
-                                 " private:\n"
-                                 "  torch::nn::Linear model_;\n"
-                                 "  torch::optim::SGD optimizer_;\n"
-                                 "  GradScaler scaler_;\n"
-                                 "};\n");
+  const std::string file =
+      write("train.cpp", "#include \"" + kSource +
+                             "/samples/common/grad_scaler.h\"\n"
+                             "class Trainer {\n"
+                             " public:\n"
+                             "  Trainer() : model_(16, 1), optimizer_(model_->parameters(), 0.01) {}\n"
+                             "  void step(const torch::Tensor& x) {\n"
+                             "    optimizer_.zero_grad();\n"
+                             "    scaler_.scale(model_(x).pow(2).mean()).backward();\n"
+                             "    const double norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);\n"
+                             "    scaler_.unscale_(optimizer_);  // the true gradients\n"
+                             "    scaler_.step(optimizer_);\n"
+                             "    scaler_.update();\n"
+                             "  }\n\n"
+                             " private:\n"
+                             "  torch::nn::Linear model_;\n"
+                             "  torch::optim::SGD optimizer_;\n"
+                             "  GradScaler scaler_;\n"
+                             "};\n");
   const nlohmann::json before = lint(file);
   ASSERT_EQ(before.at("findings").size(), 1u) << before.dump();
   EXPECT_EQ(before.at("findings")[0].at("fix").at("description"), "move the unscale on line 9 before the clip");
   dtypeLint(kIncludes + "--fix " + file);
-  EXPECT_NE(readFile(file).find("    scaler_.unscale_(optimizer_);  // the true gradients\n"
-                                "    const double norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);\n"
-                                "    scaler_.step(optimizer_);\n"),
-            std::string::npos)
+  EXPECT_NE(
+      readFile(file).find("    scaler_.unscale_(optimizer_);  // the true gradients\n"
+                          "    const double norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);\n"
+                          "    scaler_.step(optimizer_);\n"),
+      std::string::npos)
       << readFile(file);
   EXPECT_EQ(lint(file).at("findings").size(), 0u);
 }

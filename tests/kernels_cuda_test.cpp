@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "dtype_lint_kernels/tensor_stats.h"
-#include "tensor_stats_test_support.h"
 #include "dtype_lint_kernels/tensor_stats_cuda.h"
+#include "tensor_stats_test_support.h"
 
 namespace dtype_lint::kernels {
 namespace {
@@ -100,9 +100,10 @@ TEST_F(CudaTensorStats, MatchesTheCpuReferenceForManyTensorsPerLaunch) {
   std::vector<HostTensor> host;
   const ElementType types[] = {ElementType::Float, ElementType::Half, ElementType::BFloat16, ElementType::Double};
   for (int i = 0; i < 40; ++i)  // more than one launch's kMaxTensorsPerLaunch
-    host.push_back(randomTensor(rng, types[i % 4], {1 + static_cast<int64_t>(rng() % 300), 1 + static_cast<int64_t>(rng() % 700)}, i % 3));
+    host.push_back(randomTensor(rng, types[i % 4],
+                                {1 + static_cast<int64_t>(rng() % 300), 1 + static_cast<int64_t>(rng() % 700)}, i % 3));
   host.push_back(randomTensor(rng, ElementType::Float, {(1 << 20) + 3}, 1));  // several chunks, misaligned
-  host.push_back(randomTensor(rng, ElementType::BFloat16, {0, 5}, 0));          // empty
+  host.push_back(randomTensor(rng, ElementType::BFloat16, {0, 5}, 0));  // empty
   std::vector<TensorView> views;
   for (const HostTensor& t : host) views.push_back(onDevice(t));
   const std::vector<TensorStats> gpu = run(views);

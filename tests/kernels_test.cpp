@@ -40,19 +40,38 @@ TensorStats scan(const TensorView& v) {
 // Values on both sides of every threshold, the specials, and zeros.
 std::vector<float> adversarialValues() {
   const float inf = std::numeric_limits<float>::infinity();
-  return {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, -65504.0f, 65504.01f, 65520.0f, 1e30f, -3.4e38f,
-          inf, -inf, std::nanf(""), -std::nanf(""), 0x1p-14f, 0x1.fffffep-15f, -0x1p-20f,
-          0x1p-24f, 0x1.fffffep-25f, 1e-30f, std::numeric_limits<float>::denorm_min(), 3.0f};
+  return {0.0f,
+          -0.0f,
+          1.0f,
+          -2.5f,
+          65504.0f,
+          -65504.0f,
+          65504.01f,
+          65520.0f,
+          1e30f,
+          -3.4e38f,
+          inf,
+          -inf,
+          std::nanf(""),
+          -std::nanf(""),
+          0x1p-14f,
+          0x1.fffffep-15f,
+          -0x1p-20f,
+          0x1p-24f,
+          0x1.fffffep-25f,
+          1e-30f,
+          std::numeric_limits<float>::denorm_min(),
+          3.0f};
 }
 
 TEST(TensorStats, CountsFloatValuesByWhatHalfWouldMakeOfThem) {
   const std::vector<float> x = adversarialValues();
   const TensorStats s = scan(contiguous(x.data(), ElementType::Float, {static_cast<int64_t>(x.size())}));
   EXPECT_EQ(s.elements, x.size());
-  EXPECT_EQ(s.nonFinite, 4u);      // ±inf, ±NaN
-  EXPECT_EQ(s.beyondHalf, 4u);     // 65504.01, 65520, 1e30, -3.4e38; not ±65504 itself
+  EXPECT_EQ(s.nonFinite, 4u);  // ±inf, ±NaN
+  EXPECT_EQ(s.beyondHalf, 4u);  // 65504.01, 65520, 1e30, -3.4e38; not ±65504 itself
   EXPECT_EQ(s.halfSubnormal, 6u);  // 0x1.fffffep-15, -2^-20, 2^-24, 0x1.fffffep-25, 1e-30, denorm_min
-  EXPECT_EQ(s.halfFlushed, 3u);    // 0x1.fffffep-25, 1e-30, denorm_min
+  EXPECT_EQ(s.halfFlushed, 3u);  // 0x1.fffffep-25, 1e-30, denorm_min
   EXPECT_EQ(s.nonZero, 16u);
   EXPECT_EQ(s.absMax, 3.4e38f);
 }
@@ -68,7 +87,7 @@ TEST(TensorStats, CountsBFloat16AndHalfOnTheirOwnBits) {
   for (const auto& [bits, type] : {std::pair{&bf16, ElementType::BFloat16}, std::pair{&half, ElementType::Half}})
     expectSame(scan(contiguous(bits->data(), type, {n})), referenceTensorStats(contiguous(bits->data(), type, {n})));
   const TensorStats h = scan(contiguous(half.data(), ElementType::Half, {n}));
-  EXPECT_EQ(h.beyondHalf, 0u);   // a Half is never beyond Half
+  EXPECT_EQ(h.beyondHalf, 0u);  // a Half is never beyond Half
   EXPECT_EQ(h.halfFlushed, 0u);  // already flushed: zeros
   EXPECT_EQ(h.nonFinite, 4u + 3u);  // 65520, 1e30 and -3.4e38 became inf; 65504.01 rounded to 65504
   EXPECT_EQ(h.absMax, 65504.0f);
@@ -92,10 +111,14 @@ TEST(TensorStats, MatchesTheReferenceOnRandomTensorsOfEverySize) {
     }
     const auto size = static_cast<int64_t>(n);
     SCOPED_TRACE(n);
-    expectSame(scan(contiguous(f.data(), ElementType::Float, {size})), referenceTensorStats(contiguous(f.data(), ElementType::Float, {size})));
-    expectSame(scan(contiguous(d.data(), ElementType::Double, {size})), referenceTensorStats(contiguous(d.data(), ElementType::Double, {size})));
-    expectSame(scan(contiguous(bf16.data(), ElementType::BFloat16, {size})), referenceTensorStats(contiguous(bf16.data(), ElementType::BFloat16, {size})));
-    expectSame(scan(contiguous(half.data(), ElementType::Half, {size})), referenceTensorStats(contiguous(half.data(), ElementType::Half, {size})));
+    expectSame(scan(contiguous(f.data(), ElementType::Float, {size})),
+               referenceTensorStats(contiguous(f.data(), ElementType::Float, {size})));
+    expectSame(scan(contiguous(d.data(), ElementType::Double, {size})),
+               referenceTensorStats(contiguous(d.data(), ElementType::Double, {size})));
+    expectSame(scan(contiguous(bf16.data(), ElementType::BFloat16, {size})),
+               referenceTensorStats(contiguous(bf16.data(), ElementType::BFloat16, {size})));
+    expectSame(scan(contiguous(half.data(), ElementType::Half, {size})),
+               referenceTensorStats(contiguous(half.data(), ElementType::Half, {size})));
   }
 }
 

@@ -49,13 +49,15 @@ TEST(NumericHealth, UnscalesWithInfOrNanAreReportedOnlyWhenTheyPersist) {
   clean.gradients = {gradient("a Half [8] parameter", 8, 0, 8)};
   std::vector<Finding> out;
   // What a dynamic scaler absorbs: two overflows, a clean step, two more.
-  for (const GradientCheck* c : {&overflow, &overflow, &clean, &overflow, &overflow}) rules.onGradients(*c, at(12), out);
+  for (const GradientCheck* c : {&overflow, &overflow, &clean, &overflow, &overflow})
+    rules.onGradients(*c, at(12), out);
   EXPECT_TRUE(out.empty());
   rules.onGradients(overflow, at(12), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].rule->id, "DL301");
   EXPECT_NE(out[0].message.find("at 3 unscales in a row (1 of 8 values of the gradient of a Half [8] parameter"),
-            std::string::npos) << out[0].message;
+            std::string::npos)
+      << out[0].message;
   ASSERT_EQ(out[0].notes.size(), 1u);
   EXPECT_EQ(out[0].notes[0].message, "the first of these unscales");
   rules.onGradients(overflow, at(12), out);  // said once per run of overflows
@@ -68,7 +70,8 @@ TEST(NumericHealth, HalfGradientsBelowHalfsNormalRangeAboveTheShareNameTheLossSc
   check.point = GradientPoint::Unscale;
   check.lossScale = 8;
   check.computedInHalf = true;
-  check.gradients = {gradient("a Float [100] parameter", 100, 0, 100, 60, 2), gradient("a Float [900] parameter", 900, 0, 900, 200, 0)};
+  check.gradients = {gradient("a Float [100] parameter", 100, 0, 100, 60, 2),
+                     gradient("a Float [900] parameter", 900, 0, 900, 200, 0)};
   std::vector<Finding> out;
   rules.onGradients(check, at(7), out);
   ASSERT_EQ(out.size(), 1u);

@@ -57,7 +57,8 @@ TEST_F(Pipelines, ShardsSplitTheUnitsAndMergeIntoTheWholeReport) {
 TEST_F(Pipelines, MergeJoinsTheRanksOfTheSameFinding) {
   auto report = [&](const std::string& name, const std::string& ranks) {
     return write(name, R"({"tool": "dtype-lint", "findings": [{"rule": "DL205", "severity": "warning",
-      "message": "gradients clipped while they hold the scaled loss's gradients", "ranks": )" + ranks + R"(,
+      "message": "gradients clipped while they hold the scaled loss's gradients", "ranks": )" +
+                           ranks + R"(,
       "location": {"file": "train.py", "line": 12, "column": 1, "endLine": 12, "endColumn": 1}, "notes": []}]})");
   };
   const std::string node0 = report("node0.json", "[0, 1]"), node1 = report("node1.json", "[2, 3]");
@@ -85,8 +86,9 @@ TEST_F(Pipelines, MergeKeepsTheFindingsThePolicyKeeps) {
 
 TEST(CodeClimate, GitLabsCodeQualityIssues) {
   // Run from the repository's root, as CI does: paths relative to it.
-  CommandResult run = dtype_lint::testing::runCommand("cd " + kSource + " && " + DTYPE_LINT_EXE + " " + kBuild +
-                                                      " --format codeclimate samples/DL105_low_precision_reduction/buggy.cpp");
+  CommandResult run =
+      dtype_lint::testing::runCommand("cd " + kSource + " && " + DTYPE_LINT_EXE + " " + kBuild +
+                                      " --format codeclimate samples/DL105_low_precision_reduction/buggy.cpp");
   EXPECT_EQ(run.exitCode, 1) << run.err;
   const auto issues = nlohmann::json::parse(run.out);
   ASSERT_TRUE(issues.is_array());

@@ -296,16 +296,15 @@ class Suppressions : public ::testing::Test {
 };
 
 TEST_F(Suppressions, NolintFormsFollowClangTidy) {
-  const std::string file = write(
-      "a(); // NOLINT\n"
-      "b(); // NOLINT(DL101)\n"
-      "c(); // NOLINT(DL2*, DL105-low-precision-reduction)\n"
-      "// NOLINTNEXTLINE(DL106)\n"
-      "d();\n"
-      "// NOLINTBEGIN(DL1*)\n"
-      "e();\n"
-      "// NOLINTEND(DL1*)\n"
-      "f();\n");
+  const std::string file = write("a(); // NOLINT\n"
+                                 "b(); // NOLINT(DL101)\n"
+                                 "c(); // NOLINT(DL2*, DL105-low-precision-reduction)\n"
+                                 "// NOLINTNEXTLINE(DL106)\n"
+                                 "d();\n"
+                                 "// NOLINTBEGIN(DL1*)\n"
+                                 "e();\n"
+                                 "// NOLINTEND(DL1*)\n"
+                                 "f();\n");
   SourceText text;
   EXPECT_TRUE(isSuppressed(at(file, 1, "DL101"), text));
   EXPECT_TRUE(isSuppressed(at(file, 2, "DL101"), text));
@@ -322,12 +321,11 @@ TEST_F(Suppressions, NolintFormsFollowClangTidy) {
 
 // The runtime's Python findings: the same markers in Python's comments.
 TEST_F(Suppressions, PythonCommentsCarryTheSameMarkers) {
-  const std::string file = write(
-      "scaler.unscale_(opt)  # NOLINT(DL202)\n"
-      "# NOLINTNEXTLINE(DL1*)\n"
-      "y = layer(x.half())\n"
-      "z = layer(x.half())  // NOLINT\n",
-      ".py");
+  const std::string file = write("scaler.unscale_(opt)  # NOLINT(DL202)\n"
+                                 "# NOLINTNEXTLINE(DL1*)\n"
+                                 "y = layer(x.half())\n"
+                                 "z = layer(x.half())  // NOLINT\n",
+                                 ".py");
   SourceText text;
   EXPECT_TRUE(isSuppressed(at(file, 1, "DL202"), text));
   EXPECT_FALSE(isSuppressed(at(file, 1, "DL201"), text));

@@ -20,8 +20,9 @@ std::string readFile(const std::string& path) {
 
 CommandResult runCommand(const std::string& command) {
   static int counter = 0;
-  const std::filesystem::path errFile = std::filesystem::temp_directory_path() /
-                                        ("dtype_lint_cmd_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
+  const std::filesystem::path errFile =
+      std::filesystem::temp_directory_path() /
+      ("dtype_lint_cmd_" + std::to_string(::getpid()) + "_" + std::to_string(++counter));
   CommandResult result;
   FILE* pipe = popen((command + " 2>" + errFile.string()).c_str(), "r");
   std::array<char, 4096> buffer;

@@ -12,12 +12,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <nlohmann/json.hpp>
 
 #include "dtype_lint_runtime/boundary.h"
 #include "expectations.h"
@@ -74,7 +74,8 @@ CommandResult runExpectingTheMarkersOf(const std::string& command, const std::st
   const std::string diff = compare(expected ? *expected : readMarkers(source), findings[canonical], source);
   EXPECT_TRUE(diff.empty()) << diff << run.err;
   findings.erase(canonical);
-  for (const auto& [file, lines] : findings) EXPECT_TRUE(lines.empty()) << "findings outside " << source << ": " << file;
+  for (const auto& [file, lines] : findings)
+    EXPECT_TRUE(lines.empty()) << "findings outside " << source << ": " << file;
   return run;
 }
 
@@ -124,7 +125,7 @@ class RuntimeCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RuntimeCorpus, RuntimeFindingsMatchTheRuntimeCheckableMarkers) {
   const std::string source = GetParam();
-  runExpectingTheMarkersOf(executableOf(source), source, checkedBy(FrontEnd::Runtime, readMarkers(source)));
+  runExpectingTheMarkersOf(executableOf(source), source, checkedBy(FrontEnd::CxxRuntime, readMarkers(source)));
 }
 
 // "DL101_mixed_dtype_matmul_buggy" for samples/DL101_mixed_dtype_matmul/buggy.cpp, plus `suffix`.
@@ -165,14 +166,14 @@ class OptimizedBuilds : public ::testing::TestWithParam<std::tuple<std::string, 
 TEST_P(OptimizedBuilds, KeepEveryFinding) {
   const auto& [source, flavor] = GetParam();
   const std::string binary = executableOf(source) + "_" + flavor;
-  const LineRules expected = checkedBy(FrontEnd::Runtime, readMarkers(source));
+  const LineRules expected = checkedBy(FrontEnd::CxxRuntime, readMarkers(source));
   if (flavor == "relwithdebinfo") {
     runExpectingTheMarkersOf(binary, source, expected);
     return;
   }
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_opt_" + std::to_string(::getpid()) + ".json");
-  const CommandResult run = runCommand(std::string(DTYPE_LINT_EXE) + " run --format json -o " + report.string() +
-                                       " -- " + binary);
+  const CommandResult run =
+      runCommand(std::string(DTYPE_LINT_EXE) + " run --format json -o " + report.string() + " -- " + binary);
   const auto json = nlohmann::json::parse(readFile(report.string()), nullptr, false);
   fs::remove(report);
   ASSERT_FALSE(json.is_discarded()) << run.err;
@@ -184,13 +185,14 @@ TEST_P(OptimizedBuilds, KeepEveryFinding) {
     EXPECT_EQ(fs::weakly_canonical(at.at("file").get<std::string>()), fs::weakly_canonical(binary));
     EXPECT_EQ(at.value("line", 0u), 0u);
     const std::string symbol = at.value("symbol", "");
-    EXPECT_TRUE(flavor == "stripped" ? symbol.starts_with("+0x") : (symbol.find("+0x") != std::string::npos &&
-                                                                    !symbol.starts_with("+0x")))
+    EXPECT_TRUE(flavor == "stripped" ? symbol.starts_with("+0x")
+                                     : (symbol.find("+0x") != std::string::npos && !symbol.starts_with("+0x")))
         << symbol;
   }
   // Two ops on one marked line are one finding with lines, two without.
   EXPECT_EQ(std::set<std::string>(rules.begin(), rules.end()),
-            std::set<std::string>(expectedRules.begin(), expectedRules.end())) << run.err;
+            std::set<std::string>(expectedRules.begin(), expectedRules.end()))
+      << run.err;
   for (const std::string& rule : expectedRules) EXPECT_GE(rules.count(rule), expectedRules.count(rule)) << rule;
   if (!expectedRules.empty()) {
     ASSERT_TRUE(json.contains("notifications")) << json.dump();
@@ -285,7 +287,8 @@ TEST(PythonHooks, ALibraryOutsideSitePackagesIsNotTheUsersCode) {
     found.emplace(f.at("location").at("line").get<unsigned>(), f.at("rule").get<std::string>());
     for (const auto& note : f.value("notes", nlohmann::json::array())) {
       EXPECT_EQ(fileOf(note), canonical) << f.dump();
-      if (f.at("rule") == "DL202") EXPECT_EQ(note.at("line").get<unsigned>(), lineOf(script, "model.half()")) << f.dump();
+      if (f.at("rule") == "DL202")
+        EXPECT_EQ(note.at("line").get<unsigned>(), lineOf(script, "model.half()")) << f.dump();
     }
     // The module and where its Float came from: the user's new head.
     if (f.at("rule") == "DL101") {
@@ -350,30 +353,35 @@ TEST(PythonHooks, TheMissionFailuresAreExplained) {
                                  "DL202_unscale_fp16_grads/buggy.py");
   EXPECT_NE(run.err.find("ValueError: Attempting to unscale FP16 gradients."), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("'0.weight', '0.bias', '2.weight' and 1 more of the optimizer became Half here"),
-            std::string::npos) << run.err;
+            std::string::npos)
+      << run.err;
   // Python's frames give lines: the caret spans the line's code, its comment left out.
   EXPECT_NE(run.err.find("buggy.py:14:5: error: scaler unscales the gradients of optimizer"), std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find("    scaler.step(optimizer)  # dtype-lint-expect: DL202\n    ^~~~~~~~~~~~~~~~~~~~~~\n"),
-            std::string::npos) << run.err;
+            std::string::npos)
+      << run.err;
   run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
                    "DL101_mixed_dtype_matmul/buggy.py");
-  EXPECT_NE(run.err.find("mat1 and mat2 must have the same dtype, but got Half and Float"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("mat1 and mat2 must have the same dtype, but got Half and Float"), std::string::npos)
+      << run.err;
   // The module's parameter by its name, and where the Float module was made.
   EXPECT_NE(run.err.find("('input': Half, 'hidden.weight': Float) [DL101-mixed-dtype-matmul]"), std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find("buggy.py:10:9: note: 'hidden' (Linear) was made here, with Float parameters"),
-            std::string::npos) << run.err;
+            std::string::npos)
+      << run.err;
   run = runCommand(std::string(DTYPE_LINT_EXE) + " run -- " + DTYPE_LINT_PYTHON + " " + dir +
                    "DL102_out_dtype_mismatch/buggy.py");
-  EXPECT_NE(run.err.find("Expected out tensor to have dtype c10::BFloat16, but got float instead"),
-            std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Expected out tensor to have dtype c10::BFloat16, but got float instead"), std::string::npos)
+      << run.err;
   EXPECT_NE(run.err.find("[DL102-out-dtype-mismatch]"), std::string::npos) << run.err;
 }
 
 TEST(PythonHooks, APythonWithoutTorchRunsUntouched) {
   CommandResult run;
-  auto findings = findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " -c 'import sys; print(\"no torch\"); sys.exit(4)'", &run);
+  auto findings =
+      findingsOfRun(std::string(DTYPE_LINT_PYTHON) + " -c 'import sys; print(\"no torch\"); sys.exit(4)'", &run);
   EXPECT_EQ(run.exitCode, 4);
   EXPECT_EQ(run.out, "no torch\n");
   EXPECT_EQ(run.err.find("dtype-lint: error"), std::string::npos) << run.err;
@@ -428,13 +436,15 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
   const fs::path home = fs::temp_directory_path() / ("dtype_lint_first_use_" + std::to_string(::getpid()));
   fs::remove_all(home);
   fs::create_directories(home / "lib");
-  fs::copy_file(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so", home / "lib/libdtype_lint_preload.so");
+  fs::copy_file(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so",
+                home / "lib/libdtype_lint_preload.so");
   // An installed layout: the preload's data in ../share/dtype-lint (the source tree's layout).
   fs::create_directories(home / "share");
   fs::create_directory_symlink(DTYPE_LINT_SOURCE_DIR, home / "share/dtype-lint");
   const std::string report = (home / "report.jsonl").string();
   const std::string preload = preloading((home / "lib/libdtype_lint_preload.so").string()) +
-                              " DTYPE_LINT_CACHE_DIR=" + (home / "cache").string() + " DTYPE_LINT_REPORT=" + report + " ";
+                              " DTYPE_LINT_CACHE_DIR=" + (home / "cache").string() + " DTYPE_LINT_REPORT=" + report +
+                              " ";
   const std::string script = std::string(DTYPE_LINT_PYTHON) + " " + DTYPE_LINT_SOURCE_DIR +
                              "/samples/python/DL101_mixed_dtype_matmul/buggy.py";
   const std::string pytorchError = "mat1 and mat2 must have the same dtype, but got Half and Float";
@@ -443,7 +453,8 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
   EXPECT_EQ(noCompiler.exitCode, 1);
   EXPECT_NE(noCompiler.err.find(pytorchError), std::string::npos) << noCompiler.err;
   EXPECT_NE(noCompiler.err.find("dtype-lint: no C++ compiler ('/no/such/c++') to build the runtime adapter"),
-            std::string::npos) << noCompiler.err;
+            std::string::npos)
+      << noCompiler.err;
 
   const CommandResult first = runCommand(preload + script);
   EXPECT_NE(first.err.find("dtype-lint: building the runtime adapter for "), std::string::npos) << first.err;
@@ -481,7 +492,6 @@ TEST(PythonHooks, AnAdapterIsBuiltOnFirstUseAndCached) {
 }
 #endif
 
-
 // The traced program is never changed: however it ends, its stdout, its
 // stderr and its exit status or signal are the same bytes with and without the
 // hooks, and the report keeps the finding made before the end (and the one
@@ -518,28 +528,28 @@ TEST_P(ProgramEndings, AreUnchangedAndKeepTheFindings) {
   EXPECT_TRUE(diff.empty()) << diff << traced.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Endings, ProgramEndings,
-    ::testing::Values(Ending{"return", Ending::Never}, Ending{"exit", Ending::Never}, Ending{"_exit", Ending::Never},
-                      Ending{"exception", Ending::Never}, Ending{"abort", Ending::Never},
-                      Ending{"segv", Ending::Never}, Ending{"sigterm", Ending::Never},
-                      Ending{"sigkill", Ending::Never}, Ending{"exit-from-thread", Ending::Always},
-                      Ending{"execve", Ending::Never}, Ending{"fork", Ending::Always}, Ending{"vfork", Ending::Never},
-                      Ending{"daemon", Ending::Maybe}),
-    [](const ::testing::TestParamInfo<Ending>& info) {
-      std::string name = info.param.name;
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name == "_exit" ? std::string("underscore_exit") : name;
-    });
+INSTANTIATE_TEST_SUITE_P(Endings, ProgramEndings,
+                         ::testing::Values(Ending{"return", Ending::Never}, Ending{"exit", Ending::Never},
+                                           Ending{"_exit", Ending::Never}, Ending{"exception", Ending::Never},
+                                           Ending{"abort", Ending::Never}, Ending{"segv", Ending::Never},
+                                           Ending{"sigterm", Ending::Never}, Ending{"sigkill", Ending::Never},
+                                           Ending{"exit-from-thread", Ending::Always}, Ending{"execve", Ending::Never},
+                                           Ending{"fork", Ending::Always}, Ending{"vfork", Ending::Never},
+                                           Ending{"daemon", Ending::Maybe}),
+                         [](const ::testing::TestParamInfo<Ending>& info) {
+                           std::string name = info.param.name;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name == "_exit" ? std::string("underscore_exit") : name;
+                         });
 
 // A process killed outright leaves whole lines: each one written before the
 // kill parses.
 TEST(RuntimeHooks, SigkillLeavesOnlyCompleteReportLines) {
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_sigkill_" + std::to_string(::getpid()));
   fs::remove(report);
-  const CommandResult run = runCommand(preloading(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so") +
-                                       " DTYPE_LINT_REPORT=" + report.string() + " " +
-                                       kPrograms + "runtime_program_fault_modes sigkill");
+  const CommandResult run =
+      runCommand(preloading(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so") +
+                 " DTYPE_LINT_REPORT=" + report.string() + " " + kPrograms + "runtime_program_fault_modes sigkill");
   EXPECT_EQ(run.exitCode, 128 + SIGKILL);
   std::istringstream lines(readFile(report.string()));
   fs::remove(report);
@@ -665,8 +675,8 @@ void expectCublasGemmsProfiledAndUnchanged(const std::string& program,
                                            const std::string& siteCode = "status = cublasGemmStridedBatchedEx(") {
   const CommandResult plain = runCommand(program);
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_cublas_" + std::to_string(::getpid()) + ".json");
-  const CommandResult hooked = runCommand(std::string(DTYPE_LINT_EXE) + " run --profile --format json -o " +
-                                          report.string() + " -- " + program);
+  const CommandResult hooked =
+      runCommand(std::string(DTYPE_LINT_EXE) + " run --profile --format json -o " + report.string() + " -- " + program);
   EXPECT_EQ(hooked.out, plain.out) << hooked.err;
   EXPECT_EQ(hooked.exitCode, plain.exitCode);
   EXPECT_NE(plain.out.find("gemm status 7\n"), std::string::npos) << plain.out << plain.err;
@@ -720,7 +730,8 @@ TEST(RuntimeHooks, InPlaceOpsOfLibTorchsFrontendAreNotTheUsers) {
 // The hooks tell the program's ops from those inside them by their dispatch
 // key alone: no op pays for a RecordFunction because of them.
 TEST(RuntimeHooks, OpsPayForNoRecordFunction) {
-  EXPECT_NE(runCommand(kPrograms + "runtime_program_ops_pay_no_record").out.find("op records: none"), std::string::npos);
+  EXPECT_NE(runCommand(kPrograms + "runtime_program_ops_pay_no_record").out.find("op records: none"),
+            std::string::npos);
   const CommandResult hooked = runProgramExpectingItsMarkers("ops_pay_no_record");
   EXPECT_NE(hooked.out.find("op records: none"), std::string::npos) << hooked.out << hooked.err;
 }
@@ -739,9 +750,10 @@ TEST(RuntimeHooks, APreloadCoreOfTheOtherCxxAbiDrivesTheAdapter) {
   const std::string source = std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/DL101_mixed_dtype_matmul/buggy.cpp";
   CommandResult run;
   auto findings = findingsOfRun(executableOf(source), &run,
-                                "DTYPE_LINT_PRELOAD=" + preload + " DTYPE_LINT_ADAPTER=" DTYPE_LINT_ADAPTER_DIR
-                                    "/libdtype_lint_adapter.so");
-  EXPECT_EQ(findings[fs::weakly_canonical(source).string()], checkedBy(FrontEnd::Runtime, readMarkers(source))) << run.err;
+                                "DTYPE_LINT_PRELOAD=" + preload +
+                                    " DTYPE_LINT_ADAPTER=" DTYPE_LINT_ADAPTER_DIR "/libdtype_lint_adapter.so");
+  EXPECT_EQ(findings[fs::weakly_canonical(source).string()], checkedBy(FrontEnd::CxxRuntime, readMarkers(source)))
+      << run.err;
 }
 
 // An adapter built on first use takes LibTorch's C++ ABI from LibTorch's own
@@ -769,7 +781,8 @@ TEST(RuntimeHooks, TheAdapterBuilderReadsLibTorchsCxxAbiFromItsOwnSymbols) {
 }
 
 TEST(RuntimeHooks, AnAdapterOfAnotherBoundaryVersionIsRefused) {
-  void* core = dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* core =
+      dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(core, nullptr) << dlerror();
   auto attach = reinterpret_cast<int (*)(uint32_t, int32_t, int32_t)>(dlsym(core, "dtype_lint_runtime_attach"));
   ASSERT_NE(attach, nullptr);
@@ -782,7 +795,8 @@ TEST(RuntimeHooks, AnAdapterOfAnotherBoundaryVersionIsRefused) {
 // it (its container's magic number first), with code for every listed
 // architecture and the kernel the adapter looks up by name.
 TEST(RuntimeHooks, ThePreloadHandsThePrebuiltScanToTheAdapter) {
-  void* core = dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* core =
+      dlopen((std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(core, nullptr) << dlerror();
   auto scanImage = reinterpret_cast<int (*)(const void**, uint64_t*)>(dlsym(core, "dtype_lint_runtime_scan_image"));
   ASSERT_NE(scanImage, nullptr);
@@ -809,20 +823,22 @@ TEST(RuntimeHooks, StdioArgumentsAndExitCodePassThrough) {
 }
 
 TEST(RuntimeHooks, ErrorExitCodeReplacesTheProgramsWhenThereAreFindings) {
-  CommandResult run = runCommand(std::string(DTYPE_LINT_EXE) + " run --error-exitcode 42 -- " +
-                  executableOf(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/DL106_half_loss_backward/buggy.cpp"));
+  CommandResult run =
+      runCommand(std::string(DTYPE_LINT_EXE) + " run --error-exitcode 42 -- " +
+                 executableOf(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/DL106_half_loss_backward/buggy.cpp"));
   EXPECT_EQ(run.exitCode, 42);
   EXPECT_NE(run.err.find("[DL106-half-loss-backward]"), std::string::npos) << run.err;
   CommandResult clean = runCommand(std::string(DTYPE_LINT_EXE) + " run --error-exitcode 42 -- " + kPrograms +
-                    "runtime_program_exits_with_code");
+                                   "runtime_program_exits_with_code");
   EXPECT_EQ(clean.exitCode, 7);
 }
 
 TEST(RuntimeHooks, PlainLdPreloadWritesTheReportNamedInTheEnvironment) {
   const fs::path report = fs::temp_directory_path() / ("dtype_lint_preload_" + std::to_string(::getpid()));
   fs::remove(report);
-  CommandResult run = runCommand(preloading(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so") + " DTYPE_LINT_REPORT=" +
-                  report.string() + " " + kPrograms + "runtime_program_dies_after_mismatch");
+  CommandResult run =
+      runCommand(preloading(std::string(DTYPE_LINT_LIBRARY_DIR) + "/libdtype_lint_preload.so") +
+                 " DTYPE_LINT_REPORT=" + report.string() + " " + kPrograms + "runtime_program_dies_after_mismatch");
   EXPECT_EQ(run.exitCode, 134);
   const std::string lines = readFile(report.string());
   fs::remove(report);

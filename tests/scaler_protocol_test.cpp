@@ -196,9 +196,9 @@ TEST_F(Protocol, JoinKeepsEveryPossibleStage) {
 TEST_F(Protocol, UnknownScalersReportNothingUntilATransitionMakesThemKnown) {
   ScalerProtocol fresh;
   fresh.unscale(kScaler, kOpt, at(1), out);  // an unknown pair: could be READY
-  fresh.update(kScaler, at(2), out);          // may have stepped
+  fresh.update(kScaler, at(2), out);  // may have stepped
   EXPECT_TRUE(out.empty());
-  fresh.update(kScaler, at(3), out);          // now known: no step since the last update
+  fresh.update(kScaler, at(3), out);  // now known: no step since the last update
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
 }
 

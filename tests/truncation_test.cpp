@@ -3,8 +3,8 @@
 // reaches them.
 #include <gtest/gtest.h>
 
-#include "clang/Tooling/Tooling.h"
 #include "dtype_flow.h"
+#include "clang/Tooling/Tooling.h"
 
 namespace dtype_lint::testing {
 namespace {
@@ -38,8 +38,9 @@ TEST(Truncation, ALoopBlockVisitedTooOftenStopsTheFunctionsAnalysis) {
   limits.maxBlockVisits = 1;
   const std::vector<Note> notes = truncationsOf(kLoop, limits);
   ASSERT_EQ(notes.size(), 1u) << ::testing::PrintToString(messages(notes));
-  EXPECT_EQ(notes[0].message, "analysis of 'train_step' stopped early: a block was visited more than 1 times (loops, or "
-                              "branches nested deeply)");
+  EXPECT_EQ(notes[0].message,
+            "analysis of 'train_step' stopped early: a block was visited more than 1 times (loops, or "
+            "branches nested deeply)");
   EXPECT_EQ(notes[0].location.line, 2u);
   EXPECT_EQ(notes[0].location.column, 5u);
 }

@@ -90,7 +90,8 @@ ListFact joinLists(const ListFact& a, const ListFact& b) {
 }
 
 void ProcessState::join(const ProcessState& other) {
-  for (auto [mine, theirs] : {std::pair{&autocast.cpu, &other.autocast.cpu}, std::pair{&autocast.cuda, &other.autocast.cuda}}) {
+  for (auto [mine, theirs] :
+       {std::pair{&autocast.cpu, &other.autocast.cpu}, std::pair{&autocast.cuda, &other.autocast.cuda}}) {
     if (mine->enabled != theirs->enabled) mine->enabled = Tristate::Unknown;
     mine->dtype = mine->dtype.join(theirs->dtype);
     if (!mine->enabledAt) mine->enabledAt = theirs->enabledAt;
@@ -145,8 +146,7 @@ bool FlowState::sameAs(const FlowState& o) const {
          structs == o.structs && bools == o.bools &&
          std::equal(objects.begin(), objects.end(), o.objects.begin(), o.objects.end(),
                     [](const auto& a, const auto& b) { return a.first == b.first && sameId(a.second, b.second); }) &&
-         convertedModules == o.convertedModules &&
-         process.sameAs(o.process);
+         convertedModules == o.convertedModules && process.sameAs(o.process);
 }
 
 namespace {
@@ -220,7 +220,8 @@ void MemberFacts::join(const MemberFacts& other) {
 std::string MemberFacts::key() const {
   std::string k = dtypesKey(tensors) + dtypesKey(modules);
   for (const auto& [d, list] : lists) k += fmt::format("{}#{},", static_cast<const void*>(d), list.key());
-  for (const auto& [d, fields] : structs) k += fmt::format("s{}{{{}}},", static_cast<const void*>(d), dtypesKey(fields));
+  for (const auto& [d, fields] : structs)
+    k += fmt::format("s{}{{{}}},", static_cast<const void*>(d), dtypesKey(fields));
   for (const auto* record : convertedModules) k += fmt::format("c{},", static_cast<const void*>(record));
   for (const auto& [d, value] : bools) k += fmt::format("b{}={},", static_cast<const void*>(d), value);
   for (const auto& [d, object] : objects) k += fmt::format("o{}={:x},", static_cast<const void*>(d), object.id);
@@ -234,7 +235,8 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
   if (thisObject) k += fmt::format("t{:x}", thisObject->id);
   for (const Value& v : args) {
     k += fmt::format("{}:{}:{}:{:x}:{};", int(v.kind), v.fact.dtype.toString(), v.list.key(), v.object.id, v.flag);
-    for (const auto& [field, fact] : v.fields) k += fmt::format("{}={},", static_cast<const void*>(field), fact.dtype.toString());
+    for (const auto& [field, fact] : v.fields)
+      k += fmt::format("{}={},", static_cast<const void*>(field), fact.dtype.toString());
   }
   k += savedVariables.key();
   for (const auto& [name, fact] : savedData) k += name + "=" + fact.dtype.toString() + ",";

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "clang/AST/Decl.h"
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/events.h"
 #include "dtype_lint/scaler_protocol.h"
+#include "clang/AST/Decl.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -23,13 +23,13 @@ struct TensorFact {
 
   DtypeSet dtype;
   std::optional<Note> origin;  // where the dtype was established ("became Half here")
-  bool originNamed;            // the origin's message names the variable ("'x' became Half here")
-  std::optional<ObjectRef> scaledBy;            // the result of scaler.scale(loss)
-  std::optional<SourceLocation> scaledAt;       // that scale() call
-  std::optional<ManualScaling> manualScaling;   // loss * K
+  bool originNamed;  // the origin's message names the variable ("'x' became Half here")
+  std::optional<ObjectRef> scaledBy;  // the result of scaler.scale(loss)
+  std::optional<SourceLocation> scaledAt;  // that scale() call
+  std::optional<ManualScaling> manualScaling;  // loss * K
   const clang::ValueDecl* scalingFactor = nullptr;  // K's variable, when K is one
-  bool isGradient = false;                      // p.grad(), p.mutable_grad()
-  std::optional<ExplicitCast> castInAutocast;   // x.to(kHalf) while autocast is on (DL104)
+  bool isGradient = false;  // p.grad(), p.mutable_grad()
+  std::optional<ExplicitCast> castInAutocast;  // x.to(kHalf) while autocast is on (DL104)
   // The dtype constant written in a cast or a factory call that gave the
   // tensor its dtype (x.to(torch::kHalf)), where a fix can change it.
   std::optional<SourceLocation> dtypeConstant;
@@ -191,7 +191,7 @@ struct CallContext {
   // The module is the caller's parameter, of a dtype it does not know: it may
   // have been converted since it was built, its constructor's facts do not hold.
   bool thisModuleFromParameter = false;
-  std::optional<ObjectRef> thisObject;   // the caller's object of a member call
+  std::optional<ObjectRef> thisObject;  // the caller's object of a member call
   bool inCustomBackward = false;
   // Called by a scaler's own method under a test of its own state
   // (`if (!unscaled_) unscale_(opt)` in step()): an unscale here is skipped
@@ -217,7 +217,7 @@ struct FunctionResult {
   ListFact savedForBackward;
   std::map<std::string, TensorFact> savedData;
   std::optional<FieldFacts> returnedFields;  // when a struct is returned
-  std::optional<ListFact> returnedList;      // when a list of tensors is (a custom Function's outputs)
+  std::optional<ListFact> returnedList;  // when a list of tensors is (a custom Function's outputs)
   std::optional<TensorFact> returnedOptimizer;  // an optimizer factory's: its parameters' dtype
   MemberFacts members;  // at exit
   // Modules the caller passed by reference (or through a holder) whose

@@ -4,9 +4,9 @@
 
 #include "llvm/Support/Path.h"
 
+#include "torch_api.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
-#include "torch_api.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -111,14 +111,16 @@ const CXXRecordDecl* moduleListElementClass(QualType type) {
 }
 
 bool holdsTensorElements(QualType type) {
-  return isTensorListType(type) || isTensorTupleType(type) || isTensorTupleListType(type) || moduleListElementClass(type);
+  return isTensorListType(type) || isTensorTupleType(type) || isTensorTupleListType(type) ||
+         moduleListElementClass(type);
 }
 
 const Expr* predicateBody(const Expr* condition) {
   const auto* call = dyn_cast_or_null<CallExpr>(condition ? condition->IgnoreParenImpCasts() : nullptr);
   const FunctionDecl* callee = call && call->getNumArgs() == 0 ? call->getDirectCallee() : nullptr;
   const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
-  if (!def || !def->getReturnType()->isBooleanType() || !isUserCode(def->getLocation(), def->getASTContext().getSourceManager()))
+  if (!def || !def->getReturnType()->isBooleanType() ||
+      !isUserCode(def->getLocation(), def->getASTContext().getSourceManager()))
     return nullptr;
   const auto* body = dyn_cast_or_null<CompoundStmt>(def->getBody());
   const auto* ret = body && body->size() == 1 ? dyn_cast<ReturnStmt>(body->body_front()) : nullptr;
@@ -141,7 +143,8 @@ std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {
   std::vector<const Expr*> elements;
   if (const auto* list = dyn_cast_or_null<InitListExpr>(e)) {
     elements.assign(list->inits().begin(), list->inits().end());
-  } else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e); construct && isTensorTupleType(construct->getType())) {
+  } else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
+             construct && isTensorTupleType(construct->getType())) {
     elements.assign(construct->arg_begin(), construct->arg_end());
   } else if (const auto* call = dyn_cast_or_null<CallExpr>(e)) {
     const std::string name = calleeName(call);
@@ -178,7 +181,8 @@ const CXXRecordDecl* pointeeRecord(QualType type) {
   type = type.getNonReferenceType().getCanonicalType();
   if (const auto* ptr = type->getAs<PointerType>()) type = ptr->getPointeeType().getCanonicalType();
   if (isSmartPointer(type))
-    return pointeeRecord(cast<ClassTemplateSpecializationDecl>(type->getAsCXXRecordDecl())->getTemplateArgs()[0].getAsType());
+    return pointeeRecord(
+        cast<ClassTemplateSpecializationDecl>(type->getAsCXXRecordDecl())->getTemplateArgs()[0].getAsType());
   return type->getAsCXXRecordDecl();
 }
 
@@ -308,7 +312,8 @@ const Expr* loopRange(const VarDecl* var) {
 }
 
 bool createsModule(const Expr* e) {
-  if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) return !construct->getConstructor()->isCopyOrMoveConstructor();
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e))
+    return !construct->getConstructor()->isCopyOrMoveConstructor();
   const auto* call = dyn_cast<CallExpr>(e);
   return call && (calleeName(call) == "make_shared" || calleeName(call) == "register_module");
 }

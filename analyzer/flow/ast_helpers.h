@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "dtype_lint/finding.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
-#include "dtype_lint/finding.h"
 
 namespace dtype_lint::analyzer::flow {
 

@@ -28,9 +28,7 @@ std::optional<ModuleCall> asModuleCall(const CallExpr* call) {
   return out;
 }
 
-bool isRawAmpOp(const std::string& name) {
-  return name == kRawUnscaleOp || name == kRawUpdateScaleOp;
-}
+bool isRawAmpOp(const std::string& name) { return name == kRawUnscaleOp || name == kRawUpdateScaleOp; }
 
 // The operators the transfer handles itself: assignment, compound assignment
 // of tensors, and calls of objects (modules not modeled).

@@ -7,25 +7,25 @@
 #include <string>
 #include <vector>
 
-#include "clang/AST/ExprCXX.h"
 #include "config.h"
+#include "clang/AST/ExprCXX.h"
 
 namespace dtype_lint::analyzer::flow {
 
 enum class CallKind {
   AutocastFunction,  // at::autocast::set_enabled(...), clear_cache()
-  ModuleCall,        // fc(x), fc->forward(x), model(x)
-  ScalerApi,         // a method of the configured scaler API (for the value: a scale(), or a method that announces one)
-  OptimizerMethod,   // opt.step(), opt.zero_grad(), ...
-  RawAmpOp,          // the ATen ops a scaler port calls directly
-  Annotation,        // dtype_lint::annotate::<name>(...)
-  TensorOperator,    // a + b, x[0], x = y, g /= s
-  SaveForBackward,   // ctx->save_for_backward({x, w})
+  ModuleCall,  // fc(x), fc->forward(x), model(x)
+  ScalerApi,  // a method of the configured scaler API (for the value: a scale(), or a method that announces one)
+  OptimizerMethod,  // opt.step(), opt.zero_grad(), ...
+  RawAmpOp,  // the ATen ops a scaler port calls directly
+  Annotation,  // dtype_lint::annotate::<name>(...)
+  TensorOperator,  // a + b, x[0], x = y, g /= s
+  SaveForBackward,  // ctx->save_for_backward({x, w})
   ModuleConversion,  // model->to(torch::kHalf)
-  TensorMethod,      // x.mul(y), x.backward(), g.div_(s)
-  AutogradApply,     // F::apply(x) of a custom autograd Function
-  TorchFunction,     // torch::/at:: functions
-  UserFunction,      // a function defined in user code
+  TensorMethod,  // x.mul(y), x.backward(), g.div_(s)
+  AutogradApply,  // F::apply(x) of a custom autograd Function
+  TorchFunction,  // torch::/at:: functions
+  UserFunction,  // a function defined in user code
   Other,
 };
 
@@ -45,9 +45,9 @@ struct CallClassification {
   CallKind effect = CallKind::Other;
   CallKind value = CallKind::Other;
   std::string name;  // the callee's, empty for operators
-  std::optional<ModuleCall> module;                        // ModuleCall
+  std::optional<ModuleCall> module;  // ModuleCall
   const clang::CXXRecordDecl* autogradFunction = nullptr;  // AutogradApply
-  const clang::FunctionDecl* definition = nullptr;         // UserFunction
+  const clang::FunctionDecl* definition = nullptr;  // UserFunction
 };
 
 CallClassification classifyCall(const clang::CallExpr* call, const ScalerApi& api);

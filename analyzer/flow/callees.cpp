@@ -42,19 +42,22 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
   const auto* invoked = dyn_cast<CXXOperatorCallExpr>(call);
   if (invoked && invoked->getOperator() != OO_Call) invoked = nullptr;
   const std::string name =
-      invoked ? (lambda ? "lambda " : "") + quotedSource(invoked->getArg(0), tu_.context().getSourceManager(),
-                                                          tu_.context().getLangOpts())
+      invoked ? (lambda ? "lambda " : "") +
+                    quotedSource(invoked->getArg(0), tu_.context().getSourceManager(), tu_.context().getLangOpts())
               : fmt::format("'{}'", callee->getNameAsString());
-  auto c = calleeContext(Inherit::ProcessAndBackwardContext, note(call, fmt::format("in the call to {} from here", name)));
+  auto c =
+      calleeContext(Inherit::ProcessAndBackwardContext, note(call, fmt::format("in the call to {} from here", name)));
   if (!c) return std::nullopt;
   const unsigned firstArg = firstParameterArgument(call, callee);
   for (unsigned i = 0; i < callee->getNumParams(); ++i) {
     const unsigned argIndex = i + firstArg;
-    c->args.push_back(argIndex < call->getNumArgs() ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
-                                                    : Value{});
+    c->args.push_back(argIndex < call->getNumArgs()
+                          ? evalValue(call->getArg(argIndex), callee->getParamDecl(i)->getType())
+                          : Value{});
     // A setting passed on (`autocast_dtype(cfg_.precision)`): the parameter holds its assumed value.
     const ValueDecl* read = argIndex < call->getNumArgs() ? declOf(ignoreConversions(call->getArg(argIndex))) : nullptr;
-    if (const FlagAssumption* assumed = read ? ctx_.assumedSetting(cast<ValueDecl>(read->getCanonicalDecl())) : nullptr) {
+    if (const FlagAssumption* assumed =
+            read ? ctx_.assumedSetting(cast<ValueDecl>(read->getCanonicalDecl())) : nullptr) {
       FlagAssumption passed = *assumed;
       passed.flag = cast<ValueDecl>(callee->getParamDecl(i)->getCanonicalDecl());
       c->assumptions.push_back(std::move(passed));
@@ -62,19 +65,14 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
   }
   // The object a method is called on: `serving.run(x)`, or `serving(x)` (a functor's operator()).
   const Expr* object = nullptr;
-  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call))
-    object = member->getImplicitObjectArgument();
-  else if (invoked && !lambda && isa<CXXMethodDecl>(callee))
-    object = invoked->getArg(0);
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) object = member->getImplicitObjectArgument();
+  else if (invoked && !lambda && isa<CXXMethodDecl>(callee)) object = invoked->getArg(0);
   if (object) {
     if (moduleImplClass(object->getType())) {
       c->thisModule = evalModule(object);
       c->thisModuleFromParameter = moduleFromUnknownParameter(object);
-    }
-    else if (!isa<CXXThisExpr>(object->IgnoreImpCasts()))
-      c->thisObject = scalers_.objectRef(object);
-    else
-      c->thisObject = ctx_.thisObject;
+    } else if (!isa<CXXThisExpr>(object->IgnoreImpCasts())) c->thisObject = scalers_.objectRef(object);
+    else c->thisObject = ctx_.thisObject;
     if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
   }
   if (lambda) {
@@ -116,7 +114,8 @@ void FunctionAnalysis::applyCalleeExit(const FunctionResult& r) {
   if (r.enclosingAtExit) state_ = *r.enclosingAtExit;
 }
 
-void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx, const CallExpr* call) {
+void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallContext& calleeCtx,
+                                        const CallExpr* call) {
   const FunctionResult* r = tu_.analyze(callee, calleeCtx);
   if (!r) return;
   applyCalleeExit(*r);
@@ -137,8 +136,9 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
   if (!isUserModule(module.impl)) return nullptr;
   const FunctionDecl* forward = moduleForward(module.impl);
   if (!isAnalyzable(forward)) return nullptr;
-  auto c = calleeContext(Inherit::ProcessOnly,
-                         note(at, fmt::format("in the call to module {} from here", describe(moduleObject(module.module)))));
+  auto c =
+      calleeContext(Inherit::ProcessOnly,
+                    note(at, fmt::format("in the call to module {} from here", describe(moduleObject(module.module)))));
   if (!c) return nullptr;
   c->thisModule = evalModule(module.module);
   c->thisModuleFromParameter = moduleFromUnknownParameter(module.module);
@@ -186,7 +186,8 @@ void FunctionAnalysis::analyzeCustomBackward(const FunctionDecl* backward, const
   bwd->inCustomBackward = true;
   bwd->process.autocast.cpu.enabled = bwd->process.autocast.cuda.enabled = Tristate::Off;
   if (state_.process.autocast.anyOn())
-    bwd->forwardUnderAutocast = note(call, fmt::format("'{}::forward' ran under autocast from here", function->getName().str()));
+    bwd->forwardUnderAutocast =
+        note(call, fmt::format("'{}::forward' ran under autocast from here", function->getName().str()));
   bwd->savedVariables = forward.savedForBackward;
   bwd->savedData = forward.savedData;
   bwd->args.push_back(Value{});
@@ -207,7 +208,8 @@ void FunctionAnalysis::transferConstruct(const CXXConstructExpr* construct) {
   auto c = calleeContext(Inherit::ProcessOnly, std::nullopt);
   if (!c) return;
   for (unsigned i = 0; i < def->getNumParams(); ++i)
-    c->args.push_back(i < construct->getNumArgs() ? evalValue(construct->getArg(i), def->getParamDecl(i)->getType()) : Value{});
+    c->args.push_back(i < construct->getNumArgs() ? evalValue(construct->getArg(i), def->getParamDecl(i)->getType())
+                                                  : Value{});
   transferUserCall(def, *c);
 }
 

@@ -4,8 +4,8 @@
 
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "flow/ast_helpers.h"
-#include "flow/settings.h"
 #include "flow/function_analysis.h"
+#include "flow/settings.h"
 #include "torch_api.h"
 
 namespace dtype_lint::analyzer::flow {
@@ -45,8 +45,9 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
       return TensorFact{};
     }
   // *amp_dtype of a std::optional<ScalarType>: what it holds.
-  if (const auto* deref = dyn_cast<CXXOperatorCallExpr>(e);
-      deref && deref->getOperator() == OO_Star && deref->getNumArgs() == 1 && isScalarTypeType(deref->getArg(0)->getType()))
+  if (const auto* deref = dyn_cast<CXXOperatorCallExpr>(e); deref && deref->getOperator() == OO_Star &&
+                                                            deref->getNumArgs() == 1 &&
+                                                            isScalarTypeType(deref->getArg(0)->getType()))
     return evalDtypeArgument(deref->getArg(0));
   if (const auto* call = dyn_cast<CallExpr>(e)) return evalDtypeCall(call, calleeName(call));
   // cfg.bf16 ? kBFloat16 : kHalf, on a path where the flag is known; else
@@ -65,8 +66,8 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     if (auto it = state_.tensors.find(ref->getDecl()); it != state_.tensors.end()) return it->second;
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     // A local options or dtype variable: auto opts = torch::TensorOptions().dtype(torch::kHalf);
-    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasLocalStorage() &&
-                                                              !isa<ParmVarDecl>(var) && dtypeValued)
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl());
+        var && var->getInit() && var->hasLocalStorage() && !isa<ParmVarDecl>(var) && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
   if (const auto* ref = dyn_cast<DeclRefExpr>(e); ref && dtypeValued && isa<ParmVarDecl>(ref->getDecl())) {
@@ -75,8 +76,8 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
   }
   if (const auto* ref = dyn_cast<DeclRefExpr>(e)) {
     // A constant: const auto kDtype = torch::kHalf; at namespace scope.
-    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl()); var && var->getInit() && var->hasGlobalStorage() &&
-                                                              var->getType().isConstQualified() && dtypeValued)
+    if (const auto* var = dyn_cast<VarDecl>(ref->getDecl());
+        var && var->getInit() && var->hasGlobalStorage() && var->getType().isConstQualified() && dtypeValued)
       return evalDtypeArgument(var->getInit());
   }
   if (const auto* member = dyn_cast<MemberExpr>(e); member && dtypeValued) {
@@ -98,11 +99,13 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
     };
     // A field of a local config struct whose dtype the flow follows.
     if (auto fields = state_.structs.find(structBase(member)); fields != state_.structs.end())
-      if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl())); field != fields->second.end()) {
+      if (auto field = fields->second.find(dyn_cast<FieldDecl>(member->getMemberDecl()));
+          field != fields->second.end()) {
         // The path's dtypes, unless they are several and the setting's value is among them.
         const DtypeSet onPath = field->second.dtype;
         if (!onPath.single())
-          if (auto assumed = assumedDtype(); assumed && (onPath.isUnknown() || onPath.contains(*assumed->dtype.single())))
+          if (auto assumed = assumedDtype();
+              assumed && (onPath.isUnknown() || onPath.contains(*assumed->dtype.single())))
             return assumed;
         return field->second;
       }
@@ -160,8 +163,9 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
     // model->fc1: a submodule shares its parent's dtype.
-    if (const auto* member = dyn_cast<MemberExpr>(e);
-        member && !isa<CXXThisExpr>(member->getBase()->IgnoreImpCasts()) && moduleImplClass(member->getBase()->getType()))
+    if (const auto* member = dyn_cast<MemberExpr>(e); member &&
+                                                      !isa<CXXThisExpr>(member->getBase()->IgnoreImpCasts()) &&
+                                                      moduleImplClass(member->getBase()->getType()))
       return evalModule(member->getBase());
     // Submodules of the module whose member function this is share its dtype.
     if (isa<FieldDecl>(d) && ctx_.thisModule) return *ctx_.thisModule;
@@ -227,15 +231,15 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
     }
   // x.chunk(3), torch::split(x, n), x.unbind(): views of one tensor, each of its dtype.
   if (const auto* call = dyn_cast<CallExpr>(e)) {
-    static const std::vector<std::string> kSplits = {"chunk", "split", "split_with_sizes", "unbind", "tensor_split",
-                                                     "unsafe_chunk", "unsafe_split", "hsplit", "vsplit", "dsplit"};
+    static const std::vector<std::string> kSplits = {"chunk",        "split",        "split_with_sizes", "unbind",
+                                                     "tensor_split", "unsafe_chunk", "unsafe_split",     "hsplit",
+                                                     "vsplit",       "dsplit"};
     const auto* method = dyn_cast<CXXMemberCallExpr>(call);
     const Expr* source = method ? method->getImplicitObjectArgument() : call->getNumArgs() ? call->getArg(0) : nullptr;
-    if (source && isTensorType(source->getType()) &&
-        named(kSplits, calleeName(call)))
+    if (source && isTensorType(source->getType()) && named(kSplits, calleeName(call)))
       return ListFact{{evalTensor(source)}, false};
     // h.max(1), x.topk(k): the values in the tensor's dtype, their indices Long.
-    static const std::vector<std::string> kValuesAndIndices = {"max", "min", "topk", "sort", "kthvalue",
+    static const std::vector<std::string> kValuesAndIndices = {"max",  "min",    "topk",      "sort",   "kthvalue",
                                                                "mode", "median", "nanmedian", "cummax", "cummin"};
     if (source && isTensorType(source->getType()) && isTensorTupleType(call->getType()) &&
         named(kValuesAndIndices, calleeName(call)))
@@ -249,7 +253,8 @@ ListFact FunctionAnalysis::evalList(const Expr* e) {
   // lstm(x), gru(x): the output (and a GRU's or RNN's last hidden state) in
   // the dtype of the GEMMs of the input with the layer's weights.
   if (const auto* call = dyn_cast<CallExpr>(e); call && isTensorTupleType(e->getType()))
-    if (const auto& module = tu_.classify(call).module; module && isRecurrentLayer(module->op) && !module->args.empty()) {
+    if (const auto& module = tu_.classify(call).module;
+        module && isRecurrentLayer(module->op) && !module->args.empty()) {
       const TensorFact out = opResult("linear", {evalTensor(module->args.front()), evalModule(module->module)}, call);
       return ListFact{{out, module->op == "lstm" ? TensorFact{} : out}, true};
     }
@@ -276,8 +281,7 @@ std::optional<TensorFact> FunctionAnalysis::evalElementAccess(const Expr* e) {
   const Expr* object = call ? ignoreWrappers(call->getImplicitObjectArgument()) : nullptr;
   if (const auto* member = dyn_cast<MemberExpr>(e); member && member->getMemberDecl()->getName() == "second")
     keyValue = declOf(member->getBase());
-  else if (call && calleeName(call) == "value")
-    keyValue = declOf(object);
+  else if (call && calleeName(call) == "value") keyValue = declOf(object);
   if (keyValue && isTensorKeyValueType(keyValue->getType())) {
     auto it = state_.tensors.find(keyValue);
     return it != state_.tensors.end() ? it->second : TensorFact{};
@@ -292,7 +296,8 @@ std::optional<TensorFact> FunctionAnalysis::accessedElement(const ListFact& list
   if (name == "front") return list.at(0);
   if (name == "back") return list.positional && !list.elements.empty() ? list.elements.back() : list.anyElement();
   if (name == "at" && access->getNumArgs() == 1) return list.at(constantIndex(access->getArg(0)));
-  if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(access); subscript && subscript->getOperator() == OO_Subscript)
+  if (const auto* subscript = dyn_cast<CXXOperatorCallExpr>(access);
+      subscript && subscript->getOperator() == OO_Subscript)
     return list.at(constantIndex(subscript->getArg(1)));
   return std::nullopt;
 }
@@ -347,7 +352,8 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e) return {};
   if (const auto* cond = dyn_cast<ConditionalOperator>(e)) {
-    if (const auto flag = evalFlag(cond->getCond())) return evalTensor(*flag ? cond->getTrueExpr() : cond->getFalseExpr());
+    if (const auto flag = evalFlag(cond->getCond()))
+      return evalTensor(*flag ? cond->getTrueExpr() : cond->getFalseExpr());
     return joinFacts(evalTensor(cond->getTrueExpr()), evalTensor(cond->getFalseExpr()));
   }
   if (auto element = evalElementAccess(e)) return *element;
@@ -369,8 +375,7 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
     // fc->weight, fc->bias: the module's parameter dtype.
     if (const auto* member = dyn_cast<MemberExpr>(e); member && !tu_.unregisteredModuleTensor(d)) {
       const Expr* base = member->getBase();
-      if (moduleImplClass(base->getType()) || moduleImplClass(ignoreWrappers(base)->getType()))
-        return evalModule(base);
+      if (moduleImplClass(base->getType()) || moduleImplClass(ignoreWrappers(base)->getType())) return evalModule(base);
     }
     return {};
   }
@@ -385,7 +390,8 @@ std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, 
     TensorFact f{d, Note{loc(at), std::string(why)}};
     out = out ? joinFacts(*out, f) : f;
   };
-  for (auto [device, autocast] : {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}}) {
+  for (auto [device, autocast] :
+       {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}}) {
     if (autocast->enabled == Tristate::Off) continue;
     const AutocastPolicy policy = autocastPolicy(op, device, tu_.torch());
     if (policy == AutocastPolicy::None) continue;
@@ -396,17 +402,17 @@ std::optional<TensorFact> FunctionAnalysis::autocastResult(std::string_view op, 
       floating = floating || f.dtype.allFloating() || f.dtype.isUnknown() || f.dtype.isBottom();
     if (!floating) continue;
     switch (policy) {
-      case AutocastPolicy::LowerPrecision:
-        add(autocast->dtype, fmt::format("became {} by autocast here", autocast->dtype.toString()));
-        break;
-      case AutocastPolicy::Fp32: add(DtypeSet(ScalarType::Float), "became Float by autocast here"); break;
-      case AutocastPolicy::Promote: {
-        DtypeSet d = inputs.empty() ? DtypeSet::unknown() : inputs.front().dtype;
-        for (const TensorFact& f : inputs) d = d.promoteWith(f.dtype);
-        add(d, "promoted by autocast here");
-        break;
-      }
-      case AutocastPolicy::None: break;
+    case AutocastPolicy::LowerPrecision:
+      add(autocast->dtype, fmt::format("became {} by autocast here", autocast->dtype.toString()));
+      break;
+    case AutocastPolicy::Fp32: add(DtypeSet(ScalarType::Float), "became Float by autocast here"); break;
+    case AutocastPolicy::Promote: {
+      DtypeSet d = inputs.empty() ? DtypeSet::unknown() : inputs.front().dtype;
+      for (const TensorFact& f : inputs) d = d.promoteWith(f.dtype);
+      add(d, "promoted by autocast here");
+      break;
+    }
+    case AutocastPolicy::None: break;
     }
   }
   return out;
@@ -479,22 +485,22 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
       return evalTensor(call->getArg(1));
   }
   switch (c.value) {
-    case CallKind::ModuleCall: return evalModuleCall(*c.module, call);
-    case CallKind::TensorOperator: return evalOperator(cast<CXXOperatorCallExpr>(call));
-    case CallKind::ScalerApi: return evalScaledLoss(cast<CXXMemberCallExpr>(call));
-    case CallKind::TensorMethod: return evalTensorMethod(cast<CXXMemberCallExpr>(call), c.name);
-    case CallKind::AutogradApply: {
-      const FunctionResult* r = analyzeAutogradApply(call, c.autogradFunction);
-      return r ? r->returned : TensorFact{};
-    }
-    case CallKind::TorchFunction: return evalTorchFunction(call, c.name);
-    case CallKind::UserFunction: {
-      // A user function: its result in this context.
-      auto calleeCtx = userCallContext(call, c.definition);
-      const FunctionResult* r = calleeCtx ? tu_.analyze(c.definition, *calleeCtx) : nullptr;
-      return r ? r->returned : TensorFact{};
-    }
-    default: return {};
+  case CallKind::ModuleCall: return evalModuleCall(*c.module, call);
+  case CallKind::TensorOperator: return evalOperator(cast<CXXOperatorCallExpr>(call));
+  case CallKind::ScalerApi: return evalScaledLoss(cast<CXXMemberCallExpr>(call));
+  case CallKind::TensorMethod: return evalTensorMethod(cast<CXXMemberCallExpr>(call), c.name);
+  case CallKind::AutogradApply: {
+    const FunctionResult* r = analyzeAutogradApply(call, c.autogradFunction);
+    return r ? r->returned : TensorFact{};
+  }
+  case CallKind::TorchFunction: return evalTorchFunction(call, c.name);
+  case CallKind::UserFunction: {
+    // A user function: its result in this context.
+    auto calleeCtx = userCallContext(call, c.definition);
+    const FunctionResult* r = calleeCtx ? tu_.analyze(c.definition, *calleeCtx) : nullptr;
+    return r ? r->returned : TensorFact{};
+  }
+  default: return {};
   }
 }
 
@@ -597,11 +603,11 @@ std::optional<TensorFact> FunctionAnalysis::evalFactory(const CallExpr* call, co
         return *d;
       }
   switch (factory) {
-    case FactoryKind::DefaultFloat:
-      return TensorFact{DtypeSet(ScalarType::Float), Note{loc(call), "created as Float here"}};
-    case FactoryKind::Long: return TensorFact{DtypeSet(ScalarType::Int64), std::nullopt};
-    case FactoryKind::Like: return call->getNumArgs() ? evalTensor(call->getArg(0)) : TensorFact{};
-    case FactoryKind::NotFactory: break;
+  case FactoryKind::DefaultFloat:
+    return TensorFact{DtypeSet(ScalarType::Float), Note{loc(call), "created as Float here"}};
+  case FactoryKind::Long: return TensorFact{DtypeSet(ScalarType::Int64), std::nullopt};
+  case FactoryKind::Like: return call->getNumArgs() ? evalTensor(call->getArg(0)) : TensorFact{};
+  case FactoryKind::NotFactory: break;
   }
   return std::nullopt;
 }

@@ -8,12 +8,12 @@
 #include <set>
 #include <tuple>
 
-#include "clang/AST/ParentMapContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
-#include "clang/Basic/SourceManager.h"
 #include "flow/ast_helpers.h"
 #include "flow/settings.h"
 #include "torch_api.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -39,8 +39,10 @@ bool doesWork(const Stmt* branch) {
 // torch::kHalf;`) or assigns one (`dtype = torch::kHalf;`).
 bool choosesDtype(const Stmt* branch) {
   return containsStmt(branch, [](const Stmt* s) {
-    if (const auto* r = dyn_cast<ReturnStmt>(s)) return r->getRetValue() && isScalarTypeType(r->getRetValue()->getType());
-    if (const auto* op = dyn_cast<BinaryOperator>(s)) return op->isAssignmentOp() && isScalarTypeType(op->getLHS()->getType());
+    if (const auto* r = dyn_cast<ReturnStmt>(s))
+      return r->getRetValue() && isScalarTypeType(r->getRetValue()->getType());
+    if (const auto* op = dyn_cast<BinaryOperator>(s))
+      return op->isAssignmentOp() && isScalarTypeType(op->getLHS()->getType());
     if (const auto* op = dyn_cast<CXXOperatorCallExpr>(s))
       return op->isAssignmentOp() && op->getNumArgs() == 2 && isScalarTypeType(op->getArg(0)->getType());
     return false;
@@ -105,11 +107,13 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
     // block(x) through its holder: the user module's forward.
-    if (const auto& module = tu_.classify(call).module; module && module->op.empty()) follow(moduleForward(module->impl));
+    if (const auto& module = tu_.classify(call).module; module && module->op.empty())
+      follow(moduleForward(module->impl));
     addLookup(call);
     // at::autocast::set_enabled(cfg.amp.enabled): the flag chooses the region.
-    if (const FunctionDecl* callee = call->getDirectCallee(); isAutocastFunction(callee) && callee->getDeclName().isIdentifier() &&
-        callee->getName().startswith("set_") && callee->getName().endswith("enabled"))
+    if (const FunctionDecl* callee = call->getDirectCallee();
+        isAutocastFunction(callee) && callee->getDeclName().isIdentifier() && callee->getName().startswith("set_") &&
+        callee->getName().endswith("enabled"))
       for (const Expr* arg : call->arguments())
         if (arg->getType()->isBooleanType()) addTests(arg);
     return true;
@@ -147,7 +151,8 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   // (a model built in the precision a setting chooses): their settings decide too.
   static std::vector<const FunctionDecl*> constructorsBehind(const FunctionDecl* fn) {
     std::vector<const FunctionDecl*> out;
-    if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && !isa<CXXConstructorDecl>(method) && !method->isStatic())
+    if (const auto* method = dyn_cast<CXXMethodDecl>(fn);
+        method && !isa<CXXConstructorDecl>(method) && !method->isStatic())
       for (const CXXConstructorDecl* ctor : method->getParent()->ctors())
         if (const FunctionDecl* def = ctor->getDefinition(); def && isAnalyzable(def)) out.push_back(def);
     return out;
@@ -155,7 +160,9 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
 
   // The flags a condition combines with !, && and ||. A state its own code
   // sets (`first_step_ = false`) is not a setting chosen once per run.
-  void addTests(const Expr* condition) { forEachTest(condition, [&](const Expr* test) { addTest(test); }); }
+  void addTests(const Expr* condition) {
+    forEachTest(condition, [&](const Expr* test) { addTest(test); });
+  }
   // One test: a setting compared with a value, or a flag that is not known and not a state.
   void addTest(const Expr* condition) {
     if (const Expr* predicate = predicateBody(condition)) return addTests(predicate);
@@ -222,8 +229,8 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
       }
     const SourceManager& sm = tu_.context().getSourceManager();
     const LangOptions& lang = tu_.context().getLangOpts();
-    flags.push_back(RuntimeFlag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values,
-                                closed});
+    flags.push_back(
+        RuntimeFlag{decl, quotedSource(read, sm, lang), toLocation(read->getSourceRange(), sm, lang), values, closed});
   }
 
   TranslationUnitAnalysis& tu_;

@@ -10,20 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "clang/AST/Decl.h"
 #include "dtype_lint/finding.h"
 #include "flow/translation_unit.h"
+#include "clang/AST/Decl.h"
 
 namespace dtype_lint::analyzer::flow {
 
 // A bool flag, or a setting (settings.h) with the values the program names for it.
 struct RuntimeFlag {
   const clang::ValueDecl* decl;  // canonical
-  std::string spelling;          // as the first test spells it, quoted: 'cfg_.use_amp', 'cfg.precision'
+  std::string spelling;  // as the first test spells it, quoted: 'cfg_.use_amp', 'cfg.precision'
   SourceLocation firstTest;
   std::vector<std::string> values;  // a setting's, in the order the program names them; empty for a flag
-  bool closed = false;              // a setting that holds no other value (a dtype the program sets)
-  bool choosesDtype = false;        // looked up in a map of dtypes: it decides precision
+  bool closed = false;  // a setting that holds no other value (a dtype the program sets)
+  bool choosesDtype = false;  // looked up in a map of dtypes: it decides precision
 
   // A flag: false, true. A setting: each named value, then any other value unless closed.
   size_t choices() const { return values.empty() ? 2 : values.size() + (closed ? 0 : 1); }

@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
-#include "clang/AST/ASTContext.h"
-#include "clang/AST/Expr.h"
 #include "dtype_flow.h"
 #include "flow/abstract_values.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
 
 namespace dtype_lint::analyzer::flow {
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <deque>
 
-#include "clang/AST/ParentMapContext.h"
 #include "flow/ast_helpers.h"
 #include "flow/settings.h"
 #include "torch_api.h"
+#include "clang/AST/ParentMapContext.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -34,8 +34,7 @@ const ValueDecl* FunctionAnalysis::structBase(const MemberExpr* member) {
   if (!d) return nullptr;
   const QualType type = d->getType().getNonReferenceType();
   const CXXRecordDecl* record = type->getAsCXXRecordDecl();
-  if (!record || isTensorType(type) || moduleImplClass(type) || isOptimizerType(type) || isScaler(type))
-    return nullptr;
+  if (!record || isTensorType(type) || moduleImplClass(type) || isOptimizerType(type) || isScaler(type)) return nullptr;
   return d;
 }
 
@@ -118,11 +117,11 @@ bool FunctionAnalysis::underTestOfOwnMembers(const Stmt* s) {
     const DynTypedNodeList parents = context.getParents(*s);
     if (parents.empty()) return false;
     const Stmt* parent = parents[0].get<Stmt>();
-    if (const auto* branch = dyn_cast_or_null<IfStmt>(parent); branch && branch->getCond() != s &&
-                                                               readsOwnMember(branch->getCond()))
+    if (const auto* branch = dyn_cast_or_null<IfStmt>(parent);
+        branch && branch->getCond() != s && readsOwnMember(branch->getCond()))
       return true;
-    if (const auto* choice = dyn_cast_or_null<ConditionalOperator>(parent); choice && choice->getCond() != s &&
-                                                                          readsOwnMember(choice->getCond()))
+    if (const auto* choice = dyn_cast_or_null<ConditionalOperator>(parent);
+        choice && choice->getCond() != s && readsOwnMember(choice->getCond()))
       return true;
     s = parent;
   }
@@ -160,14 +159,14 @@ FlowState FunctionAnalysis::entryState() {
     const ParmVarDecl* param = fn_->getParamDecl(i);
     const Value& v = ctx_.args[i];
     switch (v.kind) {
-      case Value::Kind::Tensor:
-      case Value::Kind::Dtype: entry.tensors[param] = v.fact; break;
-      case Value::Kind::Module: entry.modules[param] = v.fact; break;
-      case Value::Kind::List: entry.lists[param] = v.list; break;
-      case Value::Kind::Object: scalers_.bindParameter(param, v.object); break;
-      case Value::Kind::Struct: entry.structs[param] = v.fields; break;
-      case Value::Kind::Bool: entry.bools[param->getCanonicalDecl()] = v.flag; break;
-      case Value::Kind::None: break;
+    case Value::Kind::Tensor:
+    case Value::Kind::Dtype: entry.tensors[param] = v.fact; break;
+    case Value::Kind::Module: entry.modules[param] = v.fact; break;
+    case Value::Kind::List: entry.lists[param] = v.list; break;
+    case Value::Kind::Object: scalers_.bindParameter(param, v.object); break;
+    case Value::Kind::Struct: entry.structs[param] = v.fields; break;
+    case Value::Kind::Bool: entry.bools[param->getCanonicalDecl()] = v.flag; break;
+    case Value::Kind::None: break;
     }
   }
   if (ctx_.members) ctx_.members->replaceIn(entry);
@@ -220,10 +219,11 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   auto dropConverted = [&](auto& facts) {
     for (auto it = facts.begin(); it != facts.end();) {
       const auto* field = cast<FieldDecl>(it->first);
-      const bool followsOwner = holdsTensorElements(field->getType()) ? moduleListElementClass(field->getType()) != nullptr
-                                                                      : !tu_.unregisteredModuleTensor(field);
+      const bool followsOwner = holdsTensorElements(field->getType())
+                                    ? moduleListElementClass(field->getType()) != nullptr
+                                    : !tu_.unregisteredModuleTensor(field);
       it = entry.convertedModules.count(dyn_cast<CXXRecordDecl>(field->getParent())) && followsOwner ? facts.erase(it)
-                                                                                                   : std::next(it);
+                                                                                                     : std::next(it);
     }
   };
   dropConverted(members.tensors);
@@ -293,8 +293,9 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
   // `cfg.dtype != torch::kFloat` where both dtypes are known on this path.
-  if (const auto* op = dyn_cast<BinaryOperator>(condition);
-      op && op->isEqualityOp() && isScalarTypeType(op->getLHS()->getType()) && isScalarTypeType(op->getRHS()->getType())) {
+  if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp() &&
+                                                            isScalarTypeType(op->getLHS()->getType()) &&
+                                                            isScalarTypeType(op->getRHS()->getType())) {
     const auto lhs = evalDtypeArgument(op->getLHS()), rhs = evalDtypeArgument(op->getRHS());
     if (lhs && rhs && lhs->dtype.single() && rhs->dtype.single())
       return (lhs->dtype == rhs->dtype) == (op->getOpcode() == BO_EQ);
@@ -318,8 +319,9 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
   // `if (scaler_)`: a pointer to a scaler or optimizer this path created.
   const Expr* pointer = condition->getType()->isPointerType() ? condition : nullptr;
   if (const auto* conversion = dyn_cast<CXXMemberCallExpr>(condition);
-      conversion && (isa_and_nonnull<CXXConversionDecl>(conversion->getMethodDecl()) ||
-                     (calleeName(conversion) == "has_value" && isOptional(conversion->getImplicitObjectArgument()->getType()))))
+      conversion &&
+      (isa_and_nonnull<CXXConversionDecl>(conversion->getMethodDecl()) ||
+       (calleeName(conversion) == "has_value" && isOptional(conversion->getImplicitObjectArgument()->getType()))))
     pointer = conversion->getImplicitObjectArgument();
   if (const ObjectRef object = pointer ? scalers_.objectRef(pointer) : ObjectRef{};
       object.id && (branchState_ ? *branchState_ : state_).process.protocol.knows(object.id))
@@ -365,17 +367,14 @@ std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGB
 FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState& entry,
                                           const std::vector<FlowState>& out) {
   FlowState in = block == &cfg_.getEntry() ? entry : FlowState{};
-  if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt()))
-    in.join(tries_[tryStmt].thrown);
+  if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt())) in.join(tries_[tryStmt].thrown);
   for (const CFGBlock::AdjacentBlock& pred : block->preds()) {
     // An exception no handler catches leaves the function: the caller's code after the call never runs.
-    const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
-                          isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
+    const bool uncaught =
+        block == &cfg_.getExit() && pred.isReachable() && isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
     if (!pred.isReachable() || uncaught || !edgeFeasible(pred, block, out[pred->getBlockID()])) continue;
-    if (auto iterated = leftAfterAnIteration(pred, block, out))
-      in.join(*iterated);
-    else
-      in.join(out[pred->getBlockID()]);
+    if (auto iterated = leftAfterAnIteration(pred, block, out)) in.join(*iterated);
+    else in.join(out[pred->getBlockID()]);
   }
   return in;
 }

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "clang/AST/StmtCXX.h"
-#include "clang/Analysis/CFG.h"
 #include "flow/call_kind.h"
 #include "flow/flow_queries.h"
 #include "flow/scaler_tracking.h"
 #include "flow/translation_unit.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Analysis/CFG.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -33,8 +33,7 @@ enum class Inherit {
 
 class FunctionAnalysis final : public FlowQueries {
  public:
-  FunctionAnalysis(TranslationUnitAnalysis& tu, const clang::FunctionDecl* fn, const CallContext& ctx,
-                   clang::CFG& cfg);
+  FunctionAnalysis(TranslationUnitAnalysis& tu, const clang::FunctionDecl* fn, const CallContext& ctx, clang::CFG& cfg);
 
   FunctionResult run();
 
@@ -190,7 +189,7 @@ class FunctionAnalysis final : public FlowQueries {
   FunctionResult result_;
   ScalerTracking scalers_;
   std::map<const clang::CXXTryStmt*, TryRegion> tries_;
-  bool collectingThrows_ = true;                         // false once the fixpoint is reached
+  bool collectingThrows_ = true;  // false once the fixpoint is reached
   std::vector<const clang::CFGBlock*> reopenedHandlers_;  // dispatch blocks whose thrown state grew
 };
 

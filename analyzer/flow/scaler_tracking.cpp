@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "clang/AST/ParentMapContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
-#include "clang/Lex/Lexer.h"
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "flow/ast_helpers.h"
 #include "torch_api.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Lex/Lexer.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -53,7 +53,8 @@ void ScalerTracking::transferKeyedInsertion(const CXXMemberCallExpr* call, const
   const Expr* map = call->getImplicitObjectArgument();
   const std::string mapName = flow_.describe(map), key = flow_.describe(call->getArg(0));
   // 'optimizers_' and '"dense"': 'optimizers_.at("dense")'.
-  const std::string element = fmt::format("'{}.at({})'", mapName.substr(1, mapName.size() - 2), key.substr(1, key.size() - 2));
+  const std::string element =
+      fmt::format("'{}.at({})'", mapName.substr(1, mapName.size() - 2), key.substr(1, key.size() - 2));
   if (const auto ref = keyedObject(map, call->getArg(0), element))
     declareOptimizer(*ref, ignoreWrappers(call->getArg(1)), flow_.loc(call));
 }
@@ -72,7 +73,9 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
     if (var->isCXXForRangeDecl()) return ObjectRef{0, flow_.describe(e)};
     // A local reference or pointer: auto& opt = *optimizer; auto* s = &scaler;
     if (var->getType()->isReferenceType() || var->getType()->isPointerType())
-      return var->getInit() && !isa<ParmVarDecl>(var) ? objectRef(var->getInit()) : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, flow_.describe(e)};
+      return var->getInit() && !isa<ParmVarDecl>(var)
+                 ? objectRef(var->getInit())
+                 : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, flow_.describe(e)};
   }
   if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) {
     // A reference member: the object its initializer bound it to, when seen.
@@ -105,42 +108,42 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   const ObjectRef scaler = objectRef(call->getImplicitObjectArgument());
   const SourceLocation at = flow_.loc(call);
   switch (scalerCall(api_, name)) {
-    case ScalerCall::Scale: {
-      // Under a BFloat16 region, or right after one: the loss comes from it.
-      // A later scale() with no region between scales another loss.
-      ProcessState& process = flow_.state().process;
-      const auto bfloat16At = bfloat16AutocastAt(process.autocast);
-      if (!protocol().mayBeDisabled(scaler.id))
-        checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
-      process.bfloat16RegionAt.reset();
-      if (call->getNumArgs() >= 1)
-        if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
-          process.manualScaling.scaledInsideScaler(*loss.manualScaling, reinterpret_cast<uintptr_t>(loss.scalingFactor),
-                                                   at, findings());
-      return;
+  case ScalerCall::Scale: {
+    // Under a BFloat16 region, or right after one: the loss comes from it.
+    // A later scale() with no region between scales another loss.
+    ProcessState& process = flow_.state().process;
+    const auto bfloat16At = bfloat16AutocastAt(process.autocast);
+    if (!protocol().mayBeDisabled(scaler.id))
+      checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
+    process.bfloat16RegionAt.reset();
+    if (call->getNumArgs() >= 1)
+      if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
+        process.manualScaling.scaledInsideScaler(*loss.manualScaling, reinterpret_cast<uintptr_t>(loss.scalingFactor),
+                                                 at, findings());
+    return;
+  }
+  case ScalerCall::Unscale:
+    if (auto optimizer = optimizerArgument(call, scaler)) {
+      refreshOptimizerDtype(*optimizer);
+      protocol().unscale(scaler, *optimizer, at, findings());
+    } else if (scaler.id) {
+      protocol().unscaleUnidentifiedOptimizer(scaler);
     }
-    case ScalerCall::Unscale:
-      if (auto optimizer = optimizerArgument(call, scaler)) {
-        refreshOptimizerDtype(*optimizer);
-        protocol().unscale(scaler, *optimizer, at, findings());
-      } else if (scaler.id) {
-        protocol().unscaleUnidentifiedOptimizer(scaler);
-      }
-      return;
-    case ScalerCall::Step:
-      for (const Expr* arg : call->arguments())
-        if (isOptimizerType(arg->getType())) emitStep(call, arg);
-      if (auto optimizer = optimizerArgument(call, scaler)) {
-        refreshOptimizerDtype(*optimizer);
-        protocol().step(scaler, *optimizer, at, findings());
-      } else if (scaler.id) {
-        protocol().stepUnidentifiedOptimizer(scaler);
-      }
-      return;
-    case ScalerCall::Update:
-      if (scaler.id) protocol().update(scaler, at, findings());
-      return;
-    case ScalerCall::None: return;
+    return;
+  case ScalerCall::Step:
+    for (const Expr* arg : call->arguments())
+      if (isOptimizerType(arg->getType())) emitStep(call, arg);
+    if (auto optimizer = optimizerArgument(call, scaler)) {
+      refreshOptimizerDtype(*optimizer);
+      protocol().step(scaler, *optimizer, at, findings());
+    } else if (scaler.id) {
+      protocol().stepUnidentifiedOptimizer(scaler);
+    }
+    return;
+  case ScalerCall::Update:
+    if (scaler.id) protocol().update(scaler, at, findings());
+    return;
+  case ScalerCall::None: return;
   }
 }
 
@@ -177,7 +180,8 @@ std::optional<ObjectRef> ScalerTracking::optimizerOfFunction() {
     const Expr* found = nullptr;
     bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
       if (!found && call->getMethodDecl() && call->getMethodDecl()->getDeclName().isIdentifier() &&
-          call->getMethodDecl()->getName() == "param_groups" && isOptimizerType(call->getImplicitObjectArgument()->getType()))
+          call->getMethodDecl()->getName() == "param_groups" &&
+          isOptimizerType(call->getImplicitObjectArgument()->getType()))
         found = call->getImplicitObjectArgument();
       return true;
     }
@@ -282,8 +286,7 @@ void ScalerTracking::rawUnscale(const CallExpr* call) {
     refreshOptimizerDtype(*optimizer);
     if (flow_.callContext().guardedByScalerState)
       protocol().unscaleUnlessDone(*scaler, *optimizer, flow_.loc(call), findings());
-    else
-      protocol().unscale(*scaler, *optimizer, flow_.loc(call), findings());
+    else protocol().unscale(*scaler, *optimizer, flow_.loc(call), findings());
   } else if (scaler) {
     protocol().unscaleUnidentifiedOptimizer(*scaler);
   }
@@ -362,7 +365,8 @@ void ScalerTracking::transferClip(const CallExpr* call) {
   }
   uintptr_t module = 0;
   if (finder.module)
-    if (const ValueDecl* d = declOf(moduleObject(finder.module))) module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+    if (const ValueDecl* d = declOf(moduleObject(finder.module)))
+      module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
   protocol().clip(nullptr, module, at, findings(), spelling ? &*spelling : nullptr);
 }
 
@@ -392,7 +396,8 @@ std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* c
   if (!where) return std::nullopt;
   const SourceManager& sm = context.getSourceManager();
   bool invalid = false;
-  const llvm::StringRef line = sm.getCharacterData(sm.translateLineCol(sm.getFileID(statement->getBeginLoc()), where->line, 1), &invalid);
+  const llvm::StringRef line =
+      sm.getCharacterData(sm.translateLineCol(sm.getFileID(statement->getBeginLoc()), where->line, 1), &invalid);
   const llvm::StringRef indentation = line.take_front(where->column - 1);
   if (invalid || indentation.find_first_not_of(" \t") != llvm::StringRef::npos) return std::nullopt;
 
@@ -400,8 +405,7 @@ std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* c
   // A name usable here: a local or parameter of this function, or a member of its class.
   auto inScope = [function](uintptr_t id) -> const ValueDecl* {
     const auto* d = reinterpret_cast<const ValueDecl*>(id);
-    if (const auto* var = dyn_cast<VarDecl>(d))
-      return var->getParentFunctionOrMethod() == function ? d : nullptr;
+    if (const auto* var = dyn_cast<VarDecl>(d)) return var->getParentFunctionOrMethod() == function ? d : nullptr;
     const auto* method = dyn_cast<CXXMethodDecl>(function);
     const auto* field = dyn_cast<FieldDecl>(d);
     const auto* owner = field ? dyn_cast<CXXRecordDecl>(field->getParent()) : nullptr;
@@ -497,7 +501,8 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
 }
 
 void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* init, const SourceLocation& at) {
-  if (isa<FieldDecl>(d) && d->getType()->isReferenceType() && init) return bindReferenceMember(cast<FieldDecl>(d), init);
+  if (isa<FieldDecl>(d) && d->getType()->isReferenceType() && init)
+    return bindReferenceMember(cast<FieldDecl>(d), init);
   if (d->getType()->isReferenceType() || d->getType()->isPointerType()) return;
   // An empty smart pointer (`std::unique_ptr<GradScaler> scaler_;`) holds no scaler yet.
   const Expr* value = init ? ignoreWrappers(init) : nullptr;
@@ -536,10 +541,8 @@ bool ScalerTracking::enabledAtRunTime(const Expr* value) {
     return enabledAtRunTime(ignoreWrappers(construct->getArg(0)));
   if (const auto* created = dyn_cast_or_null<CXXNewExpr>(value)) construct = created->getConstructExpr();
   llvm::ArrayRef<const Expr*> args;
-  if (construct)
-    args = llvm::ArrayRef(construct->getArgs(), construct->getNumArgs());
-  else if (call)
-    args = llvm::ArrayRef(call->getArgs(), call->getNumArgs());
+  if (construct) args = llvm::ArrayRef(construct->getArgs(), construct->getNumArgs());
+  else if (call) args = llvm::ArrayRef(call->getArgs(), call->getNumArgs());
   for (const Expr* arg : args) {
     if (isa<CXXDefaultArgExpr>(arg)) continue;
     // GradScaler(options) with `options.enabled = amp_dtype == at::kHalf;`: its enabled field.
@@ -616,7 +619,8 @@ ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vect
     const TensorFact fact = flow_.evalModule(object);
     out.dtype = fact.dtype;
     out.origin = fact.origin;
-    if (const ValueDecl* d = declOf(moduleObject(object))) out.module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
+    if (const ValueDecl* d = declOf(moduleObject(object)))
+      out.module = reinterpret_cast<uintptr_t>(d->getCanonicalDecl());
   } else if (isTensorListType(params->getType()) && !isa<CXXConstructExpr>(params)) {
     // A vector of parameters gathered elsewhere (`std::move(params)`): its
     // elements' dtypes. One known to be empty holds none (yet: the loop that
@@ -659,14 +663,16 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
     // Options written in the call (not a local's initializer, which other code may share) get the fix.
     if (const Expr* written = ignoreWrappers(args[i]); optionsExpression(written) == written)
       spelling.options = editableLocation(written, context);
-    for (const Expr* option = optionsExpression(args[i]); const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
+    for (const Expr* option = optionsExpression(args[i]);
+         const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
          option = optionsExpression(member->getImplicitObjectArgument()))
       if (calleeName(member) == "eps" && member->getNumArgs() == 1) {
         // An eps the analysis cannot read (a config's field) is not judged.
         eps = numericConstant(member->getArg(0), context);
         if (!eps) return;
         const Expr* value = ignoreConversions(member->getArg(0));
-        spelling.literal = isa<FloatingLiteral, IntegerLiteral>(value) ? editableLocation(value, context) : std::nullopt;
+        spelling.literal =
+            isa<FloatingLiteral, IntegerLiteral>(value) ? editableLocation(value, context) : std::nullopt;
         spelling.options.reset();
         reportedAt = flow_.loc(member->getArg(0));
         break;

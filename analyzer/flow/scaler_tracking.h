@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "clang/AST/ExprCXX.h"
 #include "config.h"
 #include "flow/flow_queries.h"
+#include "clang/AST/ExprCXX.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -44,7 +44,7 @@ class ScalerTracking {
   std::optional<UnscaleSpelling> unscaleSpelling(const clang::CallExpr* call);
   void laterInBlock(const clang::CompoundStmt& block, const clang::Stmt* statement, UnscaleSpelling& spelling);
   static std::optional<std::pair<SourceLocation, std::string>> ownLines(const clang::Stmt* statement,
-                                                                         clang::ASTContext& context);
+                                                                        clang::ASTContext& context);
   void transferClip(const clang::CallExpr* call);
   // A call the flow does not follow: a callable whose target is unknown may
   // drive every scaler; a user function without a body, the scalers passed to it.

@@ -1,9 +1,9 @@
 #include "flow/settings.h"
 
-#include "clang/AST/Decl.h"
-#include "clang/AST/ExprCXX.h"
 #include "flow/ast_helpers.h"
 #include "torch_api.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -52,10 +52,10 @@ const ValueDecl* settingRead(const Expr* e) {
   const ValueDecl* d = declOf(e->IgnoreParenImpCasts());
   if (!d || !isa<VarDecl, FieldDecl>(d)) return nullptr;
   const QualType type = d->getType().getNonReferenceType();
-  const bool isString = type->isPointerType() ? type->getPointeeType()->isCharType()
-                                              : (type->getAsRecordDecl() &&
-                                                 (type->getAsRecordDecl()->getName() == "basic_string" ||
-                                                  type->getAsRecordDecl()->getName() == "basic_string_view"));
+  const bool isString = type->isPointerType()
+                            ? type->getPointeeType()->isCharType()
+                            : (type->getAsRecordDecl() && (type->getAsRecordDecl()->getName() == "basic_string" ||
+                                                           type->getAsRecordDecl()->getName() == "basic_string_view"));
   if (!isString && !type->isEnumeralType()) return nullptr;
   return cast<ValueDecl>(d->getCanonicalDecl());
 }
@@ -113,7 +113,8 @@ std::optional<SettingTest> settingTest(const Expr* condition) {
   if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp()) {
     const bool equal = op->getOpcode() == BO_EQ;
     for (const auto& [call, zero] : {std::pair{op->getLHS(), op->getRHS()}, std::pair{op->getRHS(), op->getLHS()}})
-      if (const auto* literal = dyn_cast<IntegerLiteral>(zero->IgnoreParenImpCasts()); literal && literal->getValue() == 0)
+      if (const auto* literal = dyn_cast<IntegerLiteral>(zero->IgnoreParenImpCasts());
+          literal && literal->getValue() == 0)
         if (auto test = stringCompare(call)) {
           test->holdsOnValue = equal;
           return test;
@@ -121,8 +122,7 @@ std::optional<SettingTest> settingTest(const Expr* condition) {
     return comparison(op->getLHS(), op->getRHS(), equal);
   }
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(condition);
-      op && op->getNumArgs() == 2 &&
-      (op->getOperator() == OO_EqualEqual || op->getOperator() == OO_ExclaimEqual))
+      op && op->getNumArgs() == 2 && (op->getOperator() == OO_EqualEqual || op->getOperator() == OO_ExclaimEqual))
     return comparison(op->getArg(0), op->getArg(1), op->getOperator() == OO_EqualEqual);
   return std::nullopt;
 }
@@ -132,10 +132,11 @@ namespace {
 // `map.at(key)`, `map[key]`: the map and the key.
 std::optional<std::pair<const Expr*, const Expr*>> mapLookup(const Expr* e) {
   e = ignoreWrappers(e);
-  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e); call && call->getNumArgs() == 1 && calleeName(call) == "at")
+  if (const auto* call = dyn_cast_or_null<CXXMemberCallExpr>(e);
+      call && call->getNumArgs() == 1 && calleeName(call) == "at")
     return std::pair{call->getImplicitObjectArgument(), call->getArg(0)};
-  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Subscript &&
-                                                                  op->getNumArgs() == 2)
+  if (const auto* op = dyn_cast_or_null<CXXOperatorCallExpr>(e);
+      op && op->getOperator() == OO_Subscript && op->getNumArgs() == 2)
     return std::pair{op->getArg(0), op->getArg(1)};
   return std::nullopt;
 }
@@ -185,7 +186,8 @@ std::optional<SettingLookup> foundBy(const Expr* e) {
 // `it->second` of an iterator a find() gave: the map it found in.
 const Expr* iteratorMap(const Expr* e) {
   const auto* member = dyn_cast_or_null<MemberExpr>(ignoreWrappers(e));
-  if (!member || !member->getMemberDecl()->getDeclName().isIdentifier() || member->getMemberDecl()->getName() != "second")
+  if (!member || !member->getMemberDecl()->getDeclName().isIdentifier() ||
+      member->getMemberDecl()->getName() != "second")
     return nullptr;
   const CXXMemberCallExpr* find = findOf(member->getBase());
   return find ? find->getImplicitObjectArgument() : nullptr;

@@ -23,7 +23,7 @@ std::optional<std::string> namedValue(const clang::Expr* e);
 
 struct SettingTest {
   const clang::ValueDecl* setting;  // canonical
-  const clang::Expr* read;          // where the test reads it
+  const clang::Expr* read;  // where the test reads it
   std::string value;  // as a note spells it: "fp16" (quoted), Precision::kHalf
   bool holdsOnValue;
 };

@@ -4,10 +4,10 @@
 
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "flow/ast_helpers.h"
-#include "clang/AST/ParentMapContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -15,8 +15,8 @@ using namespace clang;
 
 bool FunctionAnalysis::isUserStruct(QualType type) {
   const CXXRecordDecl* record = type.getNonReferenceType()->getAsCXXRecordDecl();
-  return record && !isTensorType(type) && !isTensorListType(type) && !moduleImplClass(type) &&
-         !isOptimizerType(type) && !isScaler(type) && isUserCode(record->getLocation(), sm_);
+  return record && !isTensorType(type) && !isTensorListType(type) && !moduleImplClass(type) && !isOptimizerType(type) &&
+         !isScaler(type) && isUserCode(record->getLocation(), sm_);
 }
 
 // torch::NoGradGuard, c10::InferenceMode: no graph is built in their scope.
@@ -59,11 +59,10 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     // A user module's own list of submodules follows the module (followsOwningModule)
     // unless it starts with modules made elsewhere.
     const auto* field = dyn_cast<FieldDecl>(d);
-    const bool ownSubmodules = field && moduleListElementClass(type) && isUserModule(dyn_cast<CXXRecordDecl>(field->getParent()));
-    if (!ownSubmodules)
-      state_.lists[d] = init ? evalList(init) : ListFact::unknown();
-    else if (init && !isa<CXXConstructExpr>(ignoreWrappers(init)))
-      state_.lists[d] = ListFact::unknown();
+    const bool ownSubmodules =
+        field && moduleListElementClass(type) && isUserModule(dyn_cast<CXXRecordDecl>(field->getParent()));
+    if (!ownSubmodules) state_.lists[d] = init ? evalList(init) : ListFact::unknown();
+    else if (init && !isa<CXXConstructExpr>(ignoreWrappers(init))) state_.lists[d] = ListFact::unknown();
   } else if (moduleImplClass(type)) {
     bindModule(d, init);
   } else if (type->isBooleanType()) {
@@ -134,10 +133,11 @@ void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
   const Expr* e = init ? ignoreWrappers(init) : nullptr;
   const bool created = !e || createsModule(e);
   if (created && createsFloatParameters(moduleImplClass(d->getType()), e)) {
-    state_.modules[d] = TensorFact{DtypeSet(ScalarType::Float),
-                                   Note{toLocation(d->getSourceRange()),
-                                        fmt::format("the parameters of '{}' are Float (module created here)", d->getName().str())},
-                                   true};
+    state_.modules[d] =
+        TensorFact{DtypeSet(ScalarType::Float),
+                   Note{toLocation(d->getSourceRange()),
+                        fmt::format("the parameters of '{}' are Float (module created here)", d->getName().str())},
+                   true};
   } else if (created) {
     state_.modules[d] = TensorFact{};
   } else if (init) {
@@ -174,7 +174,8 @@ bool FunctionAnalysis::createsFloatParameters(const CXXRecordDecl* impl, const E
     if (fact.dtype != DtypeSet(ScalarType::Float)) return false;
   // A list of submodules it built otherwise than in place.
   for (const auto& [field, list] : invariant->members.lists)
-    if (moduleListElementClass(field->getType()) && list.anyElement().dtype != DtypeSet(ScalarType::Float)) return false;
+    if (moduleListElementClass(field->getType()) && list.anyElement().dtype != DtypeSet(ScalarType::Float))
+      return false;
   return true;
 }
 
@@ -195,10 +196,10 @@ void FunctionAnalysis::assignElement(const Expr* lhs, const Expr* rhs) {
   if (it == state_.lists.end()) return;
   const TensorFact fact = isTensorType(rhs->getType()) ? evalTensor(rhs) : TensorFact{};
   ListFact& list = it->second;
-  if (auto position = constantIndex(subscript->getArg(1)); list.positional && position && *position < list.elements.size())
+  if (auto position = constantIndex(subscript->getArg(1));
+      list.positional && position && *position < list.elements.size())
     list.elements[*position] = fact;
-  else
-    list.add(fact, false);
+  else list.add(fact, false);
 }
 
 // v.push_back(t), m.emplace(key, t), v.clear(), v.erase(it): what is known
@@ -213,18 +214,18 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
     if (before == state_.lists.end()) continue;
     const ListFact unchanged = before->second;
     transferListMethod(call, name, branch);
-    if (auto after = state_.lists.find(d); after != state_.lists.end()) after->second = joinLists(unchanged, after->second);
+    if (auto after = state_.lists.find(d); after != state_.lists.end())
+      after->second = joinLists(unchanged, after->second);
   }
 }
 
 void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const std::string& name, const Expr* object) {
   const ValueDecl* d = declOf(object);
-  static const std::vector<std::string> kAdders = {"push_back", "emplace_back", "insert", "emplace", "try_emplace",
-                                                   "insert_or_assign", "push_front", "emplace_front"};
+  static const std::vector<std::string> kAdders = {"push_back",   "emplace_back",     "insert",     "emplace",
+                                                   "try_emplace", "insert_or_assign", "push_front", "emplace_front"};
   static const std::vector<std::string> kRemovers = {"erase", "pop_back", "pop_front"};
   // A module's list of submodules stays its own while it gets modules made in place.
-  if (followsOwningModule(object) &&
-      (named(kAdders, name) || name == "assign" || name == "swap") &&
+  if (followsOwningModule(object) && (named(kAdders, name) || name == "assign" || name == "swap") &&
       !(call->getNumArgs() == 1 && createdInPlace(call->getArg(0))))
     state_.lists[d] = ListFact::unknown();
   auto it = d ? state_.lists.find(d) : state_.lists.end();
@@ -239,15 +240,15 @@ void FunctionAnalysis::transferListMethod(const CXXMemberCallExpr* call, const s
       if (const auto elements = tupleElements(call->getArg(0))) added = *elements;
     std::optional<TensorFact> joined;
     for (const Expr* tensor : added)
-      if (isTensorType(tensor->getType())) joined = joined ? joinFacts(*joined, evalTensor(tensor)) : evalTensor(tensor);
+      if (isTensorType(tensor->getType()))
+        joined = joined ? joinFacts(*joined, evalTensor(tensor)) : evalTensor(tensor);
     if (joined) list.add(*joined, false);
     else list = ListFact::unknown();
   } else if (named(kAdders, name) && moduleListElementClass(object->getType())) {
     // layers.push_back(register_module("l0", torch::nn::Linear(4, 4))): one more module.
     if (call->getNumArgs() == 1 && moduleImplClass(call->getArg(0)->getType()))
       list.add(evalModule(call->getArg(0)), name == "push_back" || name == "emplace_back");
-    else
-      list = ListFact::unknown();
+    else list = ListFact::unknown();
   } else if (named(kAdders, name)) {
     const std::vector<const Expr*> added = tensorArgs(call);
     if (added.size() == 1) list.add(evalTensor(added.front()), name == "push_back" || name == "emplace_back");
@@ -306,12 +307,11 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
     // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float
     // parameters; model_ = build_model(cfg) has the builder's.
     if (createsModule(ignoreWrappers(rhs)))
-      state_.modules[target] =
-          TensorFact{DtypeSet(ScalarType::Float),
-                     note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())),
-                     true};
-    else
-      state_.modules[target] = evalModule(rhs);
+      state_.modules[target] = TensorFact{
+          DtypeSet(ScalarType::Float),
+          note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())),
+          true};
+    else state_.modules[target] = evalModule(rhs);
   } else if (lhs->getType()->isBooleanType()) {
     bindBool(target, rhs);
   } else if (reassignableDtype(target)) {
@@ -348,10 +348,8 @@ void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
   else if (const auto* test = value ? dyn_cast<BinaryOperator>(ignoreWrappers(value)) : nullptr;
            test && (test->isEqualityOp() || test->isLogicalOp()))
     known = evalFlag(test);  // `s.amp = s.amp_dtype != torch::kFloat;`, under this path's settings
-  if (known)
-    state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = *known;
-  else
-    state_.bools.erase(cast<ValueDecl>(d->getCanonicalDecl()));
+  if (known) state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = *known;
+  else state_.bools.erase(cast<ValueDecl>(d->getCanonicalDecl()));
 }
 
 // ctx->saved_data["key"] = tensor, in a custom Function's forward.
@@ -392,8 +390,7 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
       state_.process.regionLeftAt = loc(call);
     if (enabled == Tristate::Off && device->enabled == Tristate::On)
       state_.process.bfloat16RegionAt = bfloat16AutocastAt(state_.process.autocast);
-    else if (enabled == Tristate::On)
-      state_.process.bfloat16RegionAt.reset();
+    else if (enabled == Tristate::On) state_.process.bfloat16RegionAt.reset();
     device->enabled = enabled;
     if (enabled != Tristate::Off) device->enabledAt = loc(call);
   };
@@ -420,7 +417,8 @@ const Expr* FunctionAnalysis::asWritten(const Expr* e) {
   for (;;) {
     const auto parents = tu_.context().getParents(*e);
     const Expr* parent = parents.size() == 1 ? parents[0].get<Expr>() : nullptr;
-    if (!parent || !(isa<ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ImplicitCastExpr>(parent))) return e;
+    if (!parent || !(isa<ParenExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr, ImplicitCastExpr>(parent)))
+      return e;
     e = parent;
   }
 }
@@ -456,7 +454,8 @@ void FunctionAnalysis::emitOp(const std::string& op, const Expr* at, std::vector
   pushOp(std::move(event), at);
 }
 
-void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, const Expr* input, const Expr* moduleExpr) {
+void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, const Expr* input,
+                                      const Expr* moduleExpr) {
   const TensorFact parameters = evalModule(moduleExpr);
   OpEvent event;
   event.op = op;
@@ -466,8 +465,10 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
   pushOp(std::move(event), at);
   // Autocast caches the low-precision copies of Float weights it casts.
   if (parameters.dtype.contains(ScalarType::Float)) {
-    for (auto [device, autocast] : {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}})
-      if (autocast->enabled == Tristate::On && autocastPolicy(op, device, tu_.torch()) == AutocastPolicy::LowerPrecision) {
+    for (auto [device, autocast] :
+         {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}})
+      if (autocast->enabled == Tristate::On &&
+          autocastPolicy(op, device, tu_.torch()) == AutocastPolicy::LowerPrecision) {
         state_.process.cacheFilledAt = loc(at);
         state_.process.regionLeftAt.reset();
       }
@@ -510,23 +511,23 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
 
 void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassification& c) {
   switch (c.effect) {
-    case CallKind::AutocastFunction: return handleAutocastCall(call->getDirectCallee(), call);
-    case CallKind::ModuleCall: return transferModuleCall(*c.module, call);
-    case CallKind::ScalerApi: return scalers_.transferScalerCall(cast<CXXMemberCallExpr>(call), c.name);
-    case CallKind::OptimizerMethod: return scalers_.transferOptimizerCall(cast<CXXMemberCallExpr>(call), c.name);
-    case CallKind::RawAmpOp: return scalers_.transferRawAmpOp(call, c.name);
-    case CallKind::Annotation: return scalers_.transferAnnotation(call, c.name);
-    case CallKind::TensorOperator: return transferOperator(cast<CXXOperatorCallExpr>(call));
-    case CallKind::SaveForBackward: return transferSaveForBackward(call);
-    case CallKind::ModuleConversion: return transferModuleConversion(cast<CXXMemberCallExpr>(call));
-    case CallKind::TensorMethod: return transferTensorMethod(cast<CXXMemberCallExpr>(call), c.name);
-    case CallKind::AutogradApply: analyzeAutogradApply(call, c.autogradFunction); return;
-    case CallKind::TorchFunction: return transferTorchFunction(call, c.name);
-    case CallKind::UserFunction:
-      // User functions: follow them for their effects and events.
-      if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx, call);
-      return;
-    case CallKind::Other: return scalers_.transferUnfollowedCall(call);
+  case CallKind::AutocastFunction: return handleAutocastCall(call->getDirectCallee(), call);
+  case CallKind::ModuleCall: return transferModuleCall(*c.module, call);
+  case CallKind::ScalerApi: return scalers_.transferScalerCall(cast<CXXMemberCallExpr>(call), c.name);
+  case CallKind::OptimizerMethod: return scalers_.transferOptimizerCall(cast<CXXMemberCallExpr>(call), c.name);
+  case CallKind::RawAmpOp: return scalers_.transferRawAmpOp(call, c.name);
+  case CallKind::Annotation: return scalers_.transferAnnotation(call, c.name);
+  case CallKind::TensorOperator: return transferOperator(cast<CXXOperatorCallExpr>(call));
+  case CallKind::SaveForBackward: return transferSaveForBackward(call);
+  case CallKind::ModuleConversion: return transferModuleConversion(cast<CXXMemberCallExpr>(call));
+  case CallKind::TensorMethod: return transferTensorMethod(cast<CXXMemberCallExpr>(call), c.name);
+  case CallKind::AutogradApply: analyzeAutogradApply(call, c.autogradFunction); return;
+  case CallKind::TorchFunction: return transferTorchFunction(call, c.name);
+  case CallKind::UserFunction:
+    // User functions: follow them for their effects and events.
+    if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx, call);
+    return;
+  case CallKind::Other: return scalers_.transferUnfollowedCall(call);
   }
 }
 
@@ -558,8 +559,8 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
     if (d) {
       if (const ValueDecl* target = declOf(moduleObject(object))) {
         TensorFact f = *d;
-        f.origin = note(call, fmt::format("the parameters of '{}' became {} here", target->getName().str(),
-                                          f.dtype.toString()));
+        f.origin = note(
+            call, fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString()));
         f.originNamed = true;
         state_.modules[target] = f;
         // `for (auto& layer : layers) layer->to(dtype)`: one more element of the list converted.
@@ -607,7 +608,8 @@ void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
   std::set<const CXXRecordDecl*> seen;
   // Registered tensors and submodules follow the module; of its lists, those of modules do.
   auto followsOwner = [&](const FieldDecl* field) {
-    return holdsTensorElements(field->getType()) ? moduleListElementClass(field->getType()) != nullptr : !tu_.unregisteredModuleTensor(field);
+    return holdsTensorElements(field->getType()) ? moduleListElementClass(field->getType()) != nullptr
+                                                 : !tu_.unregisteredModuleTensor(field);
   };
   auto eraseFieldsOf = [&](auto& facts, const CXXRecordDecl* owner) {
     for (auto it = facts.begin(); it != facts.end();) {
@@ -650,7 +652,8 @@ void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* cal
   const ValueDecl* target = declOf(moduleObject(module));
   if (!impl || !target || call->getNumArgs() != 1) return;
   TensorFact f = evalTensor(call->getArg(0));
-  f.origin = note(call, fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString()));
+  f.origin =
+      note(call, fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString()));
   f.originNamed = true;
   state_.modules[target] = f;
   forgetConvertedMembers(impl);
@@ -663,7 +666,8 @@ void FunctionAnalysis::transferParameterReplacement(const CXXMemberCallExpr* cal
 void FunctionAnalysis::transferSetData(const Expr* object, const CXXMemberCallExpr* call) {
   const ValueDecl* target = declOf(object);
   if (!target || !isa<FieldDecl, VarDecl>(target) || call->getNumArgs() != 1) return;
-  if (const auto* var = dyn_cast<VarDecl>(target); var && (var->isCXXForRangeDecl() || var->getType()->isReferenceType()))
+  if (const auto* var = dyn_cast<VarDecl>(target);
+      var && (var->isCXXForRangeDecl() || var->getType()->isReferenceType()))
     return;
   TensorFact f = evalTensor(call->getArg(0));
   f.origin = note(call, fmt::format("'{}' became {} here", target->getName().str(), f.dtype.toString()));
@@ -695,7 +699,8 @@ void FunctionAnalysis::assumeLazyInitialization(const CXXMemberCallExpr* defined
   const Expr *lhs = nullptr, *rhs = nullptr;
   if (const auto* assignment = dyn_cast<BinaryOperator>(then); assignment && assignment->getOpcode() == BO_Assign)
     lhs = assignment->getLHS(), rhs = assignment->getRHS();
-  else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(then); op && op->getOperator() == OO_Equal && op->getNumArgs() == 2)
+  else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(then);
+           op && op->getOperator() == OO_Equal && op->getNumArgs() == 2)
     lhs = op->getArg(0), rhs = op->getArg(1);
   if (!lhs || declOf(ignoreWrappers(lhs)) != d) return;
   TensorFact made = evalTensor(rhs);
@@ -798,7 +803,8 @@ void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDec
   const auto* loop = parents.empty() ? nullptr : parents[0].get<CXXForRangeStmt>();
   if (!loop || loop->getRangeStmt() != rangeDecl) return;
   const auto* walked = dyn_cast<CXXMemberCallExpr>(ignoreWrappers(range->getInit()));
-  const bool overParameters = walked && (calleeName(walked) == "parameters" || calleeName(walked) == "named_parameters");
+  const bool overParameters =
+      walked && (calleeName(walked) == "parameters" || calleeName(walked) == "named_parameters");
   struct Finder : RecursiveASTVisitor<Finder> {
     std::vector<const CXXMemberCallExpr*> replacements;
     bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
@@ -824,7 +830,8 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
     transferParameterReplacementLoop(decl);
     scalers_.transferDeclaration(decl);
     for (const Decl* d : decl->decls())
-      if (const auto* var = dyn_cast<VarDecl>(d)) bindDeclaration(var, var->getInit(), toLocation(var->getSourceRange()));
+      if (const auto* var = dyn_cast<VarDecl>(d))
+        bindDeclaration(var, var->getInit(), toLocation(var->getSourceRange()));
     return;
   }
   if (const auto* ret = dyn_cast<ReturnStmt>(s)) return transferReturn(ret);
@@ -853,12 +860,12 @@ bool FunctionAnalysis::placeAtCall(Finding& finding) {
     const SourceLocation body = toLocation(fn->getBody()->getSourceRange());
     return at.file == body.file && at.line >= body.line && at.line <= body.endLine;
   };
-  if (!std::all_of(finding.notes.begin(), finding.notes.end(), [&](const Note& n) {
-        return within(ctx_.caller, n.location) && !within(fn_, n.location);
-      }))
+  if (!std::all_of(finding.notes.begin(), finding.notes.end(),
+                   [&](const Note& n) { return within(ctx_.caller, n.location) && !within(fn_, n.location); }))
     return false;
   const auto* method = dyn_cast<CXXMethodDecl>(fn_);
-  const std::string where = method && method->getParent()->isLambda() ? "in the lambda" : "in '" + fn_->getNameAsString() + "'";
+  const std::string where =
+      method && method->getParent()->isLambda() ? "in the lambda" : "in '" + fn_->getNameAsString() + "'";
   finding.notes.insert(finding.notes.begin(), Note{finding.location, where + " here"});
   finding.location = ctx_.callChain.front().location;
   finding.fix.reset();  // its edit was for this function's code, which every caller shares

@@ -4,14 +4,14 @@
 
 #include <algorithm>
 
-#include "clang/AST/ParentMapContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
-#include "clang/Index/USRGeneration.h"
 #include "flow/ast_helpers.h"
 #include "flow/flag_paths.h"
 #include "flow/function_analysis.h"
 #include "flow/settings.h"
 #include "torch_api.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Index/USRGeneration.h"
 
 namespace dtype_lint::analyzer {
 
@@ -68,13 +68,13 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
     const SourceManager& sm = context_.getSourceManager();
     Linkage out;
     for (const FunctionDecl* fn : defined)
-      if (fn->isExternallyVisible() && sm.isInMainFile(sm.getExpansionLoc(fn->getLocation())))
-        addUsr(fn, out.defines);
+      if (fn->isExternallyVisible() && sm.isInMainFile(sm.getExpansionLoc(fn->getLocation()))) addUsr(fn, out.defines);
     std::set<const FunctionDecl*> reached = called;
     for (const CXXRecordDecl* record : usedRecords)
       for (const CXXMethodDecl* method : record->methods()) reached.insert(method->getCanonicalDecl());
     for (const FunctionDecl* fn : reached)
-      if (!fn->isDefined() && !fn->isDeleted() && !fn->isPure() && !fn->isImplicit() && isUserCode(fn->getLocation(), sm))
+      if (!fn->isDefined() && !fn->isDeleted() && !fn->isPure() && !fn->isImplicit() &&
+          isUserCode(fn->getLocation(), sm))
         addUsr(fn, out.calls);
     for (auto* usrs : {&out.defines, &out.calls}) {
       std::sort(usrs->begin(), usrs->end());
@@ -156,7 +156,8 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
       const std::string name = calleeName(member);
       const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());
-      if ((name == "emplace" || name == "reset") && (isOptional(object->getType()) || isSmartPointer(object->getType())))
+      if ((name == "emplace" || name == "reset") &&
+          (isOptional(object->getType()) || isSmartPointer(object->getType())))
         if (const ValueDecl* d = declOf(object); d && isa<FieldDecl, VarDecl>(d))
           note(d, name == "emplace" || call->getNumArgs() > 0 ? call : nullptr, call);
     }
@@ -230,7 +231,8 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   static const Expr* passedCallable(const Expr* value) {
     value = ignoreConversions(value);
     if (const auto* move = dyn_cast_or_null<CallExpr>(value);
-        move && move->getNumArgs() == 1 && move->getDirectCallee() && move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
+        move && move->getNumArgs() == 1 && move->getDirectCallee() &&
+        move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
       value = ignoreConversions(move->getArg(0));
     if (const auto* closure = dyn_cast_or_null<VarDecl>(declOf(value));
         closure && closure->getType()->getAsCXXRecordDecl() && closure->getType()->getAsCXXRecordDecl()->isLambda() &&
@@ -277,8 +279,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
       // constructor's body: as good as a member initializer.
       if (value && isa<FieldDecl>(d) && isScalarTypeType(d->getType()) && isConstructorStatement(write))
         dtypeInitializers[canonical].push_back(value);
-      else
-        assignedOutsideConstructors.insert(canonical);
+      else assignedOutsideConstructors.insert(canonical);
     }
   }
   // Whether a statement is one of a constructor body's own, run by every construction.
@@ -438,30 +439,30 @@ void TranslationUnitAnalysis::noteTruncation(const FunctionDecl* fn, Truncation 
   const std::string name = fn->getQualifiedNameAsString();
   std::string message;
   switch (why) {
-    case Truncation::BlockVisits:
-      message = fmt::format("analysis of '{}' stopped early: a block was visited more than {} times (loops, or "
-                            "branches nested deeply)",
-                            name, limits_.maxBlockVisits);
-      break;
-    case Truncation::CallDepth:
-      message = fmt::format("calls deeper than {} levels are not followed (from '{}')", limits_.maxCallDepth, name);
-      break;
-    case Truncation::Budget:
-      message = fmt::format("the per-file budget of {} function analyses was spent at '{}': it and the functions "
-                            "reached after it have no findings",
-                            limits_.functionBudget, name);
-      break;
-    case Truncation::UnitBudget:
-      message = fmt::format("the file's analysis stopped at '{}': {} was spent; the functions not analyzed yet "
-                            "have no findings",
-                            name, *unitBudgetSpent_);
-      break;
+  case Truncation::BlockVisits:
+    message = fmt::format("analysis of '{}' stopped early: a block was visited more than {} times (loops, or "
+                          "branches nested deeply)",
+                          name, limits_.maxBlockVisits);
+    break;
+  case Truncation::CallDepth:
+    message = fmt::format("calls deeper than {} levels are not followed (from '{}')", limits_.maxCallDepth, name);
+    break;
+  case Truncation::Budget:
+    message = fmt::format("the per-file budget of {} function analyses was spent at '{}': it and the functions "
+                          "reached after it have no findings",
+                          limits_.functionBudget, name);
+    break;
+  case Truncation::UnitBudget:
+    message = fmt::format("the file's analysis stopped at '{}': {} was spent; the functions not analyzed yet "
+                          "have no findings",
+                          name, *unitBudgetSpent_);
+    break;
   }
   events_.truncations.push_back(Note{nameLocation(fn), std::move(message)});
 }
 
 const TranslationUnitAnalysis::ClassInvariant* TranslationUnitAnalysis::classInvariant(const CXXRecordDecl* record,
-                                                                                      const CallContext& assuming) {
+                                                                                       const CallContext& assuming) {
   const auto key = std::make_pair(record, assuming.assumptionsKey());
   auto [it, inserted] = invariants_.try_emplace(key);
   if (!inserted) return it->second ? &*it->second : nullptr;
@@ -579,8 +580,11 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
     WriteCollector collector(context_);
     collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
     collector.resolveForwardedCallables();
-    writes_ = Writes{std::move(collector.written), std::move(collector.stateFlags), std::move(collector.callables),
-                     std::move(collector.nullUnless), std::move(collector.pointersSetOutsideConstructors),
+    writes_ = Writes{std::move(collector.written),
+                     std::move(collector.stateFlags),
+                     std::move(collector.callables),
+                     std::move(collector.nullUnless),
+                     std::move(collector.pointersSetOutsideConstructors),
                      std::move(collector.registered)};
     for (const auto& [field, inits] : collector.dtypeInitializers)
       if (inits.size() == 1 && !collector.assignedOutsideConstructors.count(field))
@@ -604,7 +608,8 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
             if (const auto constant = mapped ? evaluateScalarTypeConstant(mapped) : std::nullopt)
               keys[lookup->setting][key] = *constant;
           }
-        } else if (const auto entries = value ? lookedUpEntries(value) : decltype(lookedUpEntries(value)){}; !entries.empty()) {
+        } else if (const auto entries = value ? lookedUpEntries(value) : decltype(lookedUpEntries(value)){};
+                   !entries.empty()) {
           // Looked up with a key that is no setting (`dtypes.at(argv[i + 1])`): any of the map's dtypes.
           named.clear();
           for (const auto& [key, mapped] : entries) named.push_back(mapped);
@@ -612,7 +617,8 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
         for (const Expr* e : named) {
           const auto constant = e ? evaluateScalarTypeConstant(e) : std::nullopt;
           if (!constant) return false;
-          if (std::find(constants.begin(), constants.end(), *constant) == constants.end()) constants.push_back(*constant);
+          if (std::find(constants.begin(), constants.end(), *constant) == constants.end())
+            constants.push_back(*constant);
         }
         return true;
       };
@@ -649,13 +655,9 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
   return *writes_;
 }
 
-bool TranslationUnitAnalysis::written(const ValueDecl* d) {
-  return writes().written.count(asWritten(d)) != 0;
-}
+bool TranslationUnitAnalysis::written(const ValueDecl* d) { return writes().written.count(asWritten(d)) != 0; }
 
-bool TranslationUnitAnalysis::stateFlag(const ValueDecl* d) {
-  return writes().stateFlags.count(asWritten(d)) != 0;
-}
+bool TranslationUnitAnalysis::stateFlag(const ValueDecl* d) { return writes().stateFlags.count(asWritten(d)) != 0; }
 
 bool TranslationUnitAnalysis::unregisteredModuleTensor(const ValueDecl* d) {
   const auto* field = dyn_cast<FieldDecl>(d);
@@ -761,9 +763,10 @@ void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ct
   bool capped = false;
   const std::vector<RuntimeFlag> flags = runtimeFlags(fn, *this, capped);
   if (capped && recording())
-    events_.truncations.push_back(Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
-                                                                     "(at most {}); further settings were left unknown",
-                                                                     configurations(flags), limits_.maxConfigurations)});
+    events_.truncations.push_back(
+        Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
+                                           "(at most {}); further settings were left unknown",
+                                           configurations(flags), limits_.maxConfigurations)});
   if (flags.empty()) {
     analyze(fn, ctx);
     return;
@@ -798,21 +801,22 @@ DtypeFlowResult TranslationUnitAnalysis::run() {
     if (analyzedOnce_.count(fn)) continue;
     CallContext unknown;
     unknown.process.autocast.cpu.enabled = unknown.process.autocast.cuda.enabled = Tristate::Unknown;
-    if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && isCustomAutogradFunction(method->getParent()) &&
-                                                          method->getName() == "backward")
+    if (const auto* method = dyn_cast<CXXMethodDecl>(fn);
+        method && isCustomAutogradFunction(method->getParent()) && method->getName() == "backward")
       unknown.inCustomBackward = true;
     analyzeRoot(fn, unknown);
   }
   std::vector<Note> truncations = std::move(events_.truncations);
   std::vector<Finding> findings = std::move(findings_);
   for (Finding& f : findingsOf(std::move(events_))) findings.push_back(std::move(f));
-  return DtypeFlowResult{std::move(findings), std::move(truncations), collector.linkage(), unitBudgetSpent_.has_value()};
+  return DtypeFlowResult{std::move(findings), std::move(truncations), collector.linkage(),
+                         unitBudgetSpent_.has_value()};
 }
 
 }  // namespace flow
 
 DtypeFlowResult analyzeDtypeFlow(ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
-                                const AnalysisLimits& limits) {
+                                 const AnalysisLimits& limits) {
   return flow::TranslationUnitAnalysis(context, torch, scalerApi, limits).run();
 }
 

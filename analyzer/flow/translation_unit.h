@@ -9,12 +9,12 @@
 #include <string>
 #include <utility>
 
-#include "clang/AST/ASTContext.h"
-#include "clang/Analysis/CFG.h"
 #include "dtype_flow.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "flow/abstract_values.h"
 #include "flow/call_kind.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/Analysis/CFG.h"
 
 namespace dtype_lint::analyzer::flow {
 

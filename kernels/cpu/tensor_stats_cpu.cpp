@@ -88,28 +88,34 @@ HWY_INLINE void ScanAsFloats(size_t n, Load load, TensorStats& s) {
 }
 
 void ScanFloat(const float* p, size_t n, TensorStats* s) {
-  ScanAsFloats(n, [p](auto df, size_t i, size_t valid = 0) {
-    if (valid == 0) return hn::LoadU(df, p + i);
-    HWY_ALIGN float tail[hn::MaxLanes(decltype(df)())] = {};
-    std::memcpy(tail, p + i, valid * sizeof(float));
-    return hn::Load(df, tail);
-  }, *s);
+  ScanAsFloats(
+      n,
+      [p](auto df, size_t i, size_t valid = 0) {
+        if (valid == 0) return hn::LoadU(df, p + i);
+        HWY_ALIGN float tail[hn::MaxLanes(decltype(df)())] = {};
+        std::memcpy(tail, p + i, valid * sizeof(float));
+        return hn::Load(df, tail);
+      },
+      *s);
 }
 
 void ScanBFloat16(const uint16_t* p, size_t n, TensorStats* s) {
-  ScanAsFloats(n, [p](auto df, size_t i, size_t valid = 0) {
-    const hn::RebindToUnsigned<decltype(df)> du32;
-    const hn::Rebind<uint16_t, decltype(df)> du16;
-    hn::Vec<decltype(du16)> bits;
-    if (valid == 0) {
-      bits = hn::LoadU(du16, p + i);
-    } else {
-      HWY_ALIGN uint16_t tail[hn::MaxLanes(decltype(du16)())] = {};
-      std::memcpy(tail, p + i, valid * sizeof(uint16_t));
-      bits = hn::Load(du16, tail);
-    }
-    return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du32, bits)));  // exact, inf/NaN included
-  }, *s);
+  ScanAsFloats(
+      n,
+      [p](auto df, size_t i, size_t valid = 0) {
+        const hn::RebindToUnsigned<decltype(df)> du32;
+        const hn::Rebind<uint16_t, decltype(df)> du16;
+        hn::Vec<decltype(du16)> bits;
+        if (valid == 0) {
+          bits = hn::LoadU(du16, p + i);
+        } else {
+          HWY_ALIGN uint16_t tail[hn::MaxLanes(decltype(du16)())] = {};
+          std::memcpy(tail, p + i, valid * sizeof(uint16_t));
+          bits = hn::Load(du16, tail);
+        }
+        return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du32, bits)));  // exact, inf/NaN included
+      },
+      *s);
 }
 
 // Half on its bits (widened to int32 lanes): exponent 31 is inf/NaN,
@@ -184,18 +190,18 @@ namespace {
 
 size_t elementSize(ElementType t) {
   switch (t) {
-    case ElementType::Double: return 8;
-    case ElementType::Float: return 4;
-    default: return 2;
+  case ElementType::Double: return 8;
+  case ElementType::Float: return 4;
+  default: return 2;
   }
 }
 
 float valueAt(const void* data, ElementType t, int64_t index) {
   switch (t) {
-    case ElementType::Float: return static_cast<const float*>(data)[index];
-    case ElementType::Half: return halfBitsToFloat(static_cast<const uint16_t*>(data)[index]);
-    case ElementType::BFloat16: return bfloat16BitsToFloat(static_cast<const uint16_t*>(data)[index]);
-    case ElementType::Double: break;
+  case ElementType::Float: return static_cast<const float*>(data)[index];
+  case ElementType::Half: return halfBitsToFloat(static_cast<const uint16_t*>(data)[index]);
+  case ElementType::BFloat16: return bfloat16BitsToFloat(static_cast<const uint16_t*>(data)[index]);
+  case ElementType::Double: break;
   }
   return 0;
 }
@@ -208,12 +214,12 @@ void countAt(const void* data, ElementType t, int64_t index, TensorStats& s) {
 // One contiguous run of n elements.
 void scanRun(const void* data, ElementType t, size_t n, TensorStats& s) {
   switch (t) {
-    case ElementType::Float: return HWY_DYNAMIC_DISPATCH(ScanFloat)(static_cast<const float*>(data), n, &s);
-    case ElementType::BFloat16: return HWY_DYNAMIC_DISPATCH(ScanBFloat16)(static_cast<const uint16_t*>(data), n, &s);
-    case ElementType::Half: return HWY_DYNAMIC_DISPATCH(ScanHalf)(static_cast<const uint16_t*>(data), n, &s);
-    case ElementType::Double:
-      for (size_t i = 0; i < n; ++i) countAt(data, t, static_cast<int64_t>(i), s);
-      return;
+  case ElementType::Float: return HWY_DYNAMIC_DISPATCH(ScanFloat)(static_cast<const float*>(data), n, &s);
+  case ElementType::BFloat16: return HWY_DYNAMIC_DISPATCH(ScanBFloat16)(static_cast<const uint16_t*>(data), n, &s);
+  case ElementType::Half: return HWY_DYNAMIC_DISPATCH(ScanHalf)(static_cast<const uint16_t*>(data), n, &s);
+  case ElementType::Double:
+    for (size_t i = 0; i < n; ++i) countAt(data, t, static_cast<int64_t>(i), s);
+    return;
   }
 }
 

@@ -56,18 +56,18 @@ __device__ void addDouble(double x, Counts& c) {
 // A key back to the value it stands for.
 __device__ float magnitudeOfKey(ElementType type, uint32_t key) {
   switch (type) {
-    case ElementType::BFloat16: return __uint_as_float(key << 16);
-    case ElementType::Half: return halfBitsToFloat(static_cast<uint16_t>(key));
-    default: return __uint_as_float(key);
+  case ElementType::BFloat16: return __uint_as_float(key << 16);
+  case ElementType::Half: return halfBitsToFloat(static_cast<uint16_t>(key));
+  default: return __uint_as_float(key);
   }
 }
 
 __device__ void addElement(const TensorView& v, long long offset, Counts& c) {
   switch (v.type) {
-    case ElementType::Float: return FloatKeys::add(static_cast<const uint32_t*>(v.data)[offset] & 0x7fffffffu, c);
-    case ElementType::Double: return addDouble(static_cast<const double*>(v.data)[offset], c);
-    case ElementType::Half: return HalfKeys::add(static_cast<const uint16_t*>(v.data)[offset] & 0x7fffu, c);
-    case ElementType::BFloat16: return BFloat16Keys::add(static_cast<const uint16_t*>(v.data)[offset] & 0x7fffu, c);
+  case ElementType::Float: return FloatKeys::add(static_cast<const uint32_t*>(v.data)[offset] & 0x7fffffffu, c);
+  case ElementType::Double: return addDouble(static_cast<const double*>(v.data)[offset], c);
+  case ElementType::Half: return HalfKeys::add(static_cast<const uint16_t*>(v.data)[offset] & 0x7fffu, c);
+  case ElementType::BFloat16: return BFloat16Keys::add(static_cast<const uint16_t*>(v.data)[offset] & 0x7fffu, c);
   }
 }
 
@@ -125,10 +125,10 @@ __device__ void scanContiguous(const TensorView& v, long long begin, long long e
     const long long vectors = (end - begin) / perVector;
     const uint4* p = reinterpret_cast<const uint4*>(base + begin * size);
     switch (v.type) {
-      case ElementType::Float: scanVectors<ElementType::Float>(p, vectors, c); break;
-      case ElementType::Half: scanVectors<ElementType::Half>(p, vectors, c); break;
-      case ElementType::BFloat16: scanVectors<ElementType::BFloat16>(p, vectors, c); break;
-      case ElementType::Double: scanVectors<ElementType::Double>(p, vectors, c); break;
+    case ElementType::Float: scanVectors<ElementType::Float>(p, vectors, c); break;
+    case ElementType::Half: scanVectors<ElementType::Half>(p, vectors, c); break;
+    case ElementType::BFloat16: scanVectors<ElementType::BFloat16>(p, vectors, c); break;
+    case ElementType::Double: scanVectors<ElementType::Double>(p, vectors, c); break;
     }
     i = begin + vectors * perVector;
   }
@@ -198,7 +198,7 @@ extern "C" __global__ void __launch_bounds__(kScanThreads, kScanBlocksPerSm)
     dtype_lint_tensor_stats(LaunchArgs args, DeviceTensorStats* sums, DeviceTensorStats* results, unsigned* ticket) {
   __shared__ unsigned long long shared[kScanThreads / 32];
   Counts c;
-  int t = 0;         // the tensor of the block's current chunk (chunks only move forward)
+  int t = 0;  // the tensor of the block's current chunk (chunks only move forward)
   bool any = false;  // c holds counts of tensor t
   unsigned long long elements = 0;
   for (long long chunk = blockIdx.x; chunk < args.chunks; chunk += gridDim.x) {
@@ -218,7 +218,8 @@ extern "C" __global__ void __launch_bounds__(kScanThreads, kScanBlocksPerSm)
     if (tensor.contiguous) {
       scanContiguous(tensor.view, begin, end, c);
     } else {
-      for (long long k = begin + threadIdx.x; k < end; k += blockDim.x) addElement(tensor.view, offsetOf(tensor.view, k), c);
+      for (long long k = begin + threadIdx.x; k < end; k += blockDim.x)
+        addElement(tensor.view, offsetOf(tensor.view, k), c);
     }
   }
   if (any) addBlockCounts(c, args.tensors[t].view.type, elements, sums[t], shared);
@@ -263,8 +264,8 @@ cudaError_t launchTensorStats(const TensorView* views, size_t count, cudaStream_
   const int sms = smCount();
   for (size_t first = 0; first < count; first += kMaxTensorsPerLaunch) {
     const LaunchArgs args = planLaunch(views, count, first, sms);
-    dtype_lint_tensor_stats<<<scanBlocks(args.chunks, sms), kScanThreads, 0, stream>>>(args, w.sums + first,
-                                                                                       w.resultsOnDevice + first, w.ticket);
+    dtype_lint_tensor_stats<<<scanBlocks(args.chunks, sms), kScanThreads, 0, stream>>>(
+        args, w.sums + first, w.resultsOnDevice + first, w.ticket);
     if (cudaError_t e = cudaGetLastError()) return e;
   }
   return cudaEventRecord(w.done, stream);

@@ -34,7 +34,7 @@ void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLoca
                                   std::vector<Finding>& out, bool skipsNonFinite) {
   if (!scaling.largeConstant || (skipsNonFinite && !scaling.fixed)) return;
   Finding f = makeFinding(
-      "DL203",
+      RuleId::DL203,
       skipsNonFinite ? fmt::format("backward() on a loss multiplied by the fixed scale {} by hand: a static loss scale "
                                    "never adapts (after an overflow every step is skipped, and small gradients still "
                                    "underflow); use a GradScaler",
@@ -50,7 +50,7 @@ void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLoca
 void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out) {
   // A loss weight (0.5 * loss, cfg.loss_weight * loss) is not scaling for precision.
   if (!scaling.largeConstant && !scaling.namedAsScale) return;
-  Finding f = makeFinding("DL203",
+  Finding f = makeFinding(RuleId::DL203,
                           fmt::format("the loss is multiplied by {} inside the scaler's scale(): it is scaled twice, "
                                       "and the scaler's inf/NaN checks see the wrong magnitude",
                                       scaling.factor),
@@ -61,7 +61,7 @@ void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation
 
 void reportGradientsDividedBack(const ManualScaling& scaling, const SourceLocation& backwardAt,
                                 const SourceLocation& dividedAt, std::vector<Finding>& out) {
-  Finding f = makeFinding("DL203",
+  Finding f = makeFinding(RuleId::DL203,
                           fmt::format("backward() on a loss multiplied by {}, and the gradients divided back by hand: "
                                       "manual loss scaling has no inf/NaN skip and no dynamic scale; use a GradScaler",
                                       scaling.factor),

@@ -17,7 +17,7 @@ std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast) 
 void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
                              const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out) {
   if (!bfloat16AutocastAt) return;
-  Finding f = makeFinding("DL209",
+  Finding f = makeFinding(RuleId::DL209,
                           fmt::format("{} scales a loss computed under BFloat16 autocast: BFloat16 has Float's range "
                                       "and needs no loss scaling",
                                       scaler.name),

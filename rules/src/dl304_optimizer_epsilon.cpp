@@ -36,13 +36,12 @@ void checkOptimizerEpsilon(const std::string& optimizer, double eps, DtypeSet pa
   const auto dtype = parameterDtype.single();
   if (!dtype || !isFloating(*dtype) || eps >= smallestNormal(*dtype)) return;
   const bool zero = eps < smallestSubnormal(*dtype) / 2;
-  Finding f = makeFinding(
-      "DL304",
-      fmt::format("{} eps={} is {} in {}, the dtype of its parameters{}", optimizer, fmt::format("{:g}", eps),
-                  zero ? "zero" : "subnormal", name(*dtype),
-                  zero ? ": the update divides by sqrt(v) + 0 and blows up where v underflows"
-                       : ": it loses its precision and barely guards the division"),
-      at);
+  Finding f = makeFinding(RuleId::DL304,
+                          fmt::format("{} eps={} is {} in {}, the dtype of its parameters{}", optimizer,
+                                      fmt::format("{:g}", eps), zero ? "zero" : "subnormal", name(*dtype),
+                                      zero ? ": the update divides by sqrt(v) + 0 and blows up where v underflows"
+                                           : ": it loses its precision and barely guards the division"),
+                          at);
   if (parametersOrigin) f.notes.push_back(*parametersOrigin);
   f.fix = epsilonFix(spelling, *dtype);
   out.push_back(std::move(f));

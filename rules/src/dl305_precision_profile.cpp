@@ -11,18 +11,30 @@ bool fullPrecision(ScalarType t) { return t == ScalarType::Float || t == ScalarT
 
 std::string_view autocastText(AutocastAtGemm a) {
   switch (a) {
-    case AutocastAtGemm::On: return "autocast on";
-    case AutocastAtGemm::Off: return "autocast off";
-    case AutocastAtGemm::Unknown: return "cuBLAS, outside the dispatcher";
+  case AutocastAtGemm::On: return "autocast on";
+  case AutocastAtGemm::Off: return "autocast off";
+  case AutocastAtGemm::Unknown: return "cuBLAS, outside the dispatcher";
   }
   return "";
 }
 
 }  // namespace
 
+GemmKind kindOf(const DispatcherGemm& gemm) {
+  const bool cast = gemm.autocastDtype && !gemm.anyDouble;
+  const ScalarType ranIn = cast ? *gemm.autocastDtype : gemm.anyDouble ? ScalarType::Double : gemm.first;
+  return {std::string(name(gemm.first)) + (gemm.second ? " x " + std::string(name(*gemm.second)) : ""), ranIn,
+          gemm.autocastOn ? AutocastAtGemm::On : AutocastAtGemm::Off};
+}
+
+GemmKind kindOfCublasCall(ScalarType a, ScalarType b, bool computesInDouble) {
+  return {std::string(name(a)) + " x " + std::string(name(b)), computesInDouble ? ScalarType::Double : a,
+          AutocastAtGemm::Unknown};
+}
+
 std::string flopsText(double flops) {
-  constexpr std::pair<double, const char*> kUnits[] = {{1e15, "PFLOP"}, {1e12, "TFLOP"}, {1e9, "GFLOP"}, {1e6, "MFLOP"},
-                                                       {1e3, "kFLOP"}};
+  constexpr std::pair<double, const char*> kUnits[] = {
+      {1e15, "PFLOP"}, {1e12, "TFLOP"}, {1e9, "GFLOP"}, {1e6, "MFLOP"}, {1e3, "kFLOP"}};
   for (const auto& [scale, unit] : kUnits)
     if (flops >= scale) return fmt::format("{:.3g} {}", flops / scale, unit);
   return fmt::format("{:.3g} FLOP", flops);
@@ -71,7 +83,8 @@ std::optional<Finding> PrecisionProfile::finish() const {
           ? fmt::format("{:.0f}% of the matmul FLOPs under autocast ran in Float32 or Double ({} of {}): autocast "
                         "did not cast them (autocast enabled for another device, a region that disables it, Double "
                         "operands, or ops it does not cast); all {} of GEMMs: {}",
-                        100 * share, flopsText(fullUnderAutocast), flopsText(underAutocast), flopsText(total), splitText)
+                        100 * share, flopsText(fullUnderAutocast), flopsText(underAutocast), flopsText(total),
+                        splitText)
           : fmt::format("precision profile of {} of GEMMs: {}", flopsText(total), splitText);
 
   // At the site of the most full-precision FLOPs (what the finding asks to
@@ -82,12 +95,12 @@ std::optional<Finding> PrecisionProfile::finish() const {
     return std::tie(a.fullPrecisionFlops, a.flops) > std::tie(b.fullPrecisionFlops, b.flops);
   });
   if (sites.size() > 3) sites.resize(3);
-  Finding f = makeFinding("DL305", std::move(message), sites.empty() ? SourceLocation{} : sites.front().location);
+  Finding f = makeFinding(RuleId::DL305, std::move(message), sites.empty() ? SourceLocation{} : sites.front().location);
   for (const Site& site : sites)
-    f.notes.push_back(Note{site.location, worthReporting && site.fullPrecisionFlops > 0
-                                              ? flopsText(site.fullPrecisionFlops) +
-                                                    " in full precision under autocast here (sampled)"
-                                              : flopsText(site.flops) + " of GEMMs here (sampled)"});
+    f.notes.push_back(Note{site.location,
+                           worthReporting && site.fullPrecisionFlops > 0
+                               ? flopsText(site.fullPrecisionFlops) + " in full precision under autocast here (sampled)"
+                               : flopsText(site.flops) + " of GEMMs here (sampled)"});
   return f;
 }
 

@@ -37,12 +37,12 @@ struct Alias {
   ScalarType type;
 };
 constexpr Alias kAliases[] = {
-    {"Bool", ScalarType::Bool},       {"Byte", ScalarType::UInt8},      {"UInt8", ScalarType::UInt8},
-    {"Char", ScalarType::Int8},       {"Int8", ScalarType::Int8},       {"Short", ScalarType::Int16},
-    {"Int16", ScalarType::Int16},     {"Int", ScalarType::Int32},       {"Int32", ScalarType::Int32},
-    {"Long", ScalarType::Int64},      {"Int64", ScalarType::Int64},     {"Half", ScalarType::Half},
-    {"Float16", ScalarType::Half},    {"BFloat16", ScalarType::BFloat16}, {"Float", ScalarType::Float},
-    {"Float32", ScalarType::Float},   {"Double", ScalarType::Double},   {"Float64", ScalarType::Double},
+    {"Bool", ScalarType::Bool},     {"Byte", ScalarType::UInt8},        {"UInt8", ScalarType::UInt8},
+    {"Char", ScalarType::Int8},     {"Int8", ScalarType::Int8},         {"Short", ScalarType::Int16},
+    {"Int16", ScalarType::Int16},   {"Int", ScalarType::Int32},         {"Int32", ScalarType::Int32},
+    {"Long", ScalarType::Int64},    {"Int64", ScalarType::Int64},       {"Half", ScalarType::Half},
+    {"Float16", ScalarType::Half},  {"BFloat16", ScalarType::BFloat16}, {"Float", ScalarType::Float},
+    {"Float32", ScalarType::Float}, {"Double", ScalarType::Double},     {"Float64", ScalarType::Double},
 };
 
 }  // namespace
@@ -97,9 +97,7 @@ static bool allOf(uint16_t bits, Pred pred) {
 
 bool DtypeSet::allFloating() const { return allOf(bits_, isFloating); }
 bool DtypeSet::allLowPrecisionFloat() const { return allOf(bits_, isLowPrecisionFloat); }
-bool DtypeSet::anyLowPrecisionFloat() const {
-  return contains(ScalarType::Half) || contains(ScalarType::BFloat16);
-}
+bool DtypeSet::anyLowPrecisionFloat() const { return contains(ScalarType::Half) || contains(ScalarType::BFloat16); }
 
 DtypeSet DtypeSet::promoteWith(DtypeSet other) const {
   if (isUnknown() || other.isUnknown()) return unknown();

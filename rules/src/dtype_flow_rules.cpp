@@ -73,11 +73,13 @@ void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const
 // to autocast's own dtype, a no-op, or an upcast before a Float op is not one.
 void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<Finding>& out) const {
   if (event.inCustomBackward) return;
-  for (auto [device, autocast] : {std::pair{Device::CPU, &event.autocast.cpu}, std::pair{Device::CUDA, &event.autocast.cuda}}) {
+  for (auto [device, autocast] :
+       {std::pair{Device::CPU, &event.autocast.cpu}, std::pair{Device::CUDA, &event.autocast.cuda}}) {
     // Autocast's dtype may be unknown (a module's member): it is Half or
     // BFloat16 whenever autocast runs at all, never Float.
     const auto lower = autocast->dtype.single();
-    if (autocast->enabled != Tristate::On || (!lower && !autocast->dtype.isUnknown() && !autocast->dtype.allLowPrecisionFloat()))
+    if (autocast->enabled != Tristate::On ||
+        (!lower && !autocast->dtype.isUnknown() && !autocast->dtype.allLowPrecisionFloat()))
       continue;
     const std::string_view lowerName = lower ? name(*lower) : std::string_view("its lower precision");
     const AutocastPolicy policy = autocastPolicy(event.op, device, torch_);
@@ -104,7 +106,7 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
                                      input.description, name(to), event.op);
       }
       if (message.empty()) continue;
-      Finding f = makeFinding("DL104", std::move(message), input.castInAutocast->at, event.callChain);
+      Finding f = makeFinding(RuleId::DL104, std::move(message), input.castInAutocast->at, event.callChain);
       f.notes.push_back({event.location, fmt::format("autocast casts the operands of {} here", event.op)});
       out.push_back(std::move(f));
     }
@@ -112,8 +114,8 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
   }
 }
 
-std::optional<std::pair<const Operand*, const Operand*>> DtypeFlowRules::mismatchedOperands(
-    const OpEvent& event) const {
+std::optional<std::pair<const Operand*, const Operand*>>
+DtypeFlowRules::mismatchedOperands(const OpEvent& event) const {
   // The operands the op reads: an in-place op's destination is its self, read first.
   const bool self = inPlaceBase(event.op) && event.destination;
   const size_t count = event.inputs.size() + (self ? 1 : 0);
@@ -173,7 +175,8 @@ std::optional<FixIt> upcastFix(const OpEvent& event, const Operand& input) {
     edits.push_back(replace(*cast, "torch::kFloat"));  // x.to(kHalf) in the op itself: cast to Float instead
   } else {
     if (input.needsParentheses) edits.push_back(insertBefore(*input.expression, "("));
-    edits.push_back(insertAfter(*input.expression, std::string(input.needsParentheses ? ")" : "") + ".to(torch::kFloat)"));
+    edits.push_back(
+        insertAfter(*input.expression, std::string(input.needsParentheses ? ")" : "") + ".to(torch::kFloat)"));
   }
   const bool scalar = event.reducesAllDims || isLoss(event.op) || event.resultFullyReduced;
   if (!scalar) edits.push_back(insertAfter(event.location, fmt::format(".to(torch::k{})", name(*dtype))));
@@ -193,15 +196,15 @@ void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>
     // Backward does not run under the forward's autocast: only under one it
     // turns on itself (Python's custom_bwd re-enters the forward's), which casts.
     if (autocastCasts(event.op, event.autocast) == Tristate::On) return;
-    std::string_view rule = event.forwardUnderAutocast ? "DL103" : "DL101";
-    Finding f = makeFinding(
-        rule,
-        fmt::format("'{}' in a custom autograd backward on operands of different dtypes ({}: {}, {}: {}); "
-                    "backward does not run under autocast{}",
-                    event.op, first->description, first->dtype.toString(), second->description,
-                    second->dtype.toString(),
-                    event.forwardUnderAutocast ? ", which reconciled these dtypes in forward" : ""),
-        event.location, event.callChain);
+    const RuleId rule = event.forwardUnderAutocast ? RuleId::DL103 : RuleId::DL101;
+    Finding f =
+        makeFinding(rule,
+                    fmt::format("'{}' in a custom autograd backward on operands of different dtypes ({}: {}, {}: {}); "
+                                "backward does not run under autocast{}",
+                                event.op, first->description, first->dtype.toString(), second->description,
+                                second->dtype.toString(),
+                                event.forwardUnderAutocast ? ", which reconciled these dtypes in forward" : ""),
+                    event.location, event.callChain);
     addOrigin(f, *second);
     addOrigin(f, *first);
     if (event.forwardUnderAutocast) f.notes.push_back(*event.forwardUnderAutocast);
@@ -214,10 +217,10 @@ void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>
   std::string where = event.autocast.anyOn()
                           ? fmt::format("inside an autocast region that does not cast '{}'", event.op)
                           : "outside autocast";
-  Finding f = makeFinding("DL101",
-                          fmt::format("'{}' on operands of different dtypes {} ({}: {}, {}: {})", event.op,
-                                      where, first->description, first->dtype.toString(),
-                                      second->description, second->dtype.toString()),
+  Finding f = makeFinding(RuleId::DL101,
+                          fmt::format("'{}' on operands of different dtypes {} ({}: {}, {}: {})", event.op, where,
+                                      first->description, first->dtype.toString(), second->description,
+                                      second->dtype.toString()),
                           event.location, event.callChain);
   addOrigin(f, *second);
   addOrigin(f, *first);
@@ -240,6 +243,7 @@ void DtypeFlowRules::checkOutDtype(const OpEvent& event, std::vector<Finding>& o
   const bool exact = isMatmulFamily(base);
   const bool widenedTooLate = isOut && computesInInputDtype(base) && computed != *destType;
   if (exact ? computed == *destType : !narrows(*destType, computed) && !widenedTooLate) return;
+  if (!isOut && event.issuedByLibraryModule && event.issuedByLibraryModule()) return;
 
   std::string message;
   if (isOut && !exact && !narrows(*destType, computed))
@@ -255,7 +259,7 @@ void DtypeFlowRules::checkOutDtype(const OpEvent& event, std::vector<Finding>& o
                           destination.description, name(*destType),
                           exact ? "; in-place ops are never autocast"
                                 : ": the result is rounded to " + std::string(name(*destType)));
-  Finding f = makeFinding("DL102", std::move(message), event.location, event.callChain);
+  Finding f = makeFinding(RuleId::DL102, std::move(message), event.location, event.callChain);
   for (const Operand& input : event.inputs)
     if (input.dtype.single() == computed) {
       addOrigin(f, input);
@@ -271,11 +275,10 @@ void DtypeFlowRules::checkLowPrecisionReduction(const OpEvent& event, std::vecto
   const Operand& input = event.inputs.front();
   // Half only: BFloat16 has Float's range, so its reductions do not overflow.
   if (input.dtype != DtypeSet(ScalarType::Half)) return;
-  Finding f = makeFinding("DL105",
+  Finding f = makeFinding(RuleId::DL105,
                           fmt::format("'{}' computed in {} outside autocast: {} is {} and no dtype= or upcast to "
                                       "Float is given, so the result can overflow to inf/NaN",
-                                      event.op, input.dtype.toString(), input.description,
-                                      input.dtype.toString()),
+                                      event.op, input.dtype.toString(), input.description, input.dtype.toString()),
                           event.location, event.callChain);
   addOrigin(f, input);
   f.fix = upcastFix(event, input);
@@ -286,7 +289,7 @@ void DtypeFlowRules::checkHalfLossBackward(const OpEvent& event, std::vector<Fin
   if (event.inputs.empty()) return;
   const Operand& loss = event.inputs.front();
   if (!loss.dtype.allLowPrecisionFloat()) return;
-  Finding f = makeFinding("DL106",
+  Finding f = makeFinding(RuleId::DL106,
                           fmt::format("backward() on a {} loss {}: compute the loss in Float (e.g. "
                                       "loss.to(torch::kFloat)) before backward()",
                                       loss.dtype.toString(), loss.description),
@@ -300,7 +303,7 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
   // A region left without clear_cache() is reported where it is left, which
   // is where the fix goes; one kept on across the step, at the step.
   if (!event.autocast.anyOn() && event.regionLeftAt) {
-    Finding f = makeFinding("DL107",
+    Finding f = makeFinding(RuleId::DL107,
                             fmt::format("autocast disabled without at::autocast::clear_cache(): its cache keeps "
                                         "low-precision copies of the weights, which the optimizer step on {} makes "
                                         "stale, and the next forward under autocast uses them; call "
@@ -314,7 +317,7 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
     return;
   }
   Finding f = makeFinding(
-      "DL107",
+      RuleId::DL107,
       fmt::format("optimizer step on {} while autocast's cache still holds low-precision copies of the old "
                   "weights{}: the next forward under autocast uses them; call at::autocast::clear_cache() when "
                   "leaving the autocast region",
@@ -328,5 +331,7 @@ void markRunInCustomBackward(OpEvent& event) {
   event.inCustomBackward = true;
   event.forwardUnderAutocast = Note{SourceLocation{}, "forward ran with these operands reconciled"};
 }
+
+bool namesItsOperands(const Finding& finding) { return finding.rule->handle == RuleId::DL101; }
 
 }  // namespace dtype_lint

@@ -5,9 +5,9 @@
 
 namespace dtype_lint {
 
-Finding makeFinding(std::string_view ruleId, std::string message, const SourceLocation& at, std::vector<Note> notes) {
+Finding makeFinding(RuleId rule, std::string message, const SourceLocation& at, std::vector<Note> notes) {
   Finding f;
-  f.rule = findRule(ruleId);
+  f.rule = &ruleInfo(rule);
   f.severity = f.rule->severity;
   f.message = std::move(message);
   f.location = at;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 #include <map>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -87,7 +87,8 @@ std::string regexError(const std::string& regex) {
   // builds a state per repetition: counts stay small.
   constexpr unsigned long kMaxRepetition = 1000;
   for (size_t open = regex.find('{'); open != std::string::npos; open = regex.find('{', open + 1))
-    for (size_t at = open + 1; at < regex.size() && (std::isdigit(static_cast<unsigned char>(regex[at])) || regex[at] == ',');) {
+    for (size_t at = open + 1;
+         at < regex.size() && (std::isdigit(static_cast<unsigned char>(regex[at])) || regex[at] == ',');) {
       const size_t digits = regex.find_first_not_of("0123456789", at);
       const std::string count = regex.substr(at, digits == std::string::npos ? std::string::npos : digits - at);
       if (count.size() > 4 || (!count.empty() && std::stoul(count) > kMaxRepetition))
@@ -116,8 +117,8 @@ std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const F
           !std::regex_search(f.location.file, *headerFilter))
         continue;
       if (isSuppressed(f, source)) continue;
-      auto [first, added] = seen.try_emplace({f.location.file, f.location.line, f.location.column,
-                                              f.location.symbol, f.rule->id}, out.size());
+      auto [first, added] = seen.try_emplace(
+          {f.location.file, f.location.line, f.location.column, f.location.symbol, f.rule->id}, out.size());
       if (!added) {  // the same finding of another process: one finding, with every rank that made it
         std::vector<unsigned>& ranks = out[first->second].ranks;
         ranks.insert(ranks.end(), f.ranks.begin(), f.ranks.end());
@@ -134,11 +135,12 @@ std::vector<Finding> finalizeFindings(std::vector<FindingBatch> batches, const F
   // same mismatch explained less.
   std::set<std::tuple<std::string, unsigned, unsigned>> backwardMismatches;
   for (const Finding& f : out)
-    if (f.rule->id == "DL103") backwardMismatches.insert({f.location.file, f.location.line, f.location.column});
+    if (f.rule->handle == RuleId::DL103)
+      backwardMismatches.insert({f.location.file, f.location.line, f.location.column});
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const Finding& f) {
-                             return f.rule->id == "DL101" && backwardMismatches.count(
-                                                                 {f.location.file, f.location.line, f.location.column});
+                             return f.rule->handle == RuleId::DL101 &&
+                                    backwardMismatches.count({f.location.file, f.location.line, f.location.column});
                            }),
             out.end());
   std::stable_sort(out.begin(), out.end(), locationOrder);

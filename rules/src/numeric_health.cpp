@@ -30,38 +30,44 @@ bool parseOption(const char* text, unsigned& value) {  // a positive integer
 
 const char* environmentVariable(NumericHealthOption option) {
   switch (option) {
-    case NumericHealthOption::NonFiniteSkippedSteps: return "DTYPE_LINT_NONFINITE_SKIPPED_STEPS";
-    case NumericHealthOption::UnderflowShare: return "DTYPE_LINT_UNDERFLOW_SHARE";
-    case NumericHealthOption::GradientCheckEvery: return "DTYPE_LINT_GRADIENT_CHECK_EVERY";
-    case NumericHealthOption::CastCheckEvery: return "DTYPE_LINT_CAST_CHECK_EVERY";
+  case NumericHealthOption::NonFiniteSkippedSteps: return "DTYPE_LINT_NONFINITE_SKIPPED_STEPS";
+  case NumericHealthOption::UnderflowShare: return "DTYPE_LINT_UNDERFLOW_SHARE";
+  case NumericHealthOption::GradientCheckEvery: return "DTYPE_LINT_GRADIENT_CHECK_EVERY";
+  case NumericHealthOption::CastCheckEvery: return "DTYPE_LINT_CAST_CHECK_EVERY";
   }
   return "";
 }
 
 const char* configKey(NumericHealthOption option) {
   switch (option) {
-    case NumericHealthOption::NonFiniteSkippedSteps: return "NonFiniteSkippedSteps";
-    case NumericHealthOption::UnderflowShare: return "UnderflowShare";
-    case NumericHealthOption::GradientCheckEvery: return "GradientCheckEvery";
-    case NumericHealthOption::CastCheckEvery: return "CastCheckEvery";
+  case NumericHealthOption::NonFiniteSkippedSteps: return "NonFiniteSkippedSteps";
+  case NumericHealthOption::UnderflowShare: return "UnderflowShare";
+  case NumericHealthOption::GradientCheckEvery: return "GradientCheckEvery";
+  case NumericHealthOption::CastCheckEvery: return "CastCheckEvery";
   }
   return "";
 }
 
 std::string checkOptionKey(NumericHealthOption option) {
   // The rule whose findings the option shapes; GradientCheckEvery paces DL303's counts too.
-  const char* rule = option == NumericHealthOption::UnderflowShare ? "DL303"
-                     : option == NumericHealthOption::CastCheckEvery ? "DL302"
-                                                                     : "DL301";
-  return fmt::format("{}.{}", rule, configKey(option));
+  const RuleId rule = option == NumericHealthOption::UnderflowShare   ? RuleId::DL303
+                      : option == NumericHealthOption::CastCheckEvery ? RuleId::DL302
+                                                                      : RuleId::DL301;
+  return fmt::format("{}.{}", ruleInfo(rule).id, configKey(option));
+}
+
+std::string uncountedDeviceNote(const std::string& device) {
+  return fmt::format("dtype-lint: note: tensors on {} were not counted: {}-{} read CPU tensors, and CUDA tensors where "
+                     "the adapter was built with its CUDA path",
+                     device, ruleInfo(RuleId::DL301).id, ruleInfo(RuleId::DL303).id);
 }
 
 std::string optionText(const NumericHealthOptions& options, NumericHealthOption option) {
   switch (option) {
-    case NumericHealthOption::NonFiniteSkippedSteps: return std::to_string(options.nonFiniteSkippedSteps);
-    case NumericHealthOption::UnderflowShare: return fmt::format("{}", options.underflowShare);
-    case NumericHealthOption::GradientCheckEvery: return std::to_string(options.gradientCheckEvery);
-    case NumericHealthOption::CastCheckEvery: return std::to_string(options.castCheckEvery);
+  case NumericHealthOption::NonFiniteSkippedSteps: return std::to_string(options.nonFiniteSkippedSteps);
+  case NumericHealthOption::UnderflowShare: return fmt::format("{}", options.underflowShare);
+  case NumericHealthOption::GradientCheckEvery: return std::to_string(options.gradientCheckEvery);
+  case NumericHealthOption::CastCheckEvery: return std::to_string(options.castCheckEvery);
   }
   return "";
 }
@@ -72,10 +78,10 @@ const char* expectedValue(NumericHealthOption option) {
 
 bool setOption(NumericHealthOptions& options, NumericHealthOption option, const char* text) {
   switch (option) {
-    case NumericHealthOption::NonFiniteSkippedSteps: return parseOption(text, options.nonFiniteSkippedSteps);
-    case NumericHealthOption::UnderflowShare: return parseOption(text, options.underflowShare);
-    case NumericHealthOption::GradientCheckEvery: return parseOption(text, options.gradientCheckEvery);
-    case NumericHealthOption::CastCheckEvery: return parseOption(text, options.castCheckEvery);
+  case NumericHealthOption::NonFiniteSkippedSteps: return parseOption(text, options.nonFiniteSkippedSteps);
+  case NumericHealthOption::UnderflowShare: return parseOption(text, options.underflowShare);
+  case NumericHealthOption::GradientCheckEvery: return parseOption(text, options.gradientCheckEvery);
+  case NumericHealthOption::CastCheckEvery: return parseOption(text, options.castCheckEvery);
   }
   return false;
 }
@@ -103,11 +109,12 @@ void NumericHealthRules::onGradients(const GradientCheck& check, const SourceLoc
     subnormal += g.counts.halfSubnormal;
     flushed += g.counts.halfFlushed;
   }
-  const std::string others =
-      nonFiniteGradients > 1 ? fmt::format(" and {} more gradient{}", nonFiniteGradients - 1, nonFiniteGradients > 2 ? "s" : "") : "";
+  const std::string others = nonFiniteGradients > 1 ? fmt::format(" and {} more gradient{}", nonFiniteGradients - 1,
+                                                                  nonFiniteGradients > 2 ? "s" : "")
+                                                    : "";
   if (check.point == GradientPoint::Step && firstNonFinite) {
     out.push_back(makeFinding(
-        "DL301",
+        RuleId::DL301,
         fmt::format("the optimizer steps with inf/NaN gradients ({} of the gradient of {}{}): the update writes them "
                     "into the weights; skip the step on inf/NaN (a GradScaler does) or find where they start",
                     valuesOf(firstNonFinite->counts.nonFinite, firstNonFinite->counts.elements),
@@ -122,7 +129,7 @@ void NumericHealthRules::onGradients(const GradientCheck& check, const SourceLoc
       std::vector<Note> notes;
       if (firstNonFiniteAt_.valid()) notes.push_back(Note{firstNonFiniteAt_, "the first of these unscales"});
       out.push_back(makeFinding(
-          "DL301",
+          RuleId::DL301,
           fmt::format("the gradients held inf/NaN at {} unscales in a row ({} of the gradient of {}{} this time): a "
                       "dynamic scaler skips each step and lowers the scale, so this is not an overflow it can absorb",
                       nonFiniteInARow_, valuesOf(firstNonFinite->counts.nonFinite, firstNonFinite->counts.elements),
@@ -135,11 +142,11 @@ void NumericHealthRules::onGradients(const GradientCheck& check, const SourceLoc
   if (!check.computedInHalf || check.afterScalingMistake || nonZero < kFewestValues) return;
   const double share = static_cast<double>(subnormal) / static_cast<double>(nonZero);
   if (share <= options_.underflowShare) return;
-  const std::string cause =
-      check.lossScale ? fmt::format("the loss scale ({:g}) is too small", *check.lossScale)
-                      : std::string("scale the loss (a GradScaler) or keep these gradients in Float");
+  const std::string cause = check.lossScale
+                                ? fmt::format("the loss scale ({:g}) is too small", *check.lossScale)
+                                : std::string("scale the loss (a GradScaler) or keep these gradients in Float");
   out.push_back(makeFinding(
-      "DL303",
+      RuleId::DL303,
       fmt::format("{:.1f}% of the nonzero gradient values ({} of {}) are below Half's normal range (|x| < 6.1e-05){} "
                   "(over the {:g}% threshold): {}",
                   share * 100, subnormal, nonZero,
@@ -155,12 +162,12 @@ void NumericHealthRules::onHalfCast(std::string_view op, std::string_view source
   const std::string values = fmt::format("{} beyond +-65504, up to {:g}", valuesOf(counts.beyondHalf, counts.elements),
                                          static_cast<double>(counts.absMax));
   out.push_back(makeFinding(
-      "DL302",
-      byAutocast
-          ? fmt::format("autocast casts {} ({}: {}) to Half for {}: they become inf", source, name(sourceDtype), values, op)
-          : fmt::format("a cast of {} ({}: {}) to Half: they become inf; scale the values down or keep them in "
-                        "Float/BFloat16",
-                        source, name(sourceDtype), values),
+      RuleId::DL302,
+      byAutocast ? fmt::format("autocast casts {} ({}: {}) to Half for {}: they become inf", source, name(sourceDtype),
+                               values, op)
+                 : fmt::format("a cast of {} ({}: {}) to Half: they become inf; scale the values down or keep them in "
+                               "Float/BFloat16",
+                               source, name(sourceDtype), values),
       at));
 }
 

@@ -11,6 +11,8 @@ bool in(const std::string_view (&names)[N], std::string_view op) {
   return std::find(std::begin(names), std::end(names), op) != std::end(names);
 }
 
+// The tables are laid out by hand.
+// clang-format off
 // Autocast cast lists, by device, for LibTorch 1.13 (aten/src/ATen/autocast_mode.cpp).
 // Ops added in 2.x are in the k*Since2 lists.
 constexpr std::string_view kCudaLowerPrecision[] = {
@@ -18,7 +20,8 @@ constexpr std::string_view kCudaLowerPrecision[] = {
     "conv_transpose3d", "convolution", "cudnn_convolution", "cudnn_convolution_transpose", "prelu",
     "addmm", "addmv", "addr", "matmul", "einsum", "mm", "mv", "linear", "addbmm", "baddbmm", "bmm",
     "chain_matmul", "linalg_multi_dot", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"};
-constexpr std::string_view kCudaLowerPrecisionSince2[] = {"scaled_dot_product_attention", "_scaled_dot_product_flash_attention"};
+constexpr std::string_view kCudaLowerPrecisionSince2[] = {"scaled_dot_product_attention",
+                                                          "_scaled_dot_product_flash_attention"};
 constexpr std::string_view kCudaFp32[] = {
     "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt",
     "sinh", "tan", "pow", "softplus", "layer_norm", "native_layer_norm", "group_norm", "frobenius_norm",
@@ -95,27 +98,26 @@ constexpr std::string_view kDtypePreserving[] = {
     "tanhshrink", "threshold", "softmin", "alpha_dropout", "feature_dropout", "swapaxes", "swapdims",
     "view_as", "reshape_as", "broadcast_to", "tile", "rot90", "fliplr", "flipud", "nansum", "nanmean",
     "logcumsumexp", "renorm", "adaptive_avg_pool3d", "adaptive_max_pool1d", "channel_shuffle"};
-constexpr std::string_view kBoolResult[] = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "logical_not",
-                               "logical_and", "logical_or", "isclose"};
+constexpr std::string_view kBoolResult[] = {"eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite",
+                                            "logical_not", "logical_and", "logical_or", "isclose"};
 constexpr std::string_view kLongResult[] = {"argmax", "argmin", "argsort", "nonzero", "bucketize", "searchsorted"};
 constexpr std::string_view kPromoting[] = {"add", "sub", "mul", "div", "maximum", "minimum", "where", "cat", "stack",
                               "addcmul", "addcdiv", "lerp", "hypot", "atan2", "fmod", "remainder", "outer", "ger",
                               "kron", "cross", "linalg_cross", "copysign", "logaddexp", "logaddexp2", "fmax", "fmin",
     "linalg_solve", "linalg_solve_triangular", "cholesky_solve"};
 
+// clang-format on
 }  // namespace
 
 AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion version) {
   const bool v2 = version.atLeast(2, 0);
   if (device == Device::CUDA) {
-    if (in(kCudaLowerPrecision, op) || (v2 && in(kCudaLowerPrecisionSince2, op)))
-      return AutocastPolicy::LowerPrecision;
+    if (in(kCudaLowerPrecision, op) || (v2 && in(kCudaLowerPrecisionSince2, op))) return AutocastPolicy::LowerPrecision;
     if (in(kCudaFp32, op)) return AutocastPolicy::Fp32;
     if (in(kCudaPromote, op)) return AutocastPolicy::Promote;
     return AutocastPolicy::None;
   }
-  if (in(kCpuLowerPrecision, op) || (v2 && in(kCpuLowerPrecisionSince2, op)))
-    return AutocastPolicy::LowerPrecision;
+  if (in(kCpuLowerPrecision, op) || (v2 && in(kCpuLowerPrecisionSince2, op))) return AutocastPolicy::LowerPrecision;
   if (in(kCpuFp32, op)) return AutocastPolicy::Fp32;
   if (in(kCpuPromote, op)) return AutocastPolicy::Promote;
   return AutocastPolicy::None;

@@ -44,8 +44,8 @@ void writeSnippet(std::ostream& out, const SourceLocation& at, SourceText& sourc
 void writeText(std::ostream& out, const std::vector<Finding>& findings, const ReportOptions& options,
                SourceText& source, const std::vector<Note>& toolNotes) {
   const bool color = options.color;
-  auto header = [&](const SourceLocation& at, std::string_view kind, const char* kindColor,
-                    const std::string& message, std::string_view suffix) {
+  auto header = [&](const SourceLocation& at, std::string_view kind, const char* kindColor, const std::string& message,
+                    std::string_view suffix) {
     out << (color ? "\033[1m" : "") << displayPath(at.file, options);
     if (at.line) out << ':' << at.line << ':' << at.column;
     else out << " (" << at.symbol << ')';
@@ -71,8 +71,11 @@ void writeText(std::ostream& out, const std::vector<Finding>& findings, const Re
 }
 
 json locationJson(const SourceLocation& at, const ReportOptions& options) {
-  json out = {{"file", displayPath(at.file, options)}, {"line", at.line},       {"column", at.column},
-              {"endLine", at.endLine},                 {"endColumn", at.endColumn}};
+  json out = {{"file", displayPath(at.file, options)},
+              {"line", at.line},
+              {"column", at.column},
+              {"endLine", at.endLine},
+              {"endColumn", at.endColumn}};
   if (!at.symbol.empty()) out["symbol"] = at.symbol;
   return out;
 }
@@ -80,7 +83,8 @@ json locationJson(const SourceLocation& at, const ReportOptions& options) {
 // A fix as the JSON report and the hooks' lines write it.
 json fixJson(const FixIt& fix, const ReportOptions& options) {
   json edits = json::array();
-  for (const Edit& e : fix.edits) edits.push_back({{"range", locationJson(e.range, options)}, {"replacement", e.replacement}});
+  for (const Edit& e : fix.edits)
+    edits.push_back({{"range", locationJson(e.range, options)}, {"replacement", e.replacement}});
   return {{"description", fix.description}, {"edits", std::move(edits)}};
 }
 
@@ -96,9 +100,13 @@ json findingsJson(const std::vector<Finding>& findings, const ReportOptions& opt
       note["message"] = n.message;
       notes.push_back(std::move(note));
     }
-    json item = {{"rule", f.rule->id},       {"name", f.rule->name}, {"severity", name(f.severity)},
-                 {"message", displayMessage(f)}, {"location", locationJson(f.location, options)},
-                 {"notes", std::move(notes)}, {"fingerprint", prints[i]}};
+    json item = {{"rule", f.rule->id},
+                 {"name", f.rule->name},
+                 {"severity", name(f.severity)},
+                 {"message", displayMessage(f)},
+                 {"location", locationJson(f.location, options)},
+                 {"notes", std::move(notes)},
+                 {"fingerprint", prints[i]}};
     if (f.fix) item["fix"] = fixJson(*f.fix, options);
     if (!f.ranks.empty()) item["ranks"] = f.ranks;
     list.push_back(std::move(item));
@@ -116,7 +124,9 @@ json findingsJson(const std::vector<Finding>& findings, const ReportOptions& opt
   return report;
 }
 
-std::string sarifLevel(Severity s) { return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note"; }
+std::string sarifLevel(Severity s) {
+  return s == Severity::Error ? "error" : s == Severity::Warning ? "warning" : "note";
+}
 
 json sarifPhysicalLocation(const SourceLocation& at, const ReportOptions& options) {
   const std::string path = displayPath(at.file, options);
@@ -141,8 +151,10 @@ json sarifFix(const FixIt& fix, const ReportOptions& options) {
       json artifact = sarifPhysicalLocation(SourceLocation{e.range.file, 0, 0, 0, 0, ""}, options)["artifactLocation"];
       changes.push_back({{"artifactLocation", std::move(artifact)}, {"replacements", json::array()}});
     }
-    json region = {{"startLine", e.range.line}, {"startColumn", e.range.column},
-                   {"endLine", e.range.endLine}, {"endColumn", e.range.endColumn + 1}};
+    json region = {{"startLine", e.range.line},
+                   {"startColumn", e.range.column},
+                   {"endLine", e.range.endLine},
+                   {"endColumn", e.range.endColumn + 1}};
     changes[it->second]["replacements"].push_back(
         {{"deletedRegion", std::move(region)}, {"insertedContent", {{"text", e.replacement}}}});
   }
@@ -155,15 +167,18 @@ json codeClimate(const std::vector<Finding>& findings, const ReportOptions& opti
   json issues = json::array();
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    const char* severity = f.severity == Severity::Error ? "critical" : f.severity == Severity::Warning ? "major" : "info";
-    issues.push_back({{"type", "issue"},
-                      {"check_name", qualifiedName(*f.rule)},
-                      {"description", displayMessage(f)},
-                      {"categories", {"Bug Risk"}},
-                      {"severity", severity},
-                      {"fingerprint", prints[i]},
-                      {"location",
-                       {{"path", displayPath(f.location.file, options)}, {"lines", {{"begin", std::max(f.location.line, 1u)}}}}}});
+    const char* severity = f.severity == Severity::Error     ? "critical"
+                           : f.severity == Severity::Warning ? "major"
+                                                             : "info";
+    issues.push_back(
+        {{"type", "issue"},
+         {"check_name", qualifiedName(*f.rule)},
+         {"description", displayMessage(f)},
+         {"categories", {"Bug Risk"}},
+         {"severity", severity},
+         {"fingerprint", prints[i]},
+         {"location",
+          {{"path", displayPath(f.location.file, options)}, {"lines", {{"begin", std::max(f.location.line, 1u)}}}}}});
   }
   return issues;
 }
@@ -225,9 +240,8 @@ json sarif(const std::vector<Finding>& findings, const ReportOptions& options, S
   }
   if (!options.baseDir.empty())
     run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + options.baseDir + "/"}}}};
-  return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-          {"version", "2.1.0"},
-          {"runs", {std::move(run)}}};
+  return {
+      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", {std::move(run)}}};
 }
 
 }  // namespace
@@ -262,8 +276,12 @@ unsigned positionField(const json& object, const char* key, unsigned fallback) {
 SourceLocation locationFrom(const json& at, const std::string& baseDir) {
   std::string file = at.value("file", "");
   if (!file.empty() && file.front() != '/' && !baseDir.empty()) file = baseDir + "/" + file;
-  return SourceLocation{file, positionField(at, "line", 0), positionField(at, "column", 0),
-                        positionField(at, "endLine", 0), positionField(at, "endColumn", 0), at.value("symbol", "")};
+  return SourceLocation{file,
+                        positionField(at, "line", 0),
+                        positionField(at, "column", 0),
+                        positionField(at, "endLine", 0),
+                        positionField(at, "endColumn", 0),
+                        at.value("symbol", "")};
 }
 
 // A finding's severity, or a SARIF result's level; absent means a warning.
@@ -356,7 +374,8 @@ SourceLocation sarifLocationFrom(const json& physical, const std::string& source
 bool readSarifReport(const json& report, const std::string& baseDir, std::vector<Finding>& findings,
                      std::vector<Note>& toolNotes) {
   for (const json& run : arrayField(report, "runs")) {
-    std::string sourceRoot = run.value("originalUriBaseIds", json::object()).value("%SRCROOT%", json::object()).value("uri", "");
+    std::string sourceRoot =
+        run.value("originalUriBaseIds", json::object()).value("%SRCROOT%", json::object()).value("uri", "");
     if (sourceRoot.rfind("file://", 0) == 0) sourceRoot = sourceRoot.substr(7);
     for (const json& result : arrayField(run, "results")) {
       Finding f;
@@ -370,8 +389,9 @@ bool readSarifReport(const json& report, const std::string& baseDir, std::vector
       if (const json logical = location.value("logicalLocations", json::array()); !logical.empty())
         f.location.symbol = logical[0].value("fullyQualifiedName", "");
       for (const json& related : result.value("relatedLocations", json::array()))
-        f.notes.push_back(Note{sarifLocationFrom(related.value("physicalLocation", json::object()), sourceRoot, baseDir),
-                               related.value("message", json::object()).value("text", "")});
+        f.notes.push_back(
+            Note{sarifLocationFrom(related.value("physicalLocation", json::object()), sourceRoot, baseDir),
+                 related.value("message", json::object()).value("text", "")});
       if (const json fixes = result.value("fixes", json::array()); !fixes.empty()) {
         f.fix = FixIt{fixes[0].value("description", json::object()).value("text", ""), {}};
         for (const json& change : fixes[0].value("artifactChanges", json::array()))
@@ -388,8 +408,9 @@ bool readSarifReport(const json& report, const std::string& baseDir, std::vector
     for (const json& invocation : run.value("invocations", json::array()))
       for (const json& n : invocation.value("toolExecutionNotifications", json::array())) {
         const json location = firstOf(n.value("locations", json::array()));
-        toolNotes.push_back(Note{sarifLocationFrom(location.value("physicalLocation", json::object()), sourceRoot, baseDir),
-                                 n.value("message", json::object()).value("text", "")});
+        toolNotes.push_back(
+            Note{sarifLocationFrom(location.value("physicalLocation", json::object()), sourceRoot, baseDir),
+                 n.value("message", json::object()).value("text", "")});
       }
   }
   return true;
@@ -427,9 +448,13 @@ bool readReport(const std::string& text, const std::string& baseDir, std::vector
 std::string findingToJsonLine(const Finding& f) {
   const ReportOptions absolute;  // paths as they are
   json notes = json::array();
-  for (const Note& n : f.notes) notes.push_back({{"location", locationJson(n.location, absolute)}, {"message", n.message}});
-  json line{{"rule", f.rule->id}, {"severity", name(f.severity)}, {"message", f.message},
-            {"location", locationJson(f.location, absolute)}, {"notes", std::move(notes)}};
+  for (const Note& n : f.notes)
+    notes.push_back({{"location", locationJson(n.location, absolute)}, {"message", n.message}});
+  json line{{"rule", f.rule->id},
+            {"severity", name(f.severity)},
+            {"message", f.message},
+            {"location", locationJson(f.location, absolute)},
+            {"notes", std::move(notes)}};
   if (f.fix) line["fix"] = fixJson(*f.fix, absolute);
   if (!f.ranks.empty()) line["ranks"] = f.ranks;
   return line.dump();
@@ -463,10 +488,10 @@ bool isAttachedJsonLine(const std::string& line) { return line.rfind("{\"attache
 void writeReport(std::ostream& out, ReportFormat format, const std::vector<Finding>& findings,
                  const ReportOptions& options, SourceText& source, const std::vector<Note>& toolNotes) {
   switch (format) {
-    case ReportFormat::Text: return writeText(out, findings, options, source, toolNotes);
-    case ReportFormat::Json: out << findingsJson(findings, options, source, toolNotes).dump(2) << '\n'; return;
-    case ReportFormat::Sarif: out << sarif(findings, options, source, toolNotes).dump(2) << '\n'; return;
-    case ReportFormat::CodeClimate: out << codeClimate(findings, options, source).dump(2) << '\n'; return;
+  case ReportFormat::Text: return writeText(out, findings, options, source, toolNotes);
+  case ReportFormat::Json: out << findingsJson(findings, options, source, toolNotes).dump(2) << '\n'; return;
+  case ReportFormat::Sarif: out << sarif(findings, options, source, toolNotes).dump(2) << '\n'; return;
+  case ReportFormat::CodeClimate: out << codeClimate(findings, options, source).dump(2) << '\n'; return;
   }
 }
 

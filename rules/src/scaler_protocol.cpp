@@ -92,8 +92,13 @@ ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
 bool isCallOrderFinding(const Finding& finding) {
   // Not DL206 or DL210: a helper that unscales after the step or updates
   // again (an end-of-epoch hook) is wrong wherever it is called.
-  static constexpr std::string_view kOrderRules[] = {"DL201", "DL204", "DL205", "DL207", "DL208"};
-  return finding.rule && std::find(std::begin(kOrderRules), std::end(kOrderRules), finding.rule->id) != std::end(kOrderRules);
+  static constexpr RuleId kOrderRules[] = {RuleId::DL201, RuleId::DL204, RuleId::DL205, RuleId::DL207, RuleId::DL208};
+  return finding.rule &&
+         std::find(std::begin(kOrderRules), std::end(kOrderRules), finding.rule->handle) != std::end(kOrderRules);
+}
+
+bool leavesGradientsMisscaled(const Finding& finding) {
+  return finding.rule->handle == RuleId::DL205 || finding.rule->handle == RuleId::DL207;
 }
 
 void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt) {
@@ -130,7 +135,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   if (!half && (facts.bfloat16Reported || mayBeDisabled(scaler.id))) return;
   const SourceLocation& where = !half && facts.scaledAt ? *facts.scaledAt : at;
   Finding f = makeFinding(
-      half ? "DL202" : "DL209",
+      half ? RuleId::DL202 : RuleId::DL209,
       half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
                          "unscale FP16 gradients.'; keep Float master parameters and use autocast instead of "
                          "converting the model",
@@ -149,7 +154,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
                              std::vector<Finding>& out) {
   PairFacts& p = pair(scaler.id, optimizer.id);
   if (p.stages & kUnscaled) {
-    Finding f = makeFinding("DL201",
+    Finding f = makeFinding(RuleId::DL201,
                             fmt::format("gradients of {} unscaled again before {}.update(): they are divided by the "
                                         "scale twice (PyTorch raises 'unscale_() has already been called on this "
                                         "optimizer since the last update()')",
@@ -160,7 +165,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
   } else if ((p.stages & kStepped) && p.updateSkippedAt) {
     // The step of an iteration that left without update(): the cause is that
     // step's, not this unscale's.
-    Finding f = makeFinding("DL204",
+    Finding f = makeFinding(RuleId::DL204,
                             fmt::format("{}.step({}) without {}.update() before the next iteration's unscale_(): the "
                                         "scale never adapts, and PyTorch raises 'unscale_() is being called after "
                                         "step().'",
@@ -170,7 +175,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
     addNote(f, at, "the next unscale_() here");
     out.push_back(std::move(f));
   } else if (p.stages & kStepped) {
-    Finding f = makeFinding("DL206",
+    Finding f = makeFinding(RuleId::DL206,
                             fmt::format("unscale_() of {} after {}.step() and before update(): PyTorch raises "
                                         "'unscale_() is being called after step().'",
                                         optimizer.name, scaler.name),
@@ -200,7 +205,7 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
   // where an earlier iteration may have stepped without update().
   const bool unscaledBackward = facts && facts->grads == kUnscaledGrads && facts->unscaledBackwardAt;
   if ((p.stages & kStepped) && !((p.stages & kReady) && unscaledBackward)) {
-    Finding f = makeFinding("DL204",
+    Finding f = makeFinding(RuleId::DL204,
                             fmt::format("{}.step({}) reached again without {}.update() since the previous step(): the "
                                         "scale never adapts, and after one overflow every step is skipped",
                                         scaler.name, optimizer.name, scaler.name),
@@ -210,7 +215,7 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
     out.push_back(std::move(f));
   } else if ((p.stages & kReady) && !(p.stages & kUnscaled) && facts && facts->grads == kUnscaledGrads &&
              (p.stages == kReady || unscaledBackward)) {
-    Finding f = makeFinding("DL207",
+    Finding f = makeFinding(RuleId::DL207,
                             fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: step() "
                                         "divides the gradients by the scale (updates ~65536x too small); call "
                                         "{}.scale(loss).backward()",
@@ -231,9 +236,9 @@ void ScalerProtocol::optimizerSteppedByScaler(const ObjectRef& optimizer, const 
   if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.steppedByScalerAt = at;
 }
 
-void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer,
-                                          const SourceLocation& at, std::vector<Finding>& out) const {
-  out.push_back(makeFinding("DL207",
+void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
+                                          std::vector<Finding>& out) const {
+  out.push_back(makeFinding(RuleId::DL207,
                             fmt::format("{}.step({}) but none of the parameters of {} has a gradient: this "
                                         "iteration's backward did not reach them, and PyTorch raises 'No inf checks "
                                         "were recorded for this optimizer.'; step only the optimizers the scaled "
@@ -272,7 +277,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   ScalerFacts& facts = scalerFacts(scaler);
   if (facts.mayHaveNoInfCheck) {
     Finding f = makeFinding(
-        "DL210",
+        RuleId::DL210,
         fmt::format("{}.update() with no step() since {}: PyTorch raises 'No inf checks were recorded prior to "
                     "update.'",
                     scaler.name, facts.lastUpdateAt ? "the last update()" : "the scaler was created"),
@@ -286,7 +291,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     if (key.first != scaler.id || p.stages != kUnscaled || !p.steppedDirectlyAt) continue;
     const OptimizerFacts* stepped = optimizer(key.second);
     const std::string name = stepped ? stepped->name : "the optimizer";
-    Finding f = makeFinding("DL208",
+    Finding f = makeFinding(RuleId::DL208,
                             fmt::format("{}.step() called directly after {}.unscale_({}) and before {}.update(): an "
                                         "inf/NaN in the gradients is stepped with instead of skipped; call {}.step({})",
                                         name, scaler.name, name, scaler.name, scaler.name, name),
@@ -300,15 +305,14 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     if (key.first == scaler.id) p = PairFacts{};
 }
 
-void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at,
-                                         std::vector<Finding>& out) {
+void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   const auto known = scalers_.find(scaler.id);
   const bool checked = (known != scalers_.end() && known->second.mayHaveCheckedUnidentified) ||
                        std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
                          return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
                        });
   if (known != scalers_.end() && known->second.lastUpdateAt && !checked) {
-    Finding f = makeFinding("DL210",
+    Finding f = makeFinding(RuleId::DL210,
                             fmt::format("{} updated with no inf check (unscale) since its last update: found_inf is "
                                         "stale (PyTorch raises 'No inf checks were recorded prior to update.')",
                                         scaler.name),
@@ -328,7 +332,7 @@ void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocat
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
   if (!facts) return;
   if (facts->steppedByScalerAt) {
-    Finding f = makeFinding("DL208",
+    Finding f = makeFinding(RuleId::DL208,
                             fmt::format("{}.step() called again after the scaler stepped {} on the same gradients: "
                                         "the parameters are updated twice, and on the steps the scaler skips "
                                         "(inf/NaN gradients) this one applies them; remove it",
@@ -345,7 +349,7 @@ void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocat
       if (key.second == optimizer.id && p.stages == kUnscaled && p.unscaledAt && !p.steppedDirectlyAt)
         p.steppedDirectlyAt = at;
   if (!onlyScaledGrads(facts->grads)) return;
-  Finding f = makeFinding("DL208",
+  Finding f = makeFinding(RuleId::DL208,
                           fmt::format("{}.step() called directly on gradients of a scaled loss: it steps with "
                                       "gradients multiplied by the scale and skips the inf/NaN check; call "
                                       "scaler.step({}) and scaler.update()",
@@ -396,12 +400,13 @@ void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const So
   // with none since zero_grad() (an accumulation loop run zero times) clips nothing.
   for (const auto& [id, facts] : candidates)
     if (!onlyScaledGrads(facts->grads)) return;
-  Finding f = makeFinding("DL205",
+  Finding f = makeFinding(RuleId::DL205,
                           "gradients clipped while they hold the scaled loss's gradients: the threshold applies to "
                           "gradients multiplied by the scale; call scaler.unscale_(optimizer) before clipping",
                           at);
   addNote(f, candidates.front().second->scaledBackwardAt, "scaled backward() here");
-  if (spelling && candidates.size() == 1) f.fix = unscaleFix(*spelling, candidates.front().first, *candidates.front().second);
+  if (spelling && candidates.size() == 1)
+    f.fix = unscaleFix(*spelling, candidates.front().first, *candidates.front().second);
   out.push_back(std::move(f));
 }
 
@@ -525,7 +530,7 @@ void AmpBackwardTrace::update() {
 
 void AmpBackwardTrace::step(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {
   if (scaledOrUnknownSinceUpdate_ || !unscaledBackwardAt_) return;
-  Finding f = makeFinding("DL207",
+  Finding f = makeFinding(RuleId::DL207,
                           fmt::format("step of {} after an unscale, but no backward() since the last scale update "
                                       "ran on a loss multiplied by the scale: the unscale divided unscaled "
                                       "gradients by the scale (updates ~65536x too small); backward() on loss * scale",

@@ -24,12 +24,12 @@
 #include <unordered_set>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/util/SmallVector.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/library.h>
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/library.h>
 #include <torch/version.h>
 
 #include "dtype_lint/op_contracts.h"
@@ -75,9 +75,9 @@ bool calledFromBackward() {
     auto [known, added] = inBackwardFunction.try_emplace(frames[i], false);
     if (added) {
       Dl_info info{};
-      known->second = dladdr(frames[i], &info) && info.dli_sname &&
-                      (std::strstr(info.dli_sname, "8autograd8backward") ||
-                       std::strstr(info.dli_sname, "6Tensor9_backward"));
+      known->second =
+          dladdr(frames[i], &info) && info.dli_sname &&
+          (std::strstr(info.dli_sname, "8autograd8backward") || std::strstr(info.dli_sname, "6Tensor9_backward"));
     }
     if (known->second) return true;
   }
@@ -86,17 +86,17 @@ bool calledFromBackward() {
 
 int32_t dtypeCode(c10::ScalarType t) {
   switch (t) {
-    case c10::kBool: return DTYPE_LINT_DTYPE_BOOL;
-    case c10::kByte: return DTYPE_LINT_DTYPE_UINT8;
-    case c10::kChar: return DTYPE_LINT_DTYPE_INT8;
-    case c10::kShort: return DTYPE_LINT_DTYPE_INT16;
-    case c10::kInt: return DTYPE_LINT_DTYPE_INT32;
-    case c10::kLong: return DTYPE_LINT_DTYPE_INT64;
-    case c10::kHalf: return DTYPE_LINT_DTYPE_HALF;
-    case c10::kBFloat16: return DTYPE_LINT_DTYPE_BFLOAT16;
-    case c10::kFloat: return DTYPE_LINT_DTYPE_FLOAT;
-    case c10::kDouble: return DTYPE_LINT_DTYPE_DOUBLE;
-    default: return DTYPE_LINT_DTYPE_UNKNOWN;
+  case c10::kBool: return DTYPE_LINT_DTYPE_BOOL;
+  case c10::kByte: return DTYPE_LINT_DTYPE_UINT8;
+  case c10::kChar: return DTYPE_LINT_DTYPE_INT8;
+  case c10::kShort: return DTYPE_LINT_DTYPE_INT16;
+  case c10::kInt: return DTYPE_LINT_DTYPE_INT32;
+  case c10::kLong: return DTYPE_LINT_DTYPE_INT64;
+  case c10::kHalf: return DTYPE_LINT_DTYPE_HALF;
+  case c10::kBFloat16: return DTYPE_LINT_DTYPE_BFLOAT16;
+  case c10::kFloat: return DTYPE_LINT_DTYPE_FLOAT;
+  case c10::kDouble: return DTYPE_LINT_DTYPE_DOUBLE;
+  default: return DTYPE_LINT_DTYPE_UNKNOWN;
   }
 }
 
@@ -149,21 +149,21 @@ GemmShape gemmShapeOf(const std::string& gemm) {
 // rule looks at, and those must cost next to nothing.
 struct OpInfo {
   std::string qualifiedName;  // "aten::mm": the identity a cached entry is checked against
-  bool isOperator = false;    // a dispatcher op (not a RECORD_FUNCTION scope of a name)
+  bool isOperator = false;  // a dispatcher op (not a RECORD_FUNCTION scope of a name)
   bool aten = false;
-  std::string op;           // "mm", "mm_out", "mul_"
-  bool matmul = false;      // the matmul family, out= variants included: all a backward node's ops are checked for
+  std::string op;  // "mm", "mm_out", "mul_"
+  bool matmul = false;  // the matmul family, out= variants included: all a backward node's ops are checked for
   GemmShape gemmShape = GemmShape::None;  // how its FLOPs follow from its operands' shapes
-  bool inPlace = false;     // its first argument is the destination
+  bool inPlace = false;  // its first argument is the destination
   bool destinationOnly = false;  // in place, and its destination is no operand (copy_, a matmul's mm_)
   bool interesting = false;  // some rule or observer outside backward nodes looks at it: one of the below
-  bool watched = false;      // watched(op)
-  bool updatesInPlace = false;     // in place, or a _foreach_ in place: maybe an optimizer's parameter update
-  bool nonFiniteCheck = false;     // isNonFiniteCheck(op)
+  bool watched = false;  // watched(op)
+  bool updatesInPlace = false;  // in place, or a _foreach_ in place: maybe an optimizer's parameter update
+  bool nonFiniteCheck = false;  // isNonFiniteCheck(op)
   bool scalingArithmetic = false;  // mul, mul_, div_: a loss scaled, gradients scaled back by hand
-  bool cast = false;               // to, _to_copy
-  bool mul = false;                // mul: maybe a loss multiplied by the AMP scale
-  bool onesLike = false;           // ones_like: maybe backward()'s first gradient
+  bool cast = false;  // to, _to_copy
+  bool mul = false;  // mul: maybe a loss multiplied by the AMP scale
+  bool onesLike = false;  // ones_like: maybe backward()'s first gradient
   HandClipStep clipStep = HandClipStep::None;  // what the op does if its tensors are gradients
   struct Argument {
     std::string description;  // "'mat2'"
@@ -228,7 +228,8 @@ class ReachedParameters {
   // Leaves made every step (a fresh tensor with requires_grad) must not pile up.
   void forgetFreed() {
     if (parameters_.size() < 2 * afterLastSweep_ + 64) return;
-    for (auto it = parameters_.begin(); it != parameters_.end();) it = it->second.expired() ? parameters_.erase(it) : std::next(it);
+    for (auto it = parameters_.begin(); it != parameters_.end();)
+      it = it->second.expired() ? parameters_.erase(it) : std::next(it);
     afterLastSweep_ = parameters_.size();
   }
 
@@ -270,7 +271,9 @@ int32_t followBackward(const at::Tensor& loss) {
 // optimizers update `p.data()`, another TensorImpl).
 class AmpScalerTrace {
  public:
-  bool isScale(const at::Tensor& t) const { return t.unsafeGetTensorImpl() == scaleImpl_.load(std::memory_order_relaxed); }
+  bool isScale(const at::Tensor& t) const {
+    return t.unsafeGetTensorImpl() == scaleImpl_.load(std::memory_order_relaxed);
+  }
   bool scaleKnown() const { return scaleImpl_.load(std::memory_order_relaxed) != nullptr; }
   bool awaitingStep() const { return awaitingStep_.load(std::memory_order_relaxed); }
 
@@ -405,7 +408,7 @@ class DeferredCounter {
   virtual ~DeferredCounter() = default;
   virtual bool launch(const std::vector<at::Tensor>& tensors, const std::vector<dtype_lint_tensor_values>& values) = 0;
   virtual bool arrived() = 0;  // never waits
-  virtual bool wait() = 0;     // false when the counts cannot arrive any more
+  virtual bool wait() = 0;  // false when the counts cannot arrive any more
   virtual std::vector<dtype_lint_tensor_values> read() = 0;
 };
 
@@ -456,8 +459,8 @@ class CudaCounter : public DeferredCounter {
     const std::vector<kernels::TensorStats> stats = scan_.read(values_.size());
     std::vector<dtype_lint_tensor_values> out = values_;
     for (size_t i = 0; i < stats.size(); ++i)
-      out[i].counts = {stats[i].elements, stats[i].nonFinite, stats[i].beyondHalf, stats[i].halfSubnormal,
-                       stats[i].halfFlushed, stats[i].nonZero, stats[i].absMax};
+      out[i].counts = {stats[i].elements,    stats[i].nonFinite, stats[i].beyondHalf, stats[i].halfSubnormal,
+                       stats[i].halfFlushed, stats[i].nonZero,   stats[i].absMax};
     return out;
   }
 
@@ -483,8 +486,8 @@ class DeferredCounting {
     if (slot.launched) return;  // the last launch is still on its way
     if (!slot.counter) slot.counter = counterFor(tensors[0].device(), point.gradients ? kMaxTensors : 1);
     const size_t count = std::min(tensors.size(), kMaxTensors);
-    if (!slot.counter || !slot.counter->launch({tensors.begin(), tensors.begin() + count},
-                                               {values.begin(), values.begin() + count}))
+    if (!slot.counter ||
+        !slot.counter->launch({tensors.begin(), tensors.begin() + count}, {values.begin(), values.begin() + count}))
       return;
     slot.launched = true;
     slot.point = point;
@@ -688,7 +691,8 @@ std::optional<c10::ScalarType> castTarget(const OpInfo& cast, c10::ArrayRef<cons
   std::optional<c10::ScalarType> to;
   for (size_t i = 1; i < inputs.size() && i < cast.arguments.size(); ++i) {
     if (cast.arguments[i].dtype && inputs[i].isInt()) to = static_cast<c10::ScalarType>(inputs[i].toInt());
-    else if (cast.arguments[i].description == "'other'" && inputs[i].isTensor()) to = inputs[i].toTensor().scalar_type();
+    else if (cast.arguments[i].description == "'other'" && inputs[i].isTensor())
+      to = inputs[i].toTensor().scalar_type();
   }
   return to;
 }
@@ -721,7 +725,8 @@ void observeAutocastHalfCasts(const std::string& op,
 // older calls still exist there, but warn on every call).
 bool autocastOn(c10::DeviceType device) {
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  return (device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA) && at::autocast::is_autocast_enabled(device);
+  return (device == c10::DeviceType::CPU || device == c10::DeviceType::CUDA) &&
+         at::autocast::is_autocast_enabled(device);
 #else
   return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled()
                                         : device == c10::DeviceType::CUDA && at::autocast::is_enabled();
@@ -838,21 +843,21 @@ double matmulFlops(GemmShape shape, c10::ArrayRef<const at::Tensor*> t) {
   auto numel = [](const at::Tensor& x) { return static_cast<double>(x.numel()); };
   auto lastDim = [](const at::Tensor& x) { return x.dim() > 0 ? static_cast<double>(x.size(-1)) : 1.0; };
   switch (shape) {
-    case GemmShape::MatrixProduct: return t.size() >= 2 ? 2 * numel(*t[0]) * lastDim(*t[1]) : 0;
-    case GemmShape::AddMatrixProduct: return t.size() >= 3 ? 2 * numel(*t[1]) * lastDim(*t[2]) : 0;
-    case GemmShape::VectorProduct: return !t.empty() ? 2 * numel(*t[0]) : 0;
-    case GemmShape::AddVectorProduct: return t.size() >= 2 ? 2 * numel(*t[1]) : 0;
-    case GemmShape::Linear:
-      return t.size() >= 2 && t[1]->dim() == 2 ? 2 * numel(*t[0]) * static_cast<double>(t[1]->size(0)) : 0;
-    case GemmShape::Matmul: {
-      if (t.size() < 2 || t[0]->dim() == 0 || t[1]->dim() == 0) return 0;
-      const double k = lastDim(*t[0]);
-      const double columns = t[1]->dim() >= 2 ? lastDim(*t[1]) : 1;
-      const double rows = std::max(numel(*t[0]) / std::max(k, 1.0), 1.0);
-      const double batchOfB = t[1]->dim() > 2 && t[0]->dim() <= 2 ? numel(*t[1]) / std::max(k * columns, 1.0) : 1;
-      return 2 * rows * k * columns * batchOfB;
-    }
-    case GemmShape::None: return 0;
+  case GemmShape::MatrixProduct: return t.size() >= 2 ? 2 * numel(*t[0]) * lastDim(*t[1]) : 0;
+  case GemmShape::AddMatrixProduct: return t.size() >= 3 ? 2 * numel(*t[1]) * lastDim(*t[2]) : 0;
+  case GemmShape::VectorProduct: return !t.empty() ? 2 * numel(*t[0]) : 0;
+  case GemmShape::AddVectorProduct: return t.size() >= 2 ? 2 * numel(*t[1]) : 0;
+  case GemmShape::Linear:
+    return t.size() >= 2 && t[1]->dim() == 2 ? 2 * numel(*t[0]) * static_cast<double>(t[1]->size(0)) : 0;
+  case GemmShape::Matmul: {
+    if (t.size() < 2 || t[0]->dim() == 0 || t[1]->dim() == 0) return 0;
+    const double k = lastDim(*t[0]);
+    const double columns = t[1]->dim() >= 2 ? lastDim(*t[1]) : 1;
+    const double rows = std::max(numel(*t[0]) / std::max(k, 1.0), 1.0);
+    const double batchOfB = t[1]->dim() > 2 && t[0]->dim() <= 2 ? numel(*t[1]) / std::max(k * columns, 1.0) : 1;
+    return 2 * rows * k * columns * batchOfB;
+  }
+  case GemmShape::None: return 0;
   }
   return 0;
 }
@@ -1070,10 +1075,10 @@ std::optional<ExplicitCastInAutocast> observeOp(const OpInfo* info, c10::ArrayRe
   record.reduces_all_dims = needsFullReductionToBeSensitive(op) && !dimGiven;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   // The per-device API of 2.4+: the older calls still exist there, but warn on every call.
-  record.autocast_cuda = deviceAutocast(at::autocast::is_autocast_enabled(at::kCUDA),
-                                        at::autocast::get_autocast_dtype(at::kCUDA));
-  record.autocast_cpu = deviceAutocast(at::autocast::is_autocast_enabled(at::kCPU),
-                                       at::autocast::get_autocast_dtype(at::kCPU));
+  record.autocast_cuda =
+      deviceAutocast(at::autocast::is_autocast_enabled(at::kCUDA), at::autocast::get_autocast_dtype(at::kCUDA));
+  record.autocast_cpu =
+      deviceAutocast(at::autocast::is_autocast_enabled(at::kCPU), at::autocast::get_autocast_dtype(at::kCPU));
 #else
   record.autocast_cuda = deviceAutocast(at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype());
   record.autocast_cpu = deviceAutocast(at::autocast::is_cpu_enabled(), at::autocast::get_autocast_cpu_dtype());
@@ -1129,8 +1134,10 @@ class InterceptedOp final : public c10::OperatorKernel {
 bool interceptOps() {
   auto& dispatcher = c10::Dispatcher::singleton();
   if (dispatcher.hasBackendFallbackForDispatchKey(kInterceptKey)) {
-    std::fprintf(stderr, "dtype-lint: error: the process already uses the dispatch key %s: the runtime hooks are "
-                         "off for it\n", c10::toString(kInterceptKey));
+    std::fprintf(stderr,
+                 "dtype-lint: error: the process already uses the dispatch key %s: the runtime hooks are "
+                 "off for it\n",
+                 c10::toString(kInterceptKey));
     return false;
   }
   static auto* unobserved = new torch::Library(torch::Library::IMPL, "_", kInterceptKey, __FILE__, __LINE__);
@@ -1152,7 +1159,8 @@ __attribute__((constructor)) void attach() {
   if (!dtype_lint_runtime_attach(DTYPE_LINT_BOUNDARY_VERSION, TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR)) return;
   const HookScope scope;
   if (!scope || !interceptOps()) return;
-  at::addGlobalCallback(at::RecordFunctionCallback(onNodeEnter, onNodeExit).scopes({at::RecordScope::BACKWARD_FUNCTION}));
+  at::addGlobalCallback(
+      at::RecordFunctionCallback(onNodeEnter, onNodeExit).scopes({at::RecordScope::BACKWARD_FUNCTION}));
   if (!dtype_lint_runtime_on_thread_start(interceptOnThisThread))
     at::addGlobalCallback(at::RecordFunctionCallback(onOpEnterOnThreadWithoutKey).scopes({at::RecordScope::FUNCTION}));
 }

@@ -30,8 +30,8 @@ struct DriverApi {
   int (*eventQuery)(void* event);
   int (*eventSynchronize)(void* event);
 };
-constexpr int kSuccess = 0;                  // CUDA_SUCCESS
-constexpr int kMultiprocessorCount = 16;     // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kSuccess = 0;  // CUDA_SUCCESS
+constexpr int kMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 constexpr unsigned kEventDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
 constexpr unsigned kHostAllocDeviceMap = 2;  // CU_MEMHOSTALLOC_DEVICEMAP
 

@@ -19,15 +19,15 @@ class CudaScan {
   // no image for this GPU, out of memory).
   bool launch(const std::vector<kernels::TensorView>& views, void* stream);
   bool arrived() const;  // never waits
-  bool wait() const;     // false when the counts cannot arrive any more
+  bool wait() const;  // false when the counts cannot arrive any more
   std::vector<kernels::TensorStats> read(size_t count) const;
 
  private:
   size_t capacity_;
-  unsigned long long sums_ = 0;                    // capacity_ DeviceTensorStats and the ticket, on the device
+  unsigned long long sums_ = 0;  // capacity_ DeviceTensorStats and the ticket, on the device
   kernels::DeviceTensorStats* results_ = nullptr;  // capacity_ in mapped host memory
-  unsigned long long resultsOnDevice_ = 0;         // their address on the device
-  void* done_ = nullptr;                           // the event recorded after the last kernel
+  unsigned long long resultsOnDevice_ = 0;  // their address on the device
+  void* done_ = nullptr;  // the event recorded after the last kernel
 };
 
 }  // namespace dtype_lint::runtime

@@ -87,8 +87,10 @@ std::string buildAdapter(const std::string& libTorch) {
   const std::string cache = defaultCacheDirectory();
   const std::string script = dataDirectory() + "/runtime_hooks/adapter/build_adapter.sh";
   if (cache.empty() || access(script.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "dtype-lint: error: no runtime adapter for %s, and its sources (%s) are missing: the "
-                         "runtime hooks are off for this process\n", libTorch.c_str(), script.c_str());
+    std::fprintf(stderr,
+                 "dtype-lint: error: no runtime adapter for %s, and its sources (%s) are missing: the "
+                 "runtime hooks are off for this process\n",
+                 libTorch.c_str(), script.c_str());
     return "";
   }
   const std::string out = cachedAdapters(cache) + "/" + std::to_string(std::hash<std::string>{}(identityOf(libTorch)));
@@ -107,8 +109,10 @@ std::string buildAdapter(const std::string& libTorch) {
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "dtype-lint: error: the runtime adapter for %s could not be built (see above): the runtime "
-                         "hooks are off for this process\n", libTorch.c_str());
+    std::fprintf(stderr,
+                 "dtype-lint: error: the runtime adapter for %s could not be built (see above): the runtime "
+                 "hooks are off for this process\n",
+                 libTorch.c_str());
     return "";
   }
   return out + "/libdtype_lint_adapter.so";
@@ -125,7 +129,7 @@ std::string adapterFor(const std::string& libTorch) {
   return buildAdapter(libTorch);
 }
 
-std::atomic<bool> tried{false};     // once per process, whether or not it works
+std::atomic<bool> tried{false};  // once per process, whether or not it works
 std::atomic<bool> attached{false};  // the adapter is in
 std::mutex attachMutex;
 
@@ -166,7 +170,8 @@ bool attachAdapterIfLibTorchLoaded() {
 }  // namespace dtype_lint::runtime
 
 // The prebuilt CUDA scan lies beside this library, in the build tree and installed alike.
-extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_scan_image(const void** image, uint64_t* size) {
+extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_scan_image(const void** image,
+                                                                                    uint64_t* size) {
   static const std::string bytes = [] {
     using namespace dtype_lint::runtime;
     std::ifstream in(directoryOf(reinterpret_cast<const void*>(&dataDirectory)) + "/dtype_lint_tensor_stats.fatbin",

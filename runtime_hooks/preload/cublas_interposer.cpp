@@ -31,22 +31,21 @@ thread_local int interposedDepth = 0;  // interposed calls running on this threa
 // cudaDataType_t values (library_types.h) and cublasComputeType_t's 64F.
 std::optional<ScalarType> scalarTypeOfCuda(int dataType) {
   switch (dataType) {
-    case 0: return ScalarType::Float;      // CUDA_R_32F
-    case 1: return ScalarType::Double;     // CUDA_R_64F
-    case 2: return ScalarType::Half;       // CUDA_R_16F
-    case 14: return ScalarType::BFloat16;  // CUDA_R_16BF
-    default: return std::nullopt;          // FP8, integers, complex: not profiled
+  case 0: return ScalarType::Float;  // CUDA_R_32F
+  case 1: return ScalarType::Double;  // CUDA_R_64F
+  case 2: return ScalarType::Half;  // CUDA_R_16F
+  case 14: return ScalarType::BFloat16;  // CUDA_R_16BF
+  default: return std::nullopt;  // FP8, integers, complex: not profiled
   }
 }
-constexpr int kComputeDouble = 70;         // CUBLAS_COMPUTE_64F
+constexpr int kComputeDouble = 70;  // CUBLAS_COMPUTE_64F
 constexpr int kStatusNotInitialized = 1;  // CUBLAS_STATUS_NOT_INITIALIZED
 
 void count(int aType, int bType, int computeType, double flops) {
   if (interposedDepth > 1 || dispatcherGemmRunning() || flops <= 0) return;
   const auto a = scalarTypeOfCuda(aType), b = scalarTypeOfCuda(bType);
   if (!a || !b) return;
-  const ScalarType ranIn = computeType == kComputeDouble ? ScalarType::Double : *a;
-  addGemm(GemmKind{std::string(name(*a)) + " x " + std::string(name(*b)), ranIn, AutocastAtGemm::Unknown}, flops);
+  addGemm(kindOfCublasCall(*a, *b, computeType == kComputeDouble), flops);
 }
 
 // Whether `address` lies in this library (the preload), whose definitions are the interposers.
@@ -68,7 +67,8 @@ void* realDefinition(const char* symbol) {
   std::vector<std::string> mapped;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {
-        if (info->dlpi_name && info->dlpi_name[0]) static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        if (info->dlpi_name && info->dlpi_name[0])
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
         return 0;
       },
       &mapped);
@@ -112,23 +112,27 @@ struct Depth {
 
 using namespace dtype_lint::runtime;
 
-extern "C" __attribute__((visibility("default"))) int cublasGemmEx(
-    void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* A, int aType, int lda,
-    const void* B, int bType, int ldb, const void* beta, void* C, int cType, int ldc, int computeType, int algo) {
+extern "C" __attribute__((visibility("default"))) int cublasGemmEx(void* handle, int transa, int transb, int m, int n,
+                                                                   int k, const void* alpha, const void* A, int aType,
+                                                                   int lda, const void* B, int bType, int ldb,
+                                                                   const void* beta, void* C, int cType, int ldc,
+                                                                   int computeType, int algo) {
   using Fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
                      const void*, void*, int, int, int, int);
   static std::atomic<Fn> cached{nullptr};
   const Depth depth;
   count(aType, bType, computeType, 2.0 * m * n * k);
   const Fn f = real(cached, "cublasGemmEx");
-  return f ? f(handle, transa, transb, m, n, k, alpha, A, aType, lda, B, bType, ldb, beta, C, cType, ldc, computeType, algo)
+  return f ? f(handle, transa, transb, m, n, k, alpha, A, aType, lda, B, bType, ldb, beta, C, cType, ldc, computeType,
+               algo)
            : noRealDefinition(__func__);
 }
 
-extern "C" __attribute__((visibility("default"))) int cublasGemmStridedBatchedEx(
-    void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* A, int aType, int lda,
-    long long strideA, const void* B, int bType, int ldb, long long strideB, const void* beta, void* C, int cType,
-    int ldc, long long strideC, int batchCount, int computeType, int algo) {
+extern "C" __attribute__((visibility("default"))) int
+cublasGemmStridedBatchedEx(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* A,
+                           int aType, int lda, long long strideA, const void* B, int bType, int ldb, long long strideB,
+                           const void* beta, void* C, int cType, int ldc, long long strideC, int batchCount,
+                           int computeType, int algo) {
   using Fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, long long, const void*, int,
                      int, long long, const void*, void*, int, int, long long, int, int, int);
   static std::atomic<Fn> cached{nullptr};
@@ -163,10 +167,10 @@ T attribute(std::atomic<AttributeGetter>& getter, const char* symbol, void* obje
 }  // namespace
 }  // namespace dtype_lint::runtime
 
-extern "C" __attribute__((visibility("default"))) int cublasLtMatmul(
-    void* lightHandle, void* computeDesc, const void* alpha, const void* A, void* aDesc, const void* B, void* bDesc,
-    const void* beta, const void* C, void* cDesc, void* D, void* dDesc, const void* algo, void* workspace,
-    size_t workspaceSize, void* stream) {
+extern "C" __attribute__((visibility("default"))) int
+cublasLtMatmul(void* lightHandle, void* computeDesc, const void* alpha, const void* A, void* aDesc, const void* B,
+               void* bDesc, const void* beta, const void* C, void* cDesc, void* D, void* dDesc, const void* algo,
+               void* workspace, size_t workspaceSize, void* stream) {
   using Fn = int (*)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*, void*,
                      void*, void*, const void*, void*, size_t, void*);
   static std::atomic<Fn> cached{nullptr};
@@ -183,8 +187,7 @@ extern "C" __attribute__((visibility("default"))) int cublasLtMatmul(
     const bool transposedA = desc(kDescTransA, int32_t{0}) != 0;
     const double k = static_cast<double>(layout(aDesc, transposedA ? kLayoutRows : kLayoutCols, uint64_t{0}));
     const double batch = std::max(1, layout(dDesc, kLayoutBatchCount, int32_t{1}));
-    count(static_cast<int>(layout(aDesc, kLayoutType, ~0u)),
-          static_cast<int>(layout(bDesc, kLayoutType, ~0u)),
+    count(static_cast<int>(layout(aDesc, kLayoutType, ~0u)), static_cast<int>(layout(bDesc, kLayoutType, ~0u)),
           desc(kDescComputeType, int32_t{0}), 2 * m * n * k * batch);
   }
   const Fn f = real(cached, "cublasLtMatmul");

@@ -14,11 +14,11 @@ namespace {
 // stores (a lock held by the forking thread cannot be released in the child),
 // and every order between them is sequentially consistent: an entry either
 // sees the fork coming or is counted before the fork looks.
-std::atomic<unsigned> inside{0};      // threads inside the hooks (outermost entries)
-std::atomic<bool> forking{false};     // a fork waits for `inside` to reach 0
-thread_local unsigned depth = 0;      // this thread's nested entries
-bool forkedWhileQuiet = false;        // the fork in progress saw no thread inside
-std::atomic<bool> hooksOff{false};    // a child forked while a thread was inside
+std::atomic<unsigned> inside{0};  // threads inside the hooks (outermost entries)
+std::atomic<bool> forking{false};  // a fork waits for `inside` to reach 0
+thread_local unsigned depth = 0;  // this thread's nested entries
+bool forkedWhileQuiet = false;  // the fork in progress saw no thread inside
+std::atomic<bool> hooksOff{false};  // a child forked while a thread was inside
 
 // How long a fork waits for the threads inside the hooks to leave.
 constexpr auto kForkWait = std::chrono::milliseconds(250);
@@ -29,7 +29,8 @@ void beforeFork() {
   if (depth > 0) return;
   forking = true;
   const auto deadline = std::chrono::steady_clock::now() + kForkWait;
-  while (inside != 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  while (inside != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   forkedWhileQuiet = inside == 0;
 }
 

@@ -10,7 +10,8 @@ namespace {
 // The boundary's codes are the rules' own enumerators, in the same order.
 static_assert(DTYPE_LINT_DTYPE_BOOL == int(ScalarType::Bool) && DTYPE_LINT_DTYPE_HALF == int(ScalarType::Half) &&
               DTYPE_LINT_DTYPE_BFLOAT16 == int(ScalarType::BFloat16) &&
-              DTYPE_LINT_DTYPE_DOUBLE == int(ScalarType::Double) && DTYPE_LINT_DTYPE_DOUBLE + 1 == int(ScalarType::Count));
+              DTYPE_LINT_DTYPE_DOUBLE == int(ScalarType::Double) &&
+              DTYPE_LINT_DTYPE_DOUBLE + 1 == int(ScalarType::Count));
 
 Operand operandOf(const dtype_lint_operand& o) {
   const auto type = scalarTypeOf(o.dtype);
@@ -51,9 +52,9 @@ OpEvent opEventOf(const dtype_lint_op_record& record) {
 
 AmpBackwardTrace::Loss ampLossOf(int32_t loss) {
   switch (loss) {
-    case DTYPE_LINT_LOSS_SCALED: return AmpBackwardTrace::Loss::Scaled;
-    case DTYPE_LINT_LOSS_UNSCALED: return AmpBackwardTrace::Loss::Unscaled;
-    default: return AmpBackwardTrace::Loss::Unknown;
+  case DTYPE_LINT_LOSS_SCALED: return AmpBackwardTrace::Loss::Scaled;
+  case DTYPE_LINT_LOSS_UNSCALED: return AmpBackwardTrace::Loss::Unscaled;
+  default: return AmpBackwardTrace::Loss::Unknown;
   }
 }
 

@@ -12,14 +12,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 
+#include "adapter_loader.h"
 #include "dtype_lint/annotate.h"
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
@@ -29,7 +30,6 @@
 #include "dtype_lint/scaler_protocol.h"
 #include "dtype_lint_runtime/boundary.h"
 #include "dtype_lint_runtime/hook_scope.h"
-#include "adapter_loader.h"
 #include "fork_gate.h"
 #include "gemm_accounting.h"
 #include "op_record.h"
@@ -44,18 +44,19 @@ namespace {
 struct Core {
   ReportStream report;
   std::mutex mutex;
-  std::optional<DtypeFlowRules> rules;
+  std::shared_ptr<const DtypeFlowRules> rules;  // taken under the lock, used outside it
   ScalerProtocol protocol;  // fed by dtype_lint/annotate.h, keyed by object addresses
   std::optional<ScalerProtocol> beforePythonUnscale;  // restored when that unscale_() raised
-  bool afterScalingMistake = false;  // DL205 or DL207 since the last backward: the gradients' size is that mistake's
+  bool afterScalingMistake = false;  // since the last backward: the gradients' size is that mistake's
   bool clippedSinceBackward = false;  // a clip Python announced, or one by hand: a clip call's own ops are not another
   bool scalerAnnounced = false;
   std::map<const void*, ObjectRef> scaledLosses;  // loss TensorImpl -> the scaler that scaled it
   ManualScalingTrace manualScaling;
-  std::atomic<bool> manualFactorSeen{false};  // a backward() of a loss multiplied by a constant: DL203 follows in-place products
+  std::atomic<bool> manualFactorSeen{
+      false};  // a backward() of a loss multiplied by a constant: DL203 follows in-place products
   AmpBackwardTrace ampBackwards;  // DL207 for scalers on the raw AMP ops
   NumericHealthRules numericHealth;  // DL301-DL303 on counted values
-  PrecisionProfile profile;          // DL305: the dispatcher's GEMMs and cuBLAS calls outside it
+  PrecisionProfile profile;  // DL305: the dispatcher's GEMMs and cuBLAS calls outside it
   std::atomic<bool> halfAutocastSeen{false};  // an op ran under Half autocast: backwards run partly in Half
   std::set<std::string> uncountedDevices;  // tensors the numeric-health checks could not read
   std::map<uint64_t, CapturedSite> sites;  // the latest captured sites (DL104's casts), by id
@@ -133,9 +134,7 @@ __attribute__((destructor)) void finish() {
   }
   for (const Finding& f : findings) c.report.write(f);
   notePythonRanWithoutHooks();
-  for (const std::string& device : uncountedDevices)
-    std::fprintf(stderr, "dtype-lint: note: tensors on %s were not counted: DL301-DL303 read CPU tensors, and CUDA "
-                         "tensors where the adapter was built with its CUDA path\n", device.c_str());
+  for (const std::string& device : uncountedDevices) std::fprintf(stderr, "%s\n", uncountedDeviceNote(device).c_str());
 }
 
 // A GEMM a dispatcher op is running on this thread: cuBLAS calls under it are its own.
@@ -161,29 +160,29 @@ void addGemm(const GemmKind& kind, double flops, bool hasUserSite) {
 
 namespace {
 
-// The dtype a dispatcher GEMM ran in: autocast's (the matmul family is on its
-// lower-precision list) unless an operand is Double, which autocast leaves.
-// Its kind is made once per thread for each combination of dtypes (a step's
-// GEMMs repeat a few), with the tally slot it adds to when its site does not matter.
+// A dispatcher GEMM's kind (rules/: the dtype it ran in) is made once per
+// thread for each combination of dtypes (a step's GEMMs repeat a few), with
+// the tally slot it adds to when its site does not matter.
 void countDispatcherGemm(const dtype_lint_op_record& record) {
   gemmOpRunning = true;
   std::optional<ScalarType> operands[2];
   size_t operandCount = 0;
-  bool anyDouble = false;
+  DispatcherGemm gemm;
   for (uint32_t i = 0; i < std::min(record.input_count, DTYPE_LINT_MAX_OPERANDS); ++i) {
     const auto dtype = scalarTypeOf(record.inputs[i].dtype);
     if (!dtype) continue;
-    anyDouble = anyDouble || *dtype == ScalarType::Double;
+    gemm.anyDouble = gemm.anyDouble || *dtype == ScalarType::Double;
     if (operandCount < 2) operands[operandCount++] = *dtype;
   }
   if (operandCount == 0) return;
+  gemm.first = *operands[0];
+  gemm.second = operands[1];
   const dtype_lint_autocast& autocast = record.autocast_cuda.enabled ? record.autocast_cuda : record.autocast_cpu;
-  const auto autocastDtype = scalarTypeOf(autocast.dtype);
-  const bool cast = autocast.enabled && autocastDtype && !anyDouble;
-  const ScalarType ranIn = cast ? *autocastDtype : anyDouble ? ScalarType::Double : *operands[0];
-  const AutocastAtGemm at = autocast.enabled || record.autocast_elsewhere ? AutocastAtGemm::On : AutocastAtGemm::Off;
+  if (autocast.enabled) gemm.autocastDtype = scalarTypeOf(autocast.dtype);
+  gemm.autocastOn = autocast.enabled || record.autocast_elsewhere;
   const auto code = [](const std::optional<ScalarType>& t) { return t ? int(*t) + 1 : 0; };
-  const int key = ((code(operands[0]) * 16 + code(operands[1])) * 16 + int(ranIn)) * 4 + int(at);
+  const int key = ((code(gemm.first) * 16 + code(gemm.second)) * 16 + code(gemm.autocastDtype)) * 4 +
+                  int(gemm.anyDouble) * 2 + int(gemm.autocastOn);
   struct KnownKind {
     GemmKind kind;
     std::atomic<double>* tally = nullptr;  // none where its sites matter
@@ -192,11 +191,11 @@ void countDispatcherGemm(const dtype_lint_op_record& record) {
   auto [it, added] = kinds.try_emplace(key);
   KnownKind& known = it->second;
   if (added) {
-    known.kind = {std::string(name(*operands[0])) + (operandCount > 1 ? " x " + std::string(name(*operands[1])) : ""),
-                  ranIn, at};
+    known.kind = kindOf(gemm);
     if (!core().profile.sitesMatter(known.kind)) known.tally = &threadTally().slot(known.kind);
   }
-  if (known.tally) known.tally->store(known.tally->load(std::memory_order_relaxed) + record.flops, std::memory_order_relaxed);
+  if (known.tally)
+    known.tally->store(known.tally->load(std::memory_order_relaxed) + record.flops, std::memory_order_relaxed);
   else addGemm(known.kind, record.flops, /*hasUserSite=*/!record.in_custom_backward);
 }
 
@@ -204,7 +203,10 @@ void countDispatcherGemm(const dtype_lint_op_record& record) {
 // bytes at a time (it is taken for every op some rule watches).
 uint64_t fingerprint(const dtype_lint_op_record& record) {
   uint64_t h = 0x9e3779b97f4a7c15ull;
-  auto word = [&h](uint64_t w) { h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 32; };
+  auto word = [&h](uint64_t w) {
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  };
   auto text = [&](const dtype_lint_text& t) {
     const uint32_t length = std::min<uint32_t>(t.length, DTYPE_LINT_TEXT_CAPACITY);
     word(length);
@@ -223,10 +225,12 @@ uint64_t fingerprint(const dtype_lint_op_record& record) {
   word(inputs);
   for (uint32_t i = 0; i < inputs; ++i) operand(record.inputs[i]);
   if (record.has_destination) operand(record.destination);
-  word(uint64_t{record.has_destination} | uint64_t{record.explicit_dtype} << 8 | uint64_t{record.reduces_all_dims} << 16 |
-       uint64_t{record.in_custom_backward} << 24 | uint64_t{record.autocast_cpu.enabled} << 32 |
-       uint64_t{record.autocast_cuda.enabled} << 40 | uint64_t{record.autocast_elsewhere} << 48);
-  word(static_cast<uint32_t>(record.autocast_cpu.dtype) | uint64_t{static_cast<uint32_t>(record.autocast_cuda.dtype)} << 32);
+  word(uint64_t{record.has_destination} | uint64_t{record.explicit_dtype} << 8 |
+       uint64_t{record.reduces_all_dims} << 16 | uint64_t{record.in_custom_backward} << 24 |
+       uint64_t{record.autocast_cpu.enabled} << 32 | uint64_t{record.autocast_cuda.enabled} << 40 |
+       uint64_t{record.autocast_elsewhere} << 48);
+  word(static_cast<uint32_t>(record.autocast_cpu.dtype) | uint64_t{static_cast<uint32_t>(record.autocast_cuda.dtype)}
+                                                              << 32);
   return h;
 }
 
@@ -289,8 +293,8 @@ void writeAtUserFrame(std::vector<Finding>& findings, uint64_t site) {
 
 using namespace dtype_lint;
 
-extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(uint32_t boundaryVersion,
-                                                                                int32_t torchMajor, int32_t torchMinor) {
+extern "C" __attribute__((visibility("default"))) int
+dtype_lint_runtime_attach(uint32_t boundaryVersion, int32_t torchMajor, int32_t torchMinor) {
   const runtime::HookScope scope;
   if (!scope) return 0;
   if (boundaryVersion != DTYPE_LINT_BOUNDARY_VERSION) {
@@ -302,7 +306,7 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_attach(
   }
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
-  c.rules.emplace(TorchVersion{torchMajor, torchMinor});
+  c.rules = std::make_shared<const DtypeFlowRules>(TorchVersion{torchMajor, torchMinor});
   c.report.attached(torchMajor, torchMinor);
   return 1;
 }
@@ -316,24 +320,27 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
     if (a.enabled && a.dtype == DTYPE_LINT_DTYPE_HALF) c.halfAutocastSeen = true;
   const uint64_t fingerprint = runtime::fingerprint(*record);
   if (runtime::cleanRecords.contains(fingerprint)) return;
-  const OpEvent event = runtime::opEventOf(*record);
-  std::vector<Finding> findings;
+  std::shared_ptr<const DtypeFlowRules> rules;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (!c.rules) return;
-    c.rules->onOp(event, findings);
+    rules = c.rules;
   }
-  if (findings.empty()) runtime::cleanRecords.add(fingerprint);
-  // The in-place and out= buffers DL102 is about are the user's, not those
-  // LibTorch's C++ modules fill inside their forward.
-  if (!findings.empty() && event.op.back() == '_' && runtime::issuedByLibTorchFrontend())
-    findings.erase(std::remove_if(findings.begin(), findings.end(), [](const Finding& f) { return f.rule->id == "DL102"; }),
-                   findings.end());
+  if (!rules) return;
+  OpEvent event = runtime::opEventOf(*record);
+  // A verdict that asked the stack holds for this call only, not for the record.
+  bool askedTheStack = false;
+  event.issuedByLibraryModule = [&askedTheStack] {
+    askedTheStack = true;
+    return runtime::issuedByLibTorchFrontend();
+  };
+  std::vector<Finding> findings;
+  rules->onOp(event, findings);
+  if (findings.empty() && !askedTheStack) runtime::cleanRecords.add(fingerprint);
   if (findings.empty()) return;
   // Only now pay for the stack: the op has not run yet, so the user's frame is live.
   const auto at = runtime::firstUserFrame();
   if (!at) return;
-  if (std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.rule->id == "DL101"; }))
+  if (std::any_of(findings.begin(), findings.end(), namesItsOperands))
     runtime::renameModuleParameters(*record, event, findings);
   for (Finding& f : findings) {
     f.location = *at;
@@ -344,7 +351,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaler(int event, const void* scaler,
-                                                                                 const void* optimizer) {
+                                                                                  const void* optimizer) {
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
@@ -360,10 +367,10 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
     std::lock_guard<std::mutex> lock(c.mutex);
     c.scalerAnnounced = true;
     switch (event) {
-      case annotate::kUnscale: c.protocol.unscale(scalerRef, optimizerRef, where, findings); break;
-      case annotate::kStep: c.protocol.step(scalerRef, optimizerRef, where, findings); break;
-      case annotate::kUpdate: c.protocol.update(scalerRef, where, findings); break;
-      default: return;
+    case annotate::kUnscale: c.protocol.unscale(scalerRef, optimizerRef, where, findings); break;
+    case annotate::kStep: c.protocol.step(scalerRef, optimizerRef, where, findings); break;
+    case annotate::kUpdate: c.protocol.update(scalerRef, where, findings); break;
+    default: return;
     }
   }
   for (const Finding& f : findings) c.report.write(f);
@@ -382,7 +389,7 @@ bool followRawAmpOps(runtime::Core& c) {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_unscale(const void* firstGradient,
-                                                                                     int32_t gradientDtype) {
+                                                                                      int32_t gradientDtype) {
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
@@ -441,13 +448,15 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_amp_ba
   auto& c = runtime::core();
   if (!followRawAmpOps(c)) return;
   // Only an unscaled loss's backward may be named in a finding (DL207's note).
-  const SourceLocation at =
-      kind == AmpBackwardTrace::Loss::Unscaled ? runtime::firstUserFrame().value_or(SourceLocation{}) : SourceLocation{};
+  const SourceLocation at = kind == AmpBackwardTrace::Loss::Unscaled
+                                ? runtime::firstUserFrame().value_or(SourceLocation{})
+                                : SourceLocation{};
   std::lock_guard<std::mutex> lock(c.mutex);
   c.ampBackwards.backward(kind, at);
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss, double lossFactor) {
+extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_backward(const void* loss,
+                                                                                   double lossFactor) {
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
@@ -514,7 +523,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradie
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.protocol.clip(nullptr, 0, at.value_or(SourceLocation{}), findings);
-    c.afterScalingMistake = c.afterScalingMistake || !findings.empty();
+    c.afterScalingMistake =
+        c.afterScalingMistake || std::any_of(findings.begin(), findings.end(), leavesGradientsMisscaled);
   }
   for (Finding& f : findings) {
     if (at && appliedAt && (appliedAt->file != at->file || appliedAt->line != at->line))
@@ -532,7 +542,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_nonfin
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_parameters(const void* optimizer,
-                                                                                    const char* dtype) {
+                                                                                      const char* dtype) {
   const runtime::HookScope scope;
   if (!scope) return;
   const auto parameterDtype = scalarTypeFromName(dtype ? dtype : "");
@@ -540,11 +550,12 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_param
   auto& c = runtime::core();
   std::lock_guard<std::mutex> lock(c.mutex);
   const auto id = reinterpret_cast<uintptr_t>(optimizer);
-  if (!c.protocol.optimizer(id)) c.protocol.declareOptimizer(ObjectRef{id, "optimizer"}, DtypeSet(*parameterDtype), std::nullopt, 0);
+  if (!c.protocol.optimizer(id))
+    c.protocol.declareOptimizer(ObjectRef{id, "optimizer"}, DtypeSet(*parameterDtype), std::nullopt, 0);
 }
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scaled_loss(const void* scaler,
-                                                                                     const void* loss) {
+                                                                                       const void* loss) {
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
@@ -554,7 +565,6 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_annotate_scale
   if (c.scaledLosses.size() >= 64) c.scaledLosses.clear();
   c.scaledLosses[loss] = ObjectRef{reinterpret_cast<uintptr_t>(scaler), "scaler"};
 }
-
 
 extern "C" __attribute__((visibility("default"))) uint64_t dtype_lint_runtime_capture_site() {
   const runtime::HookScope scope;
@@ -569,8 +579,9 @@ extern "C" __attribute__((visibility("default"))) uint64_t dtype_lint_runtime_ca
   return id;
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_cast_consumed(
-    const dtype_lint_op_record* record, uint32_t input, int32_t castFrom, int32_t castTo, uint64_t castSite) {
+extern "C" __attribute__((visibility("default"))) void
+dtype_lint_runtime_cast_consumed(const dtype_lint_op_record* record, uint32_t input, int32_t castFrom, int32_t castTo,
+                                 uint64_t castSite) {
   const runtime::HookScope scope;
   if (!scope) return;
   const auto from = runtime::scalarTypeOf(castFrom), to = runtime::scalarTypeOf(castTo);
@@ -618,17 +629,17 @@ extern "C" __attribute__((visibility("default"))) int dtype_lint_runtime_wants_v
   return check == DTYPE_LINT_CHECK_HALF_CAST ? c.numericHealth.sampleCast() : c.numericHealth.sampleGradients();
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradients(int32_t point,
-                                                                                  const dtype_lint_tensor_values* gradients,
-                                                                                  uint32_t count, double lossScale,
-                                                                                  uint64_t site) {
+extern "C" __attribute__((visibility("default"))) void
+dtype_lint_runtime_gradients(int32_t point, const dtype_lint_tensor_values* gradients, uint32_t count, double lossScale,
+                             uint64_t site) {
   const runtime::HookScope scope;
   if (!scope) return;
   GradientCheck check;
   check.point = point == DTYPE_LINT_POINT_UNSCALE ? GradientPoint::Unscale : GradientPoint::Step;
   if (lossScale > 0) check.lossScale = lossScale;
   for (uint32_t i = 0; i < count; ++i) {
-    check.gradients.push_back({"a " + runtime::dtypeAndShape(gradients[i]) + " parameter", runtime::countValues(gradients[i])});
+    check.gradients.push_back(
+        {"a " + runtime::dtypeAndShape(gradients[i]) + " parameter", runtime::countValues(gradients[i])});
     check.computedInHalf = check.computedInHalf || gradients[i].dtype == DTYPE_LINT_DTYPE_HALF;
   }
   auto& c = runtime::core();
@@ -643,11 +654,9 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_gradie
   runtime::writeAtUserFrame(findings, site);
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_half_cast(const dtype_lint_text* op,
-                                                                                  const dtype_lint_text* source,
-                                                                                  uint8_t byAutocast,
-                                                                                  const dtype_lint_tensor_values* values,
-                                                                                  uint64_t site) {
+extern "C" __attribute__((visibility("default"))) void
+dtype_lint_runtime_half_cast(const dtype_lint_text* op, const dtype_lint_text* source, uint8_t byAutocast,
+                             const dtype_lint_tensor_values* values, uint64_t site) {
   const runtime::HookScope scope;
   if (!scope) return;
   const auto sourceDtype = runtime::scalarTypeOf(values->dtype);
@@ -678,25 +687,20 @@ SourceLocation pythonLocation(const char* file, int line) {
 
 // What Python's hooks (runtime_hooks/python/dtype_lint_torch.py) report:
 // the calls of torch.amp.GradScaler, optimizers and clipping, at the user's
-// line, which Python knows. Keep the codes in step with that file.
-enum PythonEvent : int {
-  kPythonUnscale = 1,  // annotate::kUnscale
-  kPythonStep = 2,     // annotate::kStep
-  kPythonUpdate = 3,   // annotate::kUpdate
-  kPythonOptimizerCreated = 10,
-  kPythonOptimizerStep = 11,
-  kPythonClip = 12,
-  kPythonZeroGrad = 13,
-  kPythonParametersHalf = 14,  // detail: which parameters, and the note's text
-  kPythonScalerCreated = 15,
-  kPythonOptimizerEpsilon = 16,  // detail: "<eps> <dtype of its parameters> <optimizer class>"
-  kPythonUnscaleRaised = 17,     // the unscale_() just reported raised: the gradients are still scaled
-  kPythonStepWithoutGradients = 18,  // before kPythonStep: none of the optimizer's parameters has a gradient
-};
+// line, which Python knows.
+static_assert(int{DTYPE_LINT_PYTHON_UNSCALE} == int{annotate::kUnscale} &&
+              int{DTYPE_LINT_PYTHON_STEP} == int{annotate::kStep} &&
+              int{DTYPE_LINT_PYTHON_UPDATE} == int{annotate::kUpdate});
+
+extern "C" __attribute__((visibility("default"))) const char* dtype_lint_python_event_codes() {
+#define DTYPE_LINT_PYTHON_EVENT_TEXT(NAME, CODE) #NAME "=" #CODE " "
+  return DTYPE_LINT_PYTHON_EVENTS(DTYPE_LINT_PYTHON_EVENT_TEXT);
+#undef DTYPE_LINT_PYTHON_EVENT_TEXT
+}
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(int event, uintptr_t scaler,
-                                                                              uintptr_t optimizer, const char* file,
-                                                                              int line, const char* detail) {
+                                                                               uintptr_t optimizer, const char* file,
+                                                                               int line, const char* detail) {
   const runtime::HookScope scope;
   if (!scope) return;
   auto& c = runtime::core();
@@ -707,60 +711,73 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_event(i
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     switch (event) {
-      case kPythonUnscale:
-        c.scalerAnnounced = true;
-        c.beforePythonUnscale = c.protocol;
-        c.protocol.unscale(scalerRef, optimizerRef, at, findings);
-        break;
-      case kPythonStepWithoutGradients: c.protocol.stepWithoutGradients(scalerRef, optimizerRef, at, findings); break;
-      case kPythonUnscaleRaised:
-        if (c.beforePythonUnscale) c.protocol = std::move(*c.beforePythonUnscale);
-        c.beforePythonUnscale.reset();
-        break;
-      case kPythonStep:
-        c.scalerAnnounced = true;
-        c.protocol.step(scalerRef, optimizerRef, at, findings);
-        c.protocol.optimizerSteppedByScaler(optimizerRef, at);
-        for (const Finding& f : findings) c.afterScalingMistake = c.afterScalingMistake || f.rule->id == "DL207";
-        break;
-      case kPythonUpdate: c.scalerAnnounced = true; c.protocol.update(scalerRef, at, findings); break;
-      case kPythonOptimizerCreated:
-        if (!c.protocol.optimizer(optimizer)) c.protocol.declareOptimizer(optimizerRef, DtypeSet::unknown(), std::nullopt, 0);
-        break;
-      case kPythonScalerCreated:
-        c.scalerAnnounced = true;  // from now on every backward is a scaled or an unscaled one
-        c.protocol.declareScaler(scalerRef);
-        break;
-      case kPythonOptimizerStep: c.protocol.optimizerStep(optimizerRef, at, findings); break;
-      case kPythonClip:
-        c.clippedSinceBackward = true;
-        c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings);
-        c.afterScalingMistake = c.afterScalingMistake || !findings.empty();
-        break;
-      case kPythonZeroGrad: c.protocol.zeroGrad(optimizerRef); break;
-      case kPythonOptimizerEpsilon: {
-        char dtype[32] = {}, optimizerClass[64] = {};
-        double eps = 0;
-        if (detail && std::sscanf(detail, "%lf %31s %63s", &eps, dtype, optimizerClass) == 3)
-          if (const auto parameters = scalarTypeFromName(dtype))
-            checkOptimizerEpsilon(fmt::format("'{}'", optimizerClass), eps, DtypeSet(*parameters), std::nullopt, at,
-                                  findings);
-        break;
-      }
-      case kPythonParametersHalf:
-        c.protocol.parametersBecame(optimizerRef, DtypeSet(ScalarType::Half),
-                                    Note{at, detail ? detail : "the parameters became Half here"});
-        break;
-      default: return;
+    case DTYPE_LINT_PYTHON_UNSCALE:
+      c.scalerAnnounced = true;
+      c.beforePythonUnscale = c.protocol;
+      c.protocol.unscale(scalerRef, optimizerRef, at, findings);
+      break;
+    case DTYPE_LINT_PYTHON_STEP_WITHOUT_GRADIENTS:
+      c.protocol.stepWithoutGradients(scalerRef, optimizerRef, at, findings);
+      break;
+    case DTYPE_LINT_PYTHON_UNSCALE_RAISED:
+      if (c.beforePythonUnscale) c.protocol = std::move(*c.beforePythonUnscale);
+      c.beforePythonUnscale.reset();
+      break;
+    case DTYPE_LINT_PYTHON_STEP:
+      c.scalerAnnounced = true;
+      c.protocol.step(scalerRef, optimizerRef, at, findings);
+      c.protocol.optimizerSteppedByScaler(optimizerRef, at);
+      c.afterScalingMistake =
+          c.afterScalingMistake || std::any_of(findings.begin(), findings.end(), leavesGradientsMisscaled);
+      break;
+    case DTYPE_LINT_PYTHON_UPDATE:
+      c.scalerAnnounced = true;
+      c.protocol.update(scalerRef, at, findings);
+      break;
+    case DTYPE_LINT_PYTHON_OPTIMIZER_CREATED:
+      if (!c.protocol.optimizer(optimizer))
+        c.protocol.declareOptimizer(optimizerRef, DtypeSet::unknown(), std::nullopt, 0);
+      break;
+    case DTYPE_LINT_PYTHON_SCALER_CREATED:
+      c.scalerAnnounced = true;  // from now on every backward is a scaled or an unscaled one
+      c.protocol.declareScaler(scalerRef);
+      break;
+    case DTYPE_LINT_PYTHON_OPTIMIZER_STEP: c.protocol.optimizerStep(optimizerRef, at, findings); break;
+    case DTYPE_LINT_PYTHON_CLIP:
+      c.clippedSinceBackward = true;
+      c.protocol.clip(optimizer ? &optimizerRef : nullptr, 0, at, findings);
+      c.afterScalingMistake =
+          c.afterScalingMistake || std::any_of(findings.begin(), findings.end(), leavesGradientsMisscaled);
+      break;
+    case DTYPE_LINT_PYTHON_ZERO_GRAD: c.protocol.zeroGrad(optimizerRef); break;
+    case DTYPE_LINT_PYTHON_PARAMETERS_HALF:
+      c.protocol.parametersBecame(optimizerRef, DtypeSet(ScalarType::Half),
+                                  Note{at, detail ? detail : "the parameters became Half here"});
+      break;
+    default: return;
     }
   }
   for (const Finding& f : findings) c.report.write(f);
 }
 
+extern "C" __attribute__((visibility("default"))) void dtype_lint_python_optimizer_epsilon(double eps,
+                                                                                           const char* parameterDtype,
+                                                                                           const char* optimizerClass,
+                                                                                           const char* file, int line) {
+  const runtime::HookScope scope;
+  if (!scope) return;
+  const auto parameters = parameterDtype ? scalarTypeFromName(parameterDtype) : std::nullopt;
+  if (!parameters || !optimizerClass) return;
+  std::vector<Finding> findings;
+  checkOptimizerEpsilon(fmt::format("'{}'", optimizerClass), eps, DtypeSet(*parameters), std::nullopt,
+                        pythonLocation(file, line), findings);
+  for (const Finding& f : findings) runtime::core().report.write(f);
+}
+
 // Python's GradScaler.scale() given a loss the user's code multiplied by a
 // constant (scaler.scale(loss * 1024)): scaled twice, DL203.
-extern "C" __attribute__((visibility("default"))) void dtype_lint_python_scaled_loss_factor(double factor,
-                                                                                           const char* file, int line) {
+extern "C" __attribute__((visibility("default"))) void
+dtype_lint_python_scaled_loss_factor(double factor, const char* file, int line) {
   const runtime::HookScope scope;
   if (!scope) return;
   const SourceLocation at = pythonLocation(file, line);

@@ -25,17 +25,17 @@ struct PythonApi {
   int (*isInitialized)() = nullptr;
   int (*gilEnsure)() = nullptr;
   void (*gilRelease)(int) = nullptr;
-  Object (*currentFrame)() = nullptr;           // PyEval_GetFrame: borrowed
-  Object (*frameBack)(Object) = nullptr;        // PyFrame_GetBack: new reference
-  Object (*frameCode)(Object) = nullptr;        // PyFrame_GetCode: new reference
+  Object (*currentFrame)() = nullptr;  // PyEval_GetFrame: borrowed
+  Object (*frameBack)(Object) = nullptr;  // PyFrame_GetBack: new reference
+  Object (*frameCode)(Object) = nullptr;  // PyFrame_GetCode: new reference
   int (*frameLine)(Object) = nullptr;
   Object (*getAttr)(Object, const char*) = nullptr;
   const char* (*utf8)(Object) = nullptr;
   void (*decRef)(Object) = nullptr;
 
   bool complete() const {
-    return isInitialized && gilEnsure && gilRelease && currentFrame && frameBack && frameCode && frameLine &&
-           getAttr && utf8 && decRef;
+    return isInitialized && gilEnsure && gilRelease && currentFrame && frameBack && frameCode && frameLine && getAttr &&
+           utf8 && decRef;
   }
 };
 
@@ -143,7 +143,7 @@ std::optional<PythonTensorName> namePythonTensor(const void* tensorImpl) {
 
 bool isUserPythonFile(std::string_view file) {
   if (file.empty() || file.front() == '<') return false;  // <frozen importlib._bootstrap>, <string>
-  if (file.front() != '/') return true;                    // relative to the directory the program started in
+  if (file.front() != '/') return true;  // relative to the directory the program started in
   SourceRoots& roots = sourceRoots();
   std::lock_guard<std::mutex> lock(roots.mutex);
   std::string key(file);
@@ -160,7 +160,8 @@ bool isModeFrame(const PythonApi& py, void* code) {
   void* name = py.getAttr(code, "co_name");
   if (!name) return false;
   const char* text = py.utf8(name);
-  const bool mode = text && (std::strcmp(text, "__torch_function__") == 0 || std::strcmp(text, "__torch_dispatch__") == 0);
+  const bool mode =
+      text && (std::strcmp(text, "__torch_function__") == 0 || std::strcmp(text, "__torch_dispatch__") == 0);
   py.decRef(name);
   return mode;
 }
@@ -217,7 +218,7 @@ void notePythonRanWithoutHooks() {
 }  // namespace dtype_lint::runtime
 
 extern "C" __attribute__((visibility("default"))) void dtype_lint_python_source_roots(const char* user,
-                                                                                    const char* library) {
+                                                                                      const char* library) {
   auto& roots = dtype_lint::runtime::sourceRoots();
   std::lock_guard<std::mutex> lock(roots.mutex);
   roots.user = dtype_lint::runtime::linesOf(user);
@@ -225,8 +226,8 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_python_source_
   roots.verdicts.clear();
 }
 
-extern "C" __attribute__((visibility("default"))) void dtype_lint_python_tensor_namer(
-    int (*namer)(const void* tensorImpl, char* buffer, int capacity)) {
+extern "C" __attribute__((visibility("default"))) void
+dtype_lint_python_tensor_namer(int (*namer)(const void* tensorImpl, char* buffer, int capacity)) {
   dtype_lint::runtime::tensorNamer.store(namer);
 }
 

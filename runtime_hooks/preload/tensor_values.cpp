@@ -13,8 +13,8 @@ namespace dtype_lint::runtime {
 ValueCounts countValues(const dtype_lint_tensor_values& tensor) {
   const dtype_lint_value_counts& given = tensor.counts;
   if (!tensor.cpu_data)
-    return ValueCounts{given.elements, given.non_finite, given.beyond_half, given.half_subnormal, given.half_flushed,
-                       given.nonzero, given.absmax};
+    return ValueCounts{given.elements,     given.non_finite, given.beyond_half, given.half_subnormal,
+                       given.half_flushed, given.nonzero,    given.absmax};
   const auto view = kernelViewOf(tensor, tensor.cpu_data);
   if (!view) return ValueCounts{};
   kernels::TensorStats s;

@@ -44,8 +44,8 @@ bool underThreadSanitizer() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attributes,
-                                                                     void* (*routine)(void*), void* argument) {
+extern "C" __attribute__((visibility("default"))) int
+pthread_create(pthread_t* thread, const pthread_attr_t* attributes, void* (*routine)(void*), void* argument) {
   const PthreadCreate real = realPthreadCreate();
   if (!threadStartHook.load(std::memory_order_acquire) || underThreadSanitizer())
     return real(thread, attributes, routine, argument);

@@ -1,10 +1,10 @@
 #include "user_frame.h"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <cxxabi.h>
 #include <execinfo.h>
 #include <unistd.h>
 
@@ -26,9 +26,8 @@ namespace {
 
 // Shared objects whose frames are never the user's code.
 bool isLibraryFrame(std::string_view object) {
-  for (std::string_view marker : {"libtorch", "libc10", "libdtype_lint", "libstdc++", "libc.so", "libgcc_s",
-                                  "libgomp", "libpthread", "ld-linux", "libshm", "libcaffe2", "libpython",
-                                  ".cpython-", "libffi"})
+  for (std::string_view marker : {"libtorch", "libc10", "libdtype_lint", "libstdc++", "libc.so", "libgcc_s", "libgomp",
+                                  "libpthread", "ld-linux", "libshm", "libcaffe2", "libpython", ".cpython-", "libffi"})
     if (object.find(marker) != std::string_view::npos) return true;
   // The Python interpreter: a Python program's lines are in its own frames.
   const std::string_view name = object.substr(object.rfind('/') + 1);
@@ -78,7 +77,8 @@ class Symbolizer {
       if (!file || lineNumber <= 0) return {};
       std::vector<SourceLocation> out;
       if (!isLibraryHeader(file))
-        out.push_back(SourceLocation{file, unsigned(lineNumber), unsigned(column), unsigned(lineNumber), unsigned(column)});
+        out.push_back(
+            SourceLocation{file, unsigned(lineNumber), unsigned(column), unsigned(lineNumber), unsigned(column)});
       inlinedCallSites(module, address, out);
       return out;
     }
@@ -111,7 +111,8 @@ class Symbolizer {
       dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attribute), &callColumn);
       const char* file = dwarf_filesrc(files, fileIndex, nullptr, nullptr);
       if (file && callLine > 0 && !isLibraryHeader(file))
-        out.push_back(SourceLocation{file, unsigned(callLine), unsigned(callColumn), unsigned(callLine), unsigned(callColumn)});
+        out.push_back(
+            SourceLocation{file, unsigned(callLine), unsigned(callColumn), unsigned(callLine), unsigned(callColumn)});
     }
     free(scopes);
   }
@@ -137,8 +138,8 @@ class Symbolizer {
     GElf_Off offset = 0;
     GElf_Sym symbol;
     Dwfl_Module* module = dwfl_ ? dwfl_addrmodule(dwfl_, address) : nullptr;
-    const char* name = module ? dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr)
-                              : nullptr;
+    const char* name =
+        module ? dwfl_module_addrinfo(module, address, &offset, &symbol, nullptr, nullptr, nullptr) : nullptr;
     if (!name) {
       at.symbol = fmt::format("+{:#x}", address - objectBase);
       return at;
@@ -155,8 +156,7 @@ class Symbolizer {
  private:
   void reload() {
     if (dwfl_) dwfl_end(dwfl_);
-    static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
-                                             nullptr};
+    static const Dwfl_Callbacks callbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr, nullptr};
     dwfl_ = dwfl_begin(&callbacks);
     if (!dwfl_) return;
     if (dwfl_linux_proc_report(dwfl_, getpid()) != 0 || dwfl_report_end(dwfl_, nullptr, nullptr) != 0) {

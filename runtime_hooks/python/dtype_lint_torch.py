@@ -24,12 +24,16 @@ import sys
 import threading
 import weakref
 
-# Codes of dtype_lint_python_event (runtime_hooks/preload/preload.cpp).
-_UNSCALE, _STEP, _UPDATE = 1, 2, 3
-_OPTIMIZER_CREATED, _OPTIMIZER_STEP, _CLIP, _ZERO_GRAD, _PARAMETERS_HALF, _SCALER_CREATED = 10, 11, 12, 13, 14, 15
-_OPTIMIZER_EPSILON, _UNSCALE_RAISED, _STEP_WITHOUT_GRADIENTS = 16, 17, 18
-
 _process = ctypes.CDLL(None)
+_process.dtype_lint_python_event_codes.restype = ctypes.c_char_p
+# The codes of dtype_lint_python_event, as runtime_hooks/include/dtype_lint_runtime/boundary.h defines them.
+_CODES = {name: int(code) for name, code in
+          (item.split("=") for item in _process.dtype_lint_python_event_codes().decode().split())}
+_UNSCALE, _STEP, _UPDATE = _CODES["UNSCALE"], _CODES["STEP"], _CODES["UPDATE"]
+_OPTIMIZER_CREATED, _OPTIMIZER_STEP = _CODES["OPTIMIZER_CREATED"], _CODES["OPTIMIZER_STEP"]
+_CLIP, _ZERO_GRAD, _PARAMETERS_HALF = _CODES["CLIP"], _CODES["ZERO_GRAD"], _CODES["PARAMETERS_HALF"]
+_SCALER_CREATED, _UNSCALE_RAISED = _CODES["SCALER_CREATED"], _CODES["UNSCALE_RAISED"]
+_STEP_WITHOUT_GRADIENTS = _CODES["STEP_WITHOUT_GRADIENTS"]
 _attached = False  # the adapter is in: torch's modules get their hooks
 _event = _process.dtype_lint_python_event
 _event.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
@@ -40,6 +44,9 @@ _scaled_loss.restype = None
 _backward = None  # dtype_lint_adapter_backward, once the adapter is in
 _backward_end = None  # dtype_lint_adapter_backward_end
 _constant_factor = None  # dtype_lint_adapter_constant_factor
+_optimizer_epsilon = _process.dtype_lint_python_optimizer_epsilon
+_optimizer_epsilon.argtypes = [ctypes.c_double, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+_optimizer_epsilon.restype = None
 _loss_factor = _process.dtype_lint_python_scaled_loss_factor
 _loss_factor.argtypes = [ctypes.c_double, ctypes.c_char_p, ctypes.c_int]
 _loss_factor.restype = None
@@ -266,9 +273,9 @@ def _report_epsilon(optimizer):
         dtypes = {str(p.dtype) for p in group["params"]}
         if not isinstance(eps, float) or len(dtypes) != 1 or next(iter(dtypes)) not in _DTYPE_NAMES:
             continue
-        detail = "%r %s %s" % (eps, _DTYPE_NAMES[next(iter(dtypes))], type(optimizer).__name__)
-        _report(_OPTIMIZER_EPSILON, optimizer=optimizer, detail=detail,
-                where=getattr(optimizer, "_dtype_lint_created_at", None))
+        file, line = getattr(optimizer, "_dtype_lint_created_at", None) or _user_frame()
+        _optimizer_epsilon(eps, _DTYPE_NAMES[next(iter(dtypes))].encode(), type(optimizer).__name__.encode(),
+                           file.encode() if file else None, line)
 
 
 def _optimizer_of(parameters):

@@ -15,8 +15,8 @@ extern "C" {
 int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* A, int aType,
                  int lda, const void* B, int bType, int ldb, const void* beta, void* C, int cType, int ldc,
                  int computeType, int algo) {
-  std::printf("standin cublasGemmEx m=%d n=%d k=%d types=%d,%d,%d compute=%d lda=%d algo=%d alpha=%g\n", m, n, k,
-              aType, bType, cType, computeType, lda, algo, *static_cast<const float*>(alpha));
+  std::printf("standin cublasGemmEx m=%d n=%d k=%d types=%d,%d,%d compute=%d lda=%d algo=%d alpha=%g\n", m, n, k, aType,
+              bType, cType, computeType, lda, algo, *static_cast<const float*>(alpha));
   (void)handle, (void)transa, (void)transb, (void)A, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
   return kStandinStatus;
 }
@@ -42,11 +42,11 @@ int cublasLtMatrixLayoutGetAttribute(void* layout, int attr, void* buf, size_t s
     return 0;
   };
   switch (attr) {
-    case 0: return put(&l->type, sizeof l->type);
-    case 2: return put(&l->rows, sizeof l->rows);
-    case 3: return put(&l->cols, sizeof l->cols);
-    case 5: return put(&l->batch, sizeof l->batch);
-    default: return 7;
+  case 0: return put(&l->type, sizeof l->type);
+  case 2: return put(&l->rows, sizeof l->rows);
+  case 3: return put(&l->cols, sizeof l->cols);
+  case 5: return put(&l->batch, sizeof l->batch);
+  default: return 7;
   }
 }
 

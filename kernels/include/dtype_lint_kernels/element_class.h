@@ -13,16 +13,16 @@
 
 namespace dtype_lint::kernels {
 
-inline constexpr float kHalfMax = 65504.0f;                 // largest finite Half
+inline constexpr float kHalfMax = 65504.0f;  // largest finite Half
 inline constexpr float kHalfMinNormal = 0x1p-14f;  // 2^-14: below it Half is subnormal
 inline constexpr float kHalfMinSubnormal = 0x1p-24f;  // 2^-24: below it Half flushes to zero
 
 enum ElementClassBit : uint32_t {
-  kNonFinite = 1u << 0,      // inf or NaN
-  kBeyondHalf = 1u << 1,     // finite, |x| > 65504: inf once cast to Half
+  kNonFinite = 1u << 0,  // inf or NaN
+  kBeyondHalf = 1u << 1,  // finite, |x| > 65504: inf once cast to Half
   kHalfSubnormal = 1u << 2,  // finite, 0 < |x| < 2^-14 (the flushed ones included)
-  kHalfFlushed = 1u << 3,    // finite, 0 < |x| < 2^-24: zero once cast to Half
-  kNonZero = 1u << 4,        // finite and not zero
+  kHalfFlushed = 1u << 3,  // finite, 0 < |x| < 2^-24: zero once cast to Half
+  kNonZero = 1u << 4,  // finite and not zero
 };
 
 // Float or Double: a Double is classified by what Half would make of it too.

@@ -29,8 +29,8 @@ struct TensorStats {
   uint64_t beyondHalf = 0;
   uint64_t halfSubnormal = 0;  // includes halfFlushed
   uint64_t halfFlushed = 0;
-  uint64_t nonZero = 0;        // finite, not zero
-  float absMax = 0;            // over the finite values
+  uint64_t nonZero = 0;  // finite, not zero
+  float absMax = 0;  // over the finite values
 
   void add(const TensorStats& other);
 };

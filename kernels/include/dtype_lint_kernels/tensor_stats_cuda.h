@@ -13,11 +13,11 @@ namespace dtype_lint::kernels {
 
 // Made once per device, outside any capture; `capacity` tensors per batch.
 struct CudaStatsWorkspace {
-  DeviceTensorStats* sums = nullptr;        // zero between launches (the kernel leaves them so)
-  unsigned* ticket = nullptr;               // blocks of the running launch that finished
-  DeviceTensorStats* results = nullptr;     // mapped host memory
+  DeviceTensorStats* sums = nullptr;  // zero between launches (the kernel leaves them so)
+  unsigned* ticket = nullptr;  // blocks of the running launch that finished
+  DeviceTensorStats* results = nullptr;  // mapped host memory
   DeviceTensorStats* resultsOnDevice = nullptr;
-  cudaEvent_t done = nullptr;               // recorded after the last kernel
+  cudaEvent_t done = nullptr;  // recorded after the last kernel
   size_t capacity = 0;
 };
 

@@ -85,7 +85,8 @@ inline LaunchArgs planLaunch(const TensorView* views, size_t count, size_t first
     total += tensor.elements;
   }
   args.chunkElements = kMinChunkElements;
-  while (args.chunkElements < kMaxChunkElements && args.chunkElements * waveBlocks(sms) < total) args.chunkElements *= 2;
+  while (args.chunkElements < kMaxChunkElements && args.chunkElements * waveBlocks(sms) < total)
+    args.chunkElements *= 2;
   for (int t = 0; t < args.count; ++t) {
     args.tensors[t].firstChunk = args.chunks;
     args.chunks += (args.tensors[t].elements + args.chunkElements - 1) / args.chunkElements;

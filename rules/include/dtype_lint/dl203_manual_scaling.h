@@ -23,8 +23,8 @@ struct ManualScaling {
   SourceLocation multipliedAt;
   std::string factor;  // "1024" or "'loss_scale'"
   bool largeConstant = false;  // a constant >= kLargeLossScale
-  bool namedAsScale = false;   // a variable whose name says it is a scale ("loss_scale")
-  bool fixed = false;          // a constant no code changes: the scale never adapts
+  bool namedAsScale = false;  // a variable whose name says it is a scale ("loss_scale")
+  bool fixed = false;  // a constant no code changes: the scale never adapts
 };
 
 // What a front end saw of `loss * factor`: the factor's value if it is a

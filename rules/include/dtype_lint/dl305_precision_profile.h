@@ -20,12 +20,28 @@ enum class AutocastAtGemm { Off, On, Unknown };  // Unknown: a cuBLAS call no di
 
 struct GemmKind {
   std::string operands;  // "Float x Float", "Half x Half"
-  ScalarType ranIn;       // the dtype the GEMM computed in
+  ScalarType ranIn;  // the dtype the GEMM computed in
   AutocastAtGemm autocast;
   friend bool operator<(const GemmKind& a, const GemmKind& b) {
     return std::tie(a.operands, a.ranIn, a.autocast) < std::tie(b.operands, b.ranIn, b.autocast);
   }
 };
+
+// A GEMM a dispatcher op ran: its first two floating operands' dtypes (one
+// for a matrix-vector op), whether any operand is Double, and autocast.
+struct DispatcherGemm {
+  ScalarType first = ScalarType::Float;
+  std::optional<ScalarType> second;
+  bool anyDouble = false;
+  std::optional<ScalarType> autocastDtype;  // autocast's, where it was on for the op's device
+  bool autocastOn = false;  // on for the op's device or another
+};
+// It ran in autocast's dtype (the matmul family is on its lower-precision
+// list) unless an operand is Double, which autocast leaves.
+GemmKind kindOf(const DispatcherGemm& gemm);
+// A cuBLAS call no dispatcher op announced: it computes in its A operand's
+// dtype, or in Double where its compute type says so.
+GemmKind kindOfCublasCall(ScalarType a, ScalarType b, bool computesInDouble);
 
 class PrecisionProfile {
  public:

@@ -42,6 +42,11 @@ class DtypeFlowRules {
   TorchVersion torch_;
 };
 
+// Whether a finding's message names the op's operands (DL101): a front end
+// that knows better names for them (a Python module's parameters) makes the
+// op's findings again from the named operands.
+bool namesItsOperands(const Finding& finding);
+
 // An op the autograd engine runs inside a custom backward, seen at runtime.
 // Its operands come from a forward that ran: where they differ in dtype,
 // something reconciled them in forward (autocast), so a mismatch is DL103,

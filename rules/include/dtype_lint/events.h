@@ -2,6 +2,7 @@
 // Half and a Float tensor, outside autocast); the rule engines decide what is a bug.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,9 +31,7 @@ struct AutocastState {
 
   bool definitelyOff() const { return cpu.enabled == Tristate::Off && cuda.enabled == Tristate::Off; }
   bool anyOn() const { return cpu.enabled == Tristate::On || cuda.enabled == Tristate::On; }
-  friend bool operator==(const AutocastState& a, const AutocastState& b) {
-    return a.cpu == b.cpu && a.cuda == b.cuda;
-  }
+  friend bool operator==(const AutocastState& a, const AutocastState& b) { return a.cpu == b.cpu && a.cuda == b.cuda; }
 };
 
 // An explicit cast made while autocast was on (DL104): from what, to what, and where.
@@ -61,18 +60,23 @@ struct Operand {
 struct OpEvent {
   std::string op;  // ATen name: "mm", "linear", "mm_out", "mul_", "softmax", "backward", ...
   SourceLocation location;
-  std::vector<Operand> inputs;          // the operands whose dtypes meet
-  std::optional<Operand> destination;   // out= argument, or self of an in-place op
-  bool explicitDtype = false;           // a dtype= argument fixes the computation dtype
-  bool reducesAllDims = false;          // sum()/mean() with no dim
-  bool writtenInFile = false;           // location is the op's own text (no macro): a fix can edit it
-  bool resultFullyReduced = false;      // its result goes straight into sum()/mean()/norm() of every dim
+  std::vector<Operand> inputs;  // the operands whose dtypes meet
+  std::optional<Operand> destination;  // out= argument, or self of an in-place op
+  bool explicitDtype = false;  // a dtype= argument fixes the computation dtype
+  bool reducesAllDims = false;  // sum()/mean() with no dim
+  bool writtenInFile = false;  // location is the op's own text (no macro): a fix can edit it
+  bool resultFullyReduced = false;  // its result goes straight into sum()/mean()/norm() of every dim
   AutocastState autocast;
   // Set inside the backward of a custom autograd Function: where its forward
   // ran under autocast, if it did.
   bool inCustomBackward = false;
   std::optional<Note> forwardUnderAutocast;
   std::vector<Note> callChain;  // outermost last: "called from here"
+  // Asked only where a rule is about to report an in-place op: whether a
+  // library module (LibTorch's C++ torch::nn) issued it on a buffer of its
+  // own, which is not the user's to fix. A runtime front end walks the stack
+  // for it; the analyzer leaves it unset (it sees only the user's code).
+  std::function<bool()> issuedByLibraryModule;
 };
 
 // optimizer.step() or an equivalent parameter update.

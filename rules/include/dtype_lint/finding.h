@@ -73,8 +73,7 @@ std::string ranksSuffix(const std::vector<unsigned>& ranks);
 std::string displayMessage(const Finding& finding);
 
 // A finding of a catalog rule, with the rule's default severity.
-Finding makeFinding(std::string_view ruleId, std::string message, const SourceLocation& at,
-                    std::vector<Note> notes = {});
+Finding makeFinding(RuleId rule, std::string message, const SourceLocation& at, std::vector<Note> notes = {});
 
 // Orders findings by file, line, column, then rule, for deterministic output.
 bool locationOrder(const Finding& a, const Finding& b);

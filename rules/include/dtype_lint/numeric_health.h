@@ -19,20 +19,20 @@ namespace dtype_lint {
 struct ValueCounts {
   uint64_t elements = 0;
   uint64_t nonFinite = 0;
-  uint64_t beyondHalf = 0;     // finite, |x| > 65504
+  uint64_t beyondHalf = 0;  // finite, |x| > 65504
   uint64_t halfSubnormal = 0;  // finite, 0 < |x| < 2^-14 (halfFlushed included)
-  uint64_t halfFlushed = 0;    // finite, 0 < |x| < 2^-24
-  uint64_t nonZero = 0;        // finite, not zero
+  uint64_t halfFlushed = 0;  // finite, 0 < |x| < 2^-24
+  uint64_t nonZero = 0;  // finite, not zero
   float absMax = 0;
 };
 
 // Cadence and thresholds: the defaults keep a training step's overhead low;
-// `dtype-lint run` passes a config's RuntimeOptions as these variables.
+// `dtype-lint run` passes a config's CheckOptions (or the older RuntimeOptions) as these variables.
 struct NumericHealthOptions {
   unsigned nonFiniteSkippedSteps = 8;  // DL301: unscales in a row with inf/NaN before a dynamic scaler is given up on
-  double underflowShare = 0.25;        // DL303: share of nonzero gradient values below Half's normal range
-  unsigned gradientCheckEvery = 1;     // DL301/DL303: count the gradients at one check point in N
-  unsigned castCheckEvery = 16;        // DL302: count every cast to Half up to the 64th, then one in N
+  double underflowShare = 0.25;  // DL303: share of nonzero gradient values below Half's normal range
+  unsigned gradientCheckEvery = 1;  // DL301/DL303: count the gradients at one check point in N
+  unsigned castCheckEvery = 16;  // DL302: count every cast to Half up to the 64th, then one in N
 };
 
 // Each option of NumericHealthOptions, by the names it goes by.
@@ -41,13 +41,16 @@ inline constexpr NumericHealthOption kNumericHealthOptions[] = {
     NumericHealthOption::NonFiniteSkippedSteps, NumericHealthOption::UnderflowShare,
     NumericHealthOption::GradientCheckEvery, NumericHealthOption::CastCheckEvery};
 const char* environmentVariable(NumericHealthOption option);  // "DTYPE_LINT_UNDERFLOW_SHARE"
-const char* configKey(NumericHealthOption option);            // "UnderflowShare", under RuntimeOptions
-std::string checkOptionKey(NumericHealthOption option);       // "DL303.UnderflowShare", under CheckOptions
-const char* expectedValue(NumericHealthOption option);        // "a share between 0 and 1"
+const char* configKey(NumericHealthOption option);  // "UnderflowShare", under the older RuntimeOptions
+std::string checkOptionKey(NumericHealthOption option);  // "DL303.UnderflowShare", under CheckOptions
+const char* expectedValue(NumericHealthOption option);  // "a share between 0 and 1"
 // Sets the option from its text; false, and `options` unchanged, when the
 // text is not a valid value.
 bool setOption(NumericHealthOptions& options, NumericHealthOption option, const char* text);
 std::string optionText(const NumericHealthOptions& options, NumericHealthOption option);
+// The note said once at the end of a run whose tensors on `device` ("meta",
+// "cuda") the checks could not read.
+std::string uncountedDeviceNote(const std::string& device);
 
 // The options' environment variables over the defaults; each malformed value
 // is named in `error` ("; " between them) and its default kept.
@@ -62,14 +65,14 @@ struct GradientCounts {
 
 enum class GradientPoint {
   Unscale,  // a scaler's unscale (scaled gradients; a dynamic scaler skips the step on inf/NaN)
-  Step,     // an optimizer's parameters updated: the gradients are applied
+  Step,  // an optimizer's parameters updated: the gradients are applied
 };
 
 struct GradientCheck {
   GradientPoint point = GradientPoint::Step;
   std::vector<GradientCounts> gradients;
   std::optional<double> lossScale;  // at an unscale, when the scale is known
-  bool computedInHalf = false;      // Half gradients, or a backward under Half autocast
+  bool computedInHalf = false;  // Half gradients, or a backward under Half autocast
   // Clipped while scaled (DL205), or unscaled though never scaled (DL207):
   // tiny for that reason, and a larger scale would not help.
   bool afterScalingMistake = false;

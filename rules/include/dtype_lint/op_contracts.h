@@ -21,10 +21,10 @@ enum class Device { CPU, CUDA };
 
 // What autocast does to an op's floating inputs (aten/src/ATen/autocast_mode.cpp).
 enum class AutocastPolicy {
-  None,            // not in any list: inputs reach the op unchanged
+  None,  // not in any list: inputs reach the op unchanged
   LowerPrecision,  // cast to the autocast dtype
-  Fp32,            // cast to Float
-  Promote,         // cast to the widest input dtype
+  Fp32,  // cast to Float
+  Promote,  // cast to the widest input dtype
 };
 
 AutocastPolicy autocastPolicy(std::string_view op, Device device, TorchVersion version);
@@ -50,8 +50,8 @@ std::optional<std::string_view> inPlaceBase(std::string_view op);
 enum class FactoryKind {
   NotFactory,
   DefaultFloat,  // randn, zeros, ones, empty, rand, eye, linspace, ...: the default dtype, Float
-  Long,          // randint, randperm
-  Like,          // *_like: the dtype of the first argument
+  Long,  // randint, randperm
+  Like,  // *_like: the dtype of the first argument
 };
 FactoryKind factoryKind(std::string_view fn);
 

@@ -14,8 +14,8 @@ namespace dtype_lint {
 enum class ReportFormat { Text, Json, Sarif, CodeClimate };
 
 struct ReportOptions {
-  bool color = false;       // ANSI colors in text output
-  std::string baseDir;      // paths under it are written relative to it
+  bool color = false;  // ANSI colors in text output
+  std::string baseDir;  // paths under it are written relative to it
   std::string toolVersion;  // for SARIF's driver
 };
 

@@ -53,8 +53,8 @@ struct OptimizerFacts {
   std::optional<SourceLocation> scaledAt;  // the scale() of the last scaled backward's loss
   DtypeSet parameterDtype = DtypeSet::unknown();
   std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
-  uintptr_t module = 0;                   // the module whose parameters it updates, if known
-  uintptr_t scaledBy = 0;                 // the scaler of the last scaled backward, if known
+  uintptr_t module = 0;  // the module whose parameters it updates, if known
+  uintptr_t scaledBy = 0;  // the scaler of the last scaled backward, if known
   std::optional<SourceLocation> steppedByScalerAt;  // the scaler's step() stepped it since its last backward
   bool bfloat16Reported = false;  // DL209 was reported for the gradients of its last scaled backward
 };
@@ -63,7 +63,7 @@ struct OptimizerFacts {
 struct LaterUnscale {
   uintptr_t scaler = 0, optimizer = 0;
   SourceLocation lines;  // its whole lines, their newline included
-  std::string text;      // those lines as written
+  std::string text;  // those lines as written
 };
 
 // What DL205's fix needs from the front end at a clip: an unscale of the same
@@ -72,8 +72,8 @@ struct LaterUnscale {
 // where they are not in scope), before the statement, with its indentation.
 struct UnscaleSpelling {
   std::function<std::optional<std::string>(uintptr_t id)> scalerCall;  // "scaler." or "scaler->"
-  std::function<std::optional<std::string>(uintptr_t id)> optimizer;   // "optimizer" or "*optimizer"
-  std::string unscaleMethod;                                           // "unscale_"
+  std::function<std::optional<std::string>(uintptr_t id)> optimizer;  // "optimizer" or "*optimizer"
+  std::string unscaleMethod;  // "unscale_"
   SourceLocation statement;
   std::string indentation;
   std::vector<LaterUnscale> laterUnscales;
@@ -199,6 +199,12 @@ std::optional<DtypeSet> parameterDtypeFromUnscaledGradients(ScalarType gradients
 // helper is what is out of order. Not one about dtypes (DL202, DL209), nor
 // one a helper makes by itself (an update() with no step in an epoch hook).
 bool isCallOrderFinding(const Finding& finding);
+
+// Whether a finding says the gradients a step used still hold the scale
+// (clipped before the unscale, DL205; stepped without a scaled backward,
+// DL207): until the next backward, their size is that mistake's, which the
+// numeric checks must not report again.
+bool leavesGradientsMisscaled(const Finding& finding);
 
 // DL207 from the ops a run leaves behind (the runtime front end, raw ATen AMP
 // ops): each backward() classified by whether its loss's graph multiplies by

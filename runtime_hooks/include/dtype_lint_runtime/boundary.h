@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 /* Bump on any change to a record or a function below. */
-#define DTYPE_LINT_BOUNDARY_VERSION 9u
+#define DTYPE_LINT_BOUNDARY_VERSION 10u
 
 #define DTYPE_LINT_TEXT_CAPACITY 96u
 #define DTYPE_LINT_MAX_OPERANDS 32u
@@ -43,8 +43,8 @@ enum {
 
 typedef struct {
   dtype_lint_text description; /* "'self'", "'mat2'" */
-  int32_t dtype;               /* DTYPE_LINT_DTYPE_* */
-  const void* tensor;          /* its c10::TensorImpl: a Python front end names a module's parameter by it */
+  int32_t dtype; /* DTYPE_LINT_DTYPE_* */
+  const void* tensor; /* its c10::TensorImpl: a Python front end names a module's parameter by it */
 } dtype_lint_operand;
 
 typedef struct {
@@ -59,7 +59,7 @@ typedef struct {
   dtype_lint_operand inputs[DTYPE_LINT_MAX_OPERANDS];
   uint8_t has_destination; /* out= argument, or self of an in-place op */
   dtype_lint_operand destination;
-  uint8_t explicit_dtype;   /* a dtype= argument fixes the computation dtype */
+  uint8_t explicit_dtype; /* a dtype= argument fixes the computation dtype */
   uint8_t reduces_all_dims; /* sum()/mean() with no dim */
   uint8_t in_custom_backward; /* run by the autograd engine inside a custom backward */
   dtype_lint_autocast autocast_cpu;
@@ -78,7 +78,7 @@ typedef struct {
  * counts the adapter made on the device (cpu_data NULL). */
 typedef struct {
   int32_t dtype; /* DTYPE_LINT_DTYPE_HALF, _BFLOAT16, _FLOAT or _DOUBLE */
-  int32_t dims;  /* at most DTYPE_LINT_MAX_DIMS */
+  int32_t dims; /* at most DTYPE_LINT_MAX_DIMS */
   int64_t sizes[DTYPE_LINT_MAX_DIMS];
   int64_t strides[DTYPE_LINT_MAX_DIMS]; /* in elements */
   const void* cpu_data;
@@ -140,8 +140,8 @@ uint64_t dtype_lint_runtime_capture_site(void);
 /* An op under autocast got, as its input `input` (an index into op->inputs),
  * the result of a cast the program made while autocast was on (DL104): from
  * and to DTYPE_LINT_DTYPE_*, at the site captured then. */
-void dtype_lint_runtime_cast_consumed(const dtype_lint_op_record* op, uint32_t input, int32_t castFrom,
-                                      int32_t castTo, uint64_t castSite);
+void dtype_lint_runtime_cast_consumed(const dtype_lint_op_record* op, uint32_t input, int32_t castFrom, int32_t castTo,
+                                      uint64_t castSite);
 /* The prebuilt CUDA scan (kernels/, an image of every architecture the
  * driver loads with cuModuleLoadData), read once from beside the preload
  * library; 0 when there is none. The bytes stay valid for the process. */
@@ -170,6 +170,39 @@ void dtype_lint_runtime_half_cast(const dtype_lint_text* op, const dtype_lint_te
 void dtype_lint_adapter_backward(void* tensorImpl);
 void dtype_lint_adapter_backward_end(void);
 double dtype_lint_adapter_constant_factor(void* tensorImpl);
+
+/* What the preload core exports for the Python hooks, which call it through
+ * ctypes. Their events, through dtype_lint_python_event; the first three are
+ * dtype_lint/annotate.h's scaler events. The hooks read the codes from
+ * dtype_lint_python_event_codes(), so they are written here only. */
+#define DTYPE_LINT_PYTHON_EVENTS(X)                                                                                    \
+  X(UNSCALE, 1)                                                                                                        \
+  X(STEP, 2)                                                                                                           \
+  X(UPDATE, 3)                                                                                                         \
+  X(OPTIMIZER_CREATED, 10)                                                                                             \
+  X(OPTIMIZER_STEP, 11)                                                                                                \
+  X(CLIP, 12)                                                                                                          \
+  X(ZERO_GRAD, 13)                                                                                                     \
+  X(PARAMETERS_HALF, 14) /* detail: which parameters, and the note's text */                                           \
+  X(SCALER_CREATED, 15)                                                                                                \
+  X(UNSCALE_RAISED, 17) /* the unscale_() just reported raised: the gradients are still scaled */                      \
+  X(STEP_WITHOUT_GRADIENTS, 18) /* before STEP: none of the optimizer's parameters has a gradient */
+enum {
+#define DTYPE_LINT_PYTHON_EVENT_CODE(NAME, CODE) DTYPE_LINT_PYTHON_##NAME = CODE,
+  DTYPE_LINT_PYTHON_EVENTS(DTYPE_LINT_PYTHON_EVENT_CODE)
+#undef DTYPE_LINT_PYTHON_EVENT_CODE
+};
+/* "UNSCALE=1 STEP=2 ...": every DTYPE_LINT_PYTHON_EVENTS code. */
+const char* dtype_lint_python_event_codes(void);
+/* scaler, optimizer: the objects' id()s (0: none); file and line: the user's
+ * (NULL: unknown); detail: as the event says, or NULL. */
+void dtype_lint_python_event(int event, uintptr_t scaler, uintptr_t optimizer, const char* file, int line,
+                             const char* detail);
+/* A parameter group at its optimizer's first step (DL304): its eps, the one
+ * dtype of its parameters as the findings name dtypes ("Half"), and the
+ * optimizer's class ("AdamW"); file and line: where the optimizer was made. */
+void dtype_lint_python_optimizer_epsilon(double eps, const char* parameterDtype, const char* optimizerClass,
+                                         const char* file, int line);
 
 #ifdef __cplusplus
 }

@@ -15,11 +15,11 @@ namespace dtype_lint::runtime {
 inline std::optional<kernels::TensorView> kernelViewOf(const dtype_lint_tensor_values& tensor, const void* data) {
   kernels::TensorView view;
   switch (tensor.dtype) {
-    case DTYPE_LINT_DTYPE_FLOAT: view.type = kernels::ElementType::Float; break;
-    case DTYPE_LINT_DTYPE_HALF: view.type = kernels::ElementType::Half; break;
-    case DTYPE_LINT_DTYPE_BFLOAT16: view.type = kernels::ElementType::BFloat16; break;
-    case DTYPE_LINT_DTYPE_DOUBLE: view.type = kernels::ElementType::Double; break;
-    default: return std::nullopt;
+  case DTYPE_LINT_DTYPE_FLOAT: view.type = kernels::ElementType::Float; break;
+  case DTYPE_LINT_DTYPE_HALF: view.type = kernels::ElementType::Half; break;
+  case DTYPE_LINT_DTYPE_BFLOAT16: view.type = kernels::ElementType::BFloat16; break;
+  case DTYPE_LINT_DTYPE_DOUBLE: view.type = kernels::ElementType::Double; break;
+  default: return std::nullopt;
   }
   if (tensor.dims < 0 || tensor.dims > static_cast<int32_t>(DTYPE_LINT_MAX_DIMS)) return std::nullopt;
   view.data = data;

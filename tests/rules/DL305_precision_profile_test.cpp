@@ -1,4 +1,6 @@
-// DL305's profile, from the GEMMs a front end reports (LibTorch-free).
+// DL305 precision-profile: its unit cases, from the GEMMs a front end reports
+// (LibTorch-free). Its runtime tests: RuntimeHooks.*Profile* and
+// PythonHooks.TheProfileIsAtTheFullPrecisionGemms (tests/runtime_test.cpp).
 #include <gtest/gtest.h>
 
 #include "dtype_lint/dl305_precision_profile.h"
@@ -42,6 +44,39 @@ TEST(PrecisionProfile, LowPrecisionUnderAutocastIsNoFinding) {
   EXPECT_FALSE(profile.wantsSite(bf16));
   profile.add(bf16, 1e9, std::nullopt);
   EXPECT_FALSE(profile.finish());
+}
+
+// The dtype a dispatcher GEMM ran in: autocast's, unless an operand is
+// Double (autocast leaves those); autocast on for another device counts as on.
+TEST(PrecisionProfile, ADispatcherGemmRunsInAutocastsDtypeUnlessAnOperandIsDouble) {
+  DispatcherGemm gemm;
+  gemm.first = ScalarType::Float;
+  gemm.second = ScalarType::Float;
+  gemm.autocastDtype = ScalarType::BFloat16;
+  gemm.autocastOn = true;
+  const GemmKind cast = kindOf(gemm);
+  EXPECT_EQ(cast.operands, "Float x Float");
+  EXPECT_EQ(cast.ranIn, ScalarType::BFloat16);
+  EXPECT_EQ(cast.autocast, AutocastAtGemm::On);
+
+  gemm.second = ScalarType::Double;
+  gemm.anyDouble = true;
+  EXPECT_EQ(kindOf(gemm).ranIn, ScalarType::Double);
+
+  DispatcherGemm elsewhere;
+  elsewhere.first = ScalarType::Half;
+  elsewhere.autocastOn = true;  // on for CUDA, the op on CPU
+  const GemmKind vector = kindOf(elsewhere);
+  EXPECT_EQ(vector.operands, "Half");
+  EXPECT_EQ(vector.ranIn, ScalarType::Half);
+  EXPECT_EQ(vector.autocast, AutocastAtGemm::On);
+  EXPECT_EQ(kindOf(DispatcherGemm{}).autocast, AutocastAtGemm::Off);
+}
+
+TEST(PrecisionProfile, ACublasCallRunsInItsFirstOperandsDtypeOrInDouble) {
+  EXPECT_EQ(kindOfCublasCall(ScalarType::Half, ScalarType::Half, false).ranIn, ScalarType::Half);
+  EXPECT_EQ(kindOfCublasCall(ScalarType::Float, ScalarType::Float, true).ranIn, ScalarType::Double);
+  EXPECT_EQ(kindOfCublasCall(ScalarType::Float, ScalarType::Half, false).autocast, AutocastAtGemm::Unknown);
 }
 
 }  // namespace
