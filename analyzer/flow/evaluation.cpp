@@ -456,6 +456,11 @@ TensorFact FunctionAnalysis::opResultOf(std::string_view op, const std::vector<T
     }
     return out;
   }
+  if (isTableLookup(op)) {
+    for (const TensorFact& input : inputs)
+      if (const auto dtype = input.dtype.single(); dtype && isFloating(*dtype)) return input;
+    return {};
+  }
   if (preservesDtype(op) || isPrecisionSensitive(op) || inPlaceBase(op)) return inputs.front();
   return {};
 }

@@ -344,10 +344,12 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
 
 namespace {
 // A loop (over a container of optimizers, over an epoch's batches) runs at
-// least once as far as the scaler protocol goes: where the loop is left from
-// its header, the protocol is the one its iterations left. Its zero-trip path
-// would make `for (auto* o : optimizers) scaler.step(*o); scaler.update();`
-// an update() with no step on some path.
+// least once as far as the scaler protocol and autocast's cache go: where the
+// loop is left from its header, they are what its iterations left. Its
+// zero-trip path would make `for (auto* o : optimizers) scaler.step(*o);
+// scaler.update();` an update() with no step on some path, and micro-batches
+// that each leave autocast without clear_cache() a cache filled on some path
+// only, when the step after the loop is there because they ran.
 std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
                                               const std::vector<FlowState>& out) {
   const Stmt* loop = header->getTerminatorStmt();
@@ -360,6 +362,8 @@ std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGB
   if (!iterations.reached) return std::nullopt;
   FlowState edge = out[header->getBlockID()];
   edge.process.protocol = iterations.process.protocol;
+  edge.process.cacheFilledAt = iterations.process.cacheFilledAt;
+  edge.process.regionLeftAt = iterations.process.regionLeftAt;
   return edge;
 }
 }  // namespace

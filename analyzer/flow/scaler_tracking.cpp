@@ -654,15 +654,19 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
   if (!eps) return;
   ASTContext& context = flow_.astContext();
   EpsilonSpelling spelling;
-  SourceLocation reportedAt = at;  // an eps written in the options: where it is written
+  // Where the eps is: written in the options, or defaulted in options written
+  // in the call (where the fix adds it), else the optimizer's construction.
+  SourceLocation reportedAt = at;
   if (args.size() == 1) {
     spelling.parameters = editableLocation(args[0], context);
     spelling.optionsClass = "torch::optim::" + record->getName().str() + "Options";
   }
   for (size_t i = 1; i < args.size(); ++i) {
     // Options written in the call (not a local's initializer, which other code may share) get the fix.
-    if (const Expr* written = ignoreWrappers(args[i]); optionsExpression(written) == written)
+    if (const Expr* written = ignoreWrappers(args[i]); optionsExpression(written) == written) {
       spelling.options = editableLocation(written, context);
+      if (spelling.options) reportedAt = *spelling.options;  // not a default argument's
+    }
     for (const Expr* option = optionsExpression(args[i]);
          const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
          option = optionsExpression(member->getImplicitObjectArgument()))

@@ -155,5 +155,6 @@ bool preservesDtype(std::string_view op) { return in(kDtypePreserving, op); }
 bool returnsBool(std::string_view op) { return in(kBoolResult, op); }
 bool returnsLong(std::string_view op) { return in(kLongResult, op); }
 bool promotesOperands(std::string_view op) { return in(kPromoting, op); }
+bool isTableLookup(std::string_view op) { return op == "embedding"; }
 
 }  // namespace dtype_lint

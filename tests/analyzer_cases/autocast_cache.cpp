@@ -56,3 +56,33 @@ void through_a_pointer() {
   loss.backward();
   opt->step();
 }
+
+// Micro-batches each leave the region without clear_cache(); the step after
+// the loop uses weights they cached (the loop ran: there was something to step).
+void left_in_every_micro_batch(const std::vector<torch::Tensor>& micro_batches) {
+  torch::nn::Linear fc(4, 1);
+  torch::optim::SGD opt(fc->parameters(), 0.1);
+  opt.zero_grad();
+  for (const auto& batch : micro_batches) {
+    at::autocast::set_cpu_enabled(true);
+    auto loss = fc(batch).to(torch::kFloat).sum();
+    at::autocast::set_cpu_enabled(false);  // dtype-lint-expect: DL107
+    loss.backward();
+  }
+  opt.step();
+}
+
+// The same loop, cleared at the end of each micro-batch: clean.
+void cleared_in_every_micro_batch(const std::vector<torch::Tensor>& micro_batches) {
+  torch::nn::Linear fc(4, 1);
+  torch::optim::SGD opt(fc->parameters(), 0.1);
+  opt.zero_grad();
+  for (const auto& batch : micro_batches) {
+    at::autocast::set_cpu_enabled(true);
+    auto loss = fc(batch).to(torch::kFloat).sum();
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    loss.backward();
+  }
+  opt.step();
+}

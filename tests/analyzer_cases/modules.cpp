@@ -74,6 +74,25 @@ void embedding_takes_indices() {
   embedding(torch::randint(0, 10, {2}));
 }
 
+// Lookups into a Half table, as ATen's embedding(weight, indices) and the
+// functional embedding(indices, weight) spell them, have the table's dtype;
+// a table of unknown dtype makes rows of unknown dtype, not Long ones.
+void aten_embedding(const torch::Tensor& ids) {
+  auto table = torch::randn({10, 4}, torch::kHalf);
+  torch::matmul(torch::embedding(table, ids), torch::randn({4}));  // dtype-lint-expect: DL101
+}
+
+void functional_embedding(const torch::Tensor& ids) {
+  auto table = torch::randn({10, 4}, torch::kHalf);
+  torch::matmul(torch::nn::functional::embedding(ids, table), torch::randn({4}));  // dtype-lint-expect: DL101
+}
+
+void embedding_rows_of_an_unknown_or_upcast_table(const torch::Tensor& ids, const torch::Tensor& any_table) {
+  auto table = torch::randn({10, 4}, torch::kHalf);
+  torch::matmul(torch::embedding(any_table, ids), torch::randn({4}));
+  torch::matmul(torch::embedding(table, ids).to(torch::kFloat), torch::randn({4}));
+}
+
 void submodule_from_outside() {
   auto net = std::make_shared<MlpImpl>();
   net->fc2(torch::randn({2, 8}, torch::kBFloat16));  // dtype-lint-expect: DL101

@@ -84,6 +84,9 @@ void adam_on_half_parameters() {
   // An eps written out is reported where it is written.
   torch::optim::Adam written(model->parameters(),
                              torch::optim::AdamOptions(1e-3).eps(1e-8));  // dtype-lint-expect: DL304
+  // A default eps is reported at the options it defaults in, where the fix adds it.
+  torch::optim::Adam defaulted(model->parameters(),
+                               torch::optim::AdamOptions(1e-3).betas({0.9, 0.98}));  // dtype-lint-expect: DL304
 }
 
 void step_without_update(bool skip) {
