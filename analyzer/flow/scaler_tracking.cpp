@@ -645,6 +645,26 @@ ScalerTracking::OptimizerParameters ScalerTracking::parametersOf(const std::vect
   return out;
 }
 
+namespace {
+// `Adam opt(params, 1e-3)`: options made from the learning rate by an
+// implicit conversion, written nowhere (no fix can edit them).
+bool convertedImplicitly(const Expr* e) {
+  while (e) {
+    if (const auto* cast = dyn_cast<ImplicitCastExpr>(e)) {
+      if (cast->getCastKind() == CK_ConstructorConversion) return true;
+      e = cast->getSubExpr();
+    } else if (const auto* temporary = dyn_cast<MaterializeTemporaryExpr>(e)) {
+      e = temporary->getSubExpr();
+    } else if (const auto* bound = dyn_cast<CXXBindTemporaryExpr>(e)) {
+      e = bound->getSubExpr();
+    } else {
+      return false;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string& name,
                                   const std::vector<const Expr*>& args, const OptimizerParameters& parameters,
                                   const SourceLocation& at) {
@@ -663,7 +683,8 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
   }
   for (size_t i = 1; i < args.size(); ++i) {
     // Options written in the call (not a local's initializer, which other code may share) get the fix.
-    if (const Expr* written = ignoreWrappers(args[i]); optionsExpression(written) == written) {
+    if (const Expr* written = ignoreWrappers(args[i]);
+        optionsExpression(written) == written && !convertedImplicitly(args[i])) {
       spelling.options = editableLocation(written, context);
       if (spelling.options) reportedAt = *spelling.options;  // not a default argument's
     }

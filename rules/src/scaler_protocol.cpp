@@ -98,7 +98,7 @@ bool isCallOrderFinding(const Finding& finding) {
 }
 
 bool leavesGradientsMisscaled(const Finding& finding) {
-  return finding.rule->handle == RuleId::DL205 || finding.rule->handle == RuleId::DL207;
+  return finding.rule && (finding.rule->handle == RuleId::DL205 || finding.rule->handle == RuleId::DL207);
 }
 
 void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt) {

@@ -250,9 +250,10 @@ thread_local CleanRecords cleanRecords;
 
 // DL101 in a Python process names the module parameters among the operands
 // ("'score.weight'") with a note where their dtype came from: the findings
-// are made again from the named operands. Python is called without the
-// core's lock held.
-void renameModuleParameters(const dtype_lint_op_record& record, const OpEvent& event, std::vector<Finding>& findings) {
+// are made again from the named operands. Python and the rules are called
+// without the core's lock held.
+void renameModuleParameters(const DtypeFlowRules& rules, const dtype_lint_op_record& record, const OpEvent& event,
+                            std::vector<Finding>& findings) {
   OpEvent named = event;
   bool any = false;
   for (size_t i = 0; i < named.inputs.size(); ++i)
@@ -262,12 +263,8 @@ void renameModuleParameters(const dtype_lint_op_record& record, const OpEvent& e
       any = true;
     }
   if (!any) return;
-  auto& c = core();
   std::vector<Finding> renamed;
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    c.rules->onOp(named, renamed);
-  }
+  rules.onOp(named, renamed);
   if (renamed.size() == findings.size()) findings = std::move(renamed);
 }
 
@@ -341,7 +338,7 @@ extern "C" __attribute__((visibility("default"))) void dtype_lint_runtime_op(con
   const auto at = runtime::firstUserFrame();
   if (!at) return;
   if (std::any_of(findings.begin(), findings.end(), namesItsOperands))
-    runtime::renameModuleParameters(*record, event, findings);
+    runtime::renameModuleParameters(*rules, *record, event, findings);
   for (Finding& f : findings) {
     f.location = *at;
     // Notes with a place: where a named parameter's dtype came from (the rules' others have none at runtime).

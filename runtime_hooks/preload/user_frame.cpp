@@ -185,8 +185,9 @@ Symbolizer& symbolizer() {
 }  // namespace
 
 bool issuedByLibTorchFrontend() {
-  void* frames[64];
-  const int count = backtrace(frames, 64);
+  // Deep enough for the dispatcher's frames and the rule that asks (through a std::function).
+  void* frames[128];
+  const int count = backtrace(frames, 128);
   for (int i = 1; i < count; ++i) {
     Dl_info info{};
     if (!dladdr(frames[i], &info) || !info.dli_fname) continue;

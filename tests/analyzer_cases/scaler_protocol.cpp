@@ -87,6 +87,9 @@ void adam_on_half_parameters() {
   // A default eps is reported at the options it defaults in, where the fix adds it.
   torch::optim::Adam defaulted(model->parameters(),
                                torch::optim::AdamOptions(1e-3).betas({0.9, 0.98}));  // dtype-lint-expect: DL304
+  // A bare learning rate is options written nowhere: reported at the construction.
+  torch::optim::Adam bare_lr(model->parameters(),  // dtype-lint-expect: DL304
+                             1e-3);
 }
 
 void step_without_update(bool skip) {
