@@ -1,0 +1,91 @@
+// DL203 manual-loss-scaling: what makes a factor loss scaling, and the scaling
+// pending until gradients are divided back or checked (LibTorch-free).
+#include <gtest/gtest.h>
+
+#include "dtype_lint/dl203_manual_scaling.h"
+
+namespace dtype_lint {
+namespace {
+
+SourceLocation at(unsigned line) { return SourceLocation{"train.cpp", line, 3, line, 10}; }
+
+TEST(ManualScalingOf, AFactorIsScalingWhenItsNameSaysScaleOrItIsALargeConstant) {
+  EXPECT_TRUE(nameSaysScale("loss_scale"));
+  EXPECT_TRUE(nameSaysScale("kLossScale"));
+  EXPECT_TRUE(nameSaysScale("SCALE"));
+  EXPECT_FALSE(nameSaysScale("weight"));
+  EXPECT_FALSE(nameSaysScale("scal"));
+
+  const ManualScaling named = manualScalingOf(at(1), std::nullopt, "loss_scale", "'loss_scale'");
+  EXPECT_TRUE(named.namedAsScale);
+  EXPECT_FALSE(named.largeConstant);
+  EXPECT_EQ(named.factor, "'loss_scale'");
+
+  const ManualScaling weight = manualScalingOf(at(1), 0.5, "weight", "'weight'");
+  EXPECT_FALSE(weight.namedAsScale);
+  EXPECT_FALSE(weight.largeConstant);
+
+  // A literal is quoted by its value; a constant variable by its name and value.
+  const ManualScaling literal = manualScalingOf(at(1), 1024.0, std::nullopt, "'1024.0'");
+  EXPECT_TRUE(literal.largeConstant);
+  EXPECT_EQ(literal.factor, "1024");
+  EXPECT_EQ(manualScalingOf(at(1), 1024.0, "k", "'k'").factor, "'k' (1024)");
+  EXPECT_TRUE(manualScalingOf(at(1), kLargeLossScale, std::nullopt, "").largeConstant);
+  EXPECT_FALSE(manualScalingOf(at(1), kLargeLossScale - 1, std::nullopt, "").largeConstant);
+}
+
+TEST(PendingManualScaling, GradientsDividedByTheFactorAfterTheBackwardAreReported) {
+  std::vector<Finding> out;
+  PendingManualScaling pending;
+  const ManualScaling scaling = manualScalingOf(at(1), std::nullopt, "loss_scale", "'loss_scale'");
+  pending.backward(scaling, 7, at(2), /*functionChecksForNonFinite=*/false, out);
+  EXPECT_TRUE(out.empty());  // a named factor alone is no finding at backward()
+  EXPECT_EQ(pending.size(), 1u);
+  pending.gradientsDividedBy(8, at(3), out);
+  EXPECT_TRUE(out.empty());  // another variable
+  pending.gradientsDividedBy(7, at(3), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, std::string("DL203"));
+  EXPECT_NE(out[0].message.find("divided back"), std::string::npos);
+}
+
+TEST(PendingManualScaling, AFunctionThatChecksForInfIsAHandWrittenScaler) {
+  std::vector<Finding> out;
+  PendingManualScaling pending;
+  const ManualScaling large = manualScalingOf(at(1), 1024.0, std::nullopt, "");
+  pending.backward(large, 7, at(2), /*functionChecksForNonFinite=*/true, out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(pending.size(), 0u);
+  pending.backward(large, 7, at(2), /*functionChecksForNonFinite=*/false, out);
+  EXPECT_EQ(out.size(), 1u);  // a large constant is reported at backward()
+}
+
+TEST(PendingManualScaling, AFixedScaleIsReportedEvenWithAnInfCheck) {
+  std::vector<Finding> out;
+  PendingManualScaling pending;
+  ManualScaling fixed = manualScalingOf(at(1), 512.0, "static_loss_scale", "'cfg.static_loss_scale'");
+  fixed.fixed = true;
+  pending.backward(fixed, 7, at(2), /*functionChecksForNonFinite=*/true, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].message.find("the fixed scale 'cfg.static_loss_scale' (512)"), std::string::npos) << out[0].message;
+  EXPECT_NE(out[0].message.find("never adapts"), std::string::npos);
+  EXPECT_EQ(pending.size(), 0u);
+}
+
+TEST(PendingManualScaling, JoinKeepsOnlyWhatIsPendingOnBothPaths) {
+  std::vector<Finding> out;
+  const ManualScaling scaling = manualScalingOf(at(1), std::nullopt, "s", "'s'");
+  PendingManualScaling a, b;
+  a.backward(scaling, 1, at(2), false, out);
+  a.backward(scaling, 2, at(2), false, out);
+  b.backward(scaling, 2, at(3), false, out);
+  a.join(b);
+  EXPECT_EQ(a.size(), 1u);
+  a.gradientsDividedBy(1, at(4), out);
+  EXPECT_TRUE(out.empty());
+  a.gradientsDividedBy(2, at(4), out);
+  EXPECT_EQ(out.size(), 1u);
+}
+
+}  // namespace
+}  // namespace dtype_lint
