@@ -53,9 +53,10 @@ if binaries is None and python is None:
 else:
     # The Python hooks follow the whole scaler protocol (GradScaler's API is
     # known): every marker is expected there, as in samples/python/.
-    listing = subprocess.run([tool, "--list-rules"], capture_output=True, text=True, check=True).stdout
-    checked = None if python else {line.split()[0] for line in listing.splitlines()
-                                   if line.startswith("DL") and "C++ runtime" in line.split("]")[0]}
+    listing = subprocess.run([tool, "--list-rules", "--format=json"], capture_output=True, text=True,
+                             check=True).stdout
+    checked = None if python else {rule["id"] for rule in json.loads(listing)["rules"]
+                                   if "cxx-runtime" in rule["frontEnds"]}
     for name in files:
         program = [python, name] if python else [os.path.join(binaries, os.path.splitext(os.path.basename(name))[0])]
         with tempfile.NamedTemporaryFile(suffix=".json") as report:
