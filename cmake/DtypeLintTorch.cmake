@@ -53,10 +53,12 @@ message(STATUS "dtype-lint: LibTorch ${DTYPE_LINT_TORCH_VERSION} (${DTYPE_LINT_T
                "C++${DTYPE_LINT_TORCH_CXX_STANDARD}")
 
 # Build flavors of LibTorch targets:
-#   debug           -O0 -g  (what the runtime tests point at by line)
+#   debug           -O0 -g1 (what the runtime tests point at by line: line tables
+#                           and functions; full -g doubles a TU's compile time
+#                           and nothing reads the rest)
 #   relwithdebinfo  -O2 -g  (CMake's RelWithDebInfo, how training programs are built)
 #   release         -O2     (no debug info: findings point at functions)
-set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_debug -O0 -g)
+set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_debug -O0 -g1)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_relwithdebinfo -O2 -g)
 set(DTYPE_LINT_TORCH_FLAVOR_OPTIONS_release -O2 -g0)
 

@@ -1,5 +1,6 @@
 // The analyzer on real LibTorch code: every `dtype-lint-expect` marker in
-// tests/analyzer_cases/ and samples/ must be found, and nothing else.
+// tests/analyzer_cases/ and samples/ must be found, at the column and with the
+// message a marker pins, and nothing else.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,6 +61,8 @@ void expectMarkersMatch(const std::string& dir, const std::string& file) {
   const std::string diff =
       compare(checkedBy(FrontEnd::Static, readMarkers(file)), findingsIn(result.findings, file), file);
   EXPECT_TRUE(diff.empty()) << diff;
+  const std::string pinDiff = comparePins(readPins(file), result.findings, file);
+  EXPECT_TRUE(pinDiff.empty()) << pinDiff;
 }
 
 class AnalyzerCases : public ::testing::TestWithParam<std::string> {};

@@ -17,21 +17,64 @@ unsigned lineOf(const std::string& file, const std::string& needle) {
   return 0;
 }
 
-LineRules readMarkers(const std::string& file) {
-  LineRules out;
+namespace {
+
+// Each marker of `file`, pinned or not: `dtype-lint-expect:` then rule IDs,
+// each optionally followed by `:COLUMN` and `{{part of the message}}`,
+// separated by commas or spaces. Text after the last ID is a comment.
+std::vector<Pin> readAllMarkers(const std::string& file) {
+  std::vector<Pin> out;
   std::ifstream in(file);
-  static const std::regex marker(R"(dtype-lint-expect:\s*([A-Z0-9, ]+))");
-  static const std::regex id(R"(DL[0-9]{3})");
+  static const std::string kMarker = "dtype-lint-expect:";
+  static const std::regex entry(R"([ ,]*(DL[0-9]{3})(?::([0-9]+))?(?:\s*\{\{(.*?)\}\})?)");
   unsigned lineNumber = 0;
   for (std::string line; std::getline(in, line);) {
     ++lineNumber;
-    std::smatch m;
-    if (!std::regex_search(line, m, marker)) continue;
-    const std::string ids = m[1];
-    for (auto it = std::sregex_iterator(ids.begin(), ids.end(), id); it != std::sregex_iterator(); ++it)
-      out.emplace(lineNumber, it->str());
+    const size_t at = line.find(kMarker);
+    if (at == std::string::npos) continue;
+    auto it = line.cbegin() + static_cast<std::ptrdiff_t>(at + kMarker.size());
+    for (std::smatch m; std::regex_search(it, line.cend(), m, entry, std::regex_constants::match_continuous);
+         it = m[0].second) {
+      const unsigned column = m[2].matched ? static_cast<unsigned>(std::stoul(m[2].str())) : 0u;
+      out.push_back(Pin{lineNumber, m[1].str(), column, m[3].str()});
+    }
   }
   return out;
+}
+
+}  // namespace
+
+LineRules readMarkers(const std::string& file) {
+  LineRules out;
+  for (const Pin& marker : readAllMarkers(file)) out.emplace(marker.line, marker.rule);
+  return out;
+}
+
+std::vector<Pin> readPins(const std::string& file) {
+  std::vector<Pin> out;
+  for (Pin& marker : readAllMarkers(file))
+    if (marker.column || !marker.message.empty()) out.push_back(std::move(marker));
+  return out;
+}
+
+std::string comparePins(const std::vector<Pin>& pins, const std::vector<Finding>& findings, const std::string& file) {
+  std::string report;
+  for (const Pin& pin : pins) {
+    std::string seen;
+    bool matched = false;
+    for (const Finding& f : findings) {
+      if (f.location.file != file || f.location.line != pin.line || f.rule->id != pin.rule) continue;
+      matched = (!pin.column || f.location.column == pin.column) &&
+                f.message.find(pin.message) != std::string::npos;
+      if (matched) break;
+      seen += "\n  found at column " + std::to_string(f.location.column) + ": " + f.message;
+    }
+    if (!matched)
+      report += file + ":" + std::to_string(pin.line) + ": " + pin.rule + " expected at column " +
+                std::to_string(pin.column) + " with {{" + pin.message + "}}" + (seen.empty() ? " (no finding)" : seen) +
+                "\n";
+  }
+  return report;
 }
 
 LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers) {

@@ -1,4 +1,6 @@
 // `// dtype-lint-expect: DL101, DL105` markers, and comparing them with findings.
+// A marker's rule may also pin the finding's column and a part of its message,
+// as clang-tidy's CHECK-MESSAGES do: `// dtype-lint-expect: DL101:3 {{('h': Half, 'w': Float)}}`.
 #pragma once
 
 #include <map>
@@ -15,6 +17,16 @@ namespace dtype_lint::testing {
 using LineRules = std::set<std::pair<unsigned, std::string>>;
 
 LineRules readMarkers(const std::string& file);
+// The markers that pin a column or a message.
+struct Pin {
+  unsigned line = 0;
+  std::string rule;
+  unsigned column = 0;  // 0: not pinned
+  std::string message;  // a part of the message; empty: not pinned
+};
+std::vector<Pin> readPins(const std::string& file);
+// Empty when each pin's finding has its column and message; otherwise one line per pin that does not.
+std::string comparePins(const std::vector<Pin>& pins, const std::vector<Finding>& findings, const std::string& file);
 // The first line of `file` that contains `needle` (1-based; 0 if none).
 unsigned lineOf(const std::string& file, const std::string& needle);
 // The markers of the rules one front end checks (the catalog says which).

@@ -34,7 +34,7 @@ void train() {
   for (int i = 0; i < 2; ++i) {
     amp.scale(model(torch::randn({2, 4})).sum()).backward();
     amp.unscale(opt);
-    amp.unscale(opt);  // dtype-lint-expect: DL201
+    amp.unscale(opt);  // dtype-lint-expect: DL201:5 {{gradients of 'opt' unscaled again before 'amp'.update()}}
     amp.finish(opt);
   }
 }
@@ -56,6 +56,6 @@ void forgets_to_scale_the_loss() {
   AmpHelper amp;
   for (int i = 0; i < 2; ++i) {
     model(torch::randn({2, 4})).sum().backward();
-    amp.finish(opt);  // dtype-lint-expect: DL207
+    amp.finish(opt);  // dtype-lint-expect: DL207:5 {{'amp'.step('opt') but this iteration's backward() ran on the unscaled loss}}
   }
 }

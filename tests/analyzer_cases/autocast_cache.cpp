@@ -9,7 +9,7 @@ void kept_on_across_steps() {
   for (int i = 0; i < 3; ++i) {
     auto loss = fc(torch::randn({2, 4})).to(torch::kFloat).sum();
     loss.backward();
-    opt.step();  // dtype-lint-expect: DL107
+    opt.step();  // dtype-lint-expect: DL107:5 {{optimizer step on 'opt' while autocast's cache still holds low-precision copies of the old weights (autocast is still enabled)}}
   }
   at::autocast::set_enabled(false);
   at::autocast::clear_cache();

@@ -16,7 +16,7 @@ void legacy_cuda_api() {
   torch::matmul(h, w);
   at::autocast::set_enabled(false);
   at::autocast::clear_cache();
-  h.mm(w);  // dtype-lint-expect: DL101
+  h.mm(w);  // dtype-lint-expect: DL101:3 {{'mm' on operands of different dtypes outside autocast ('h': Half, 'w': Float)}}
 }
 
 void legacy_cpu_api() {

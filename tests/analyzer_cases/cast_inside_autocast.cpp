@@ -6,7 +6,7 @@
 void float_cast_undone_by_autocast(torch::nn::Linear& fc) {
   auto x = torch::randn({8, 16}, torch::kBFloat16);
   at::autocast::set_cpu_enabled(true);  // CPU autocast: BFloat16
-  auto y = fc(x.to(torch::kFloat));  // dtype-lint-expect: DL104
+  auto y = fc(x.to(torch::kFloat));  // dtype-lint-expect: DL104:15 {{input 'x.to(torch::kFloat)' is cast to Float by hand inside an autocast region, but autocast casts the operands of linear to BFloat16 anyway}}
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
 }

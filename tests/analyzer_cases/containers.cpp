@@ -15,7 +15,7 @@ class ExpertBank {
   }
   torch::Tensor route(int expert) {
     auto tokens = torch::randn({4, 8});
-    return torch::mm(tokens, experts_[expert]);  // dtype-lint-expect: DL101
+    return torch::mm(tokens, experts_[expert]);  // dtype-lint-expect: DL101:12 {{'mm' on operands of different dtypes outside autocast ('tokens': Float, 'experts_[expert]': Half)}}
   }
   torch::Tensor first() { return torch::mm(torch::randn({4, 8}), experts_.front()); }  // dtype-lint-expect: DL101
 
@@ -177,7 +177,7 @@ TORCH_MODULE(LayerStack);
 
 torch::Tensor merged_delta(LayerStack& net, const torch::Tensor& a, const torch::Tensor& b, torch::Dtype dtype) {
   auto merged = torch::zeros_like(net->layers[0]->weight);
-  return torch::matmul_out(merged, b.to(dtype), a.to(dtype));  // dtype-lint-expect: DL102
+  return torch::matmul_out(merged, b.to(dtype), a.to(dtype));  // dtype-lint-expect: DL102:10 {{'matmul_out' writes a BFloat16 result into a Float destination 'merged'; out= variants are never autocast}}
 }
 
 void layers_in_a_vector_member() {

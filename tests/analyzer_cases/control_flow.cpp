@@ -15,7 +15,7 @@ void branch_on_every_path(bool flag) {
     x = torch::randn({4, 4}, torch::kHalf);
   else
     x = torch::randn({4, 4}, torch::kBFloat16);
-  x.mm(w);  // dtype-lint-expect: DL101
+  x.mm(w);  // dtype-lint-expect: DL101:3 {{'mm' on operands of different dtypes outside autocast ('x': BFloat16, 'w': Float)}}
 }
 
 void correlated_branches(bool use_half) {

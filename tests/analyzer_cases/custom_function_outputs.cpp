@@ -18,7 +18,7 @@ struct SplitProjection : torch::autograd::Function<SplitProjection> {
     auto x_full = saved[1];
     auto grad_w_low = torch::zeros({4, 8}, torch::kFloat);
     auto grad_w_full = torch::zeros({4, 8}, torch::kFloat);
-    torch::matmul_out(grad_w_low, grad_outputs[0].t(), x_low);  // dtype-lint-expect: DL102
+    torch::matmul_out(grad_w_low, grad_outputs[0].t(), x_low);  // dtype-lint-expect: DL102:5 {{'matmul_out' writes a BFloat16 result into a Float destination 'grad_w_low'; out= variants are never autocast}}
     torch::matmul_out(grad_w_full, grad_outputs[1].t(), x_full);
     auto dx = torch::matmul(grad_outputs[1], saved[3]);
     return {dx, grad_w_low.to(torch::kBFloat16), grad_w_full};

@@ -25,7 +25,7 @@ struct LoraFn : torch::autograd::Function<LoraFn> {
     auto grad_buf = ctx->saved_data["grad_buf"].toTensor();
     auto low_buf = ctx->saved_data["low_buf"].toTensor();
     auto dy = grad_outputs[0];
-    torch::matmul_out(grad_buf, dy.t(), x);  // dtype-lint-expect: DL102
+    torch::matmul_out(grad_buf, dy.t(), x);  // dtype-lint-expect: DL102:5 {{'matmul_out' writes a BFloat16 result into a Float destination 'grad_buf'; out= variants are never autocast}}
     torch::matmul_out(low_buf, dy.t(), x);
     return {torch::Tensor(), grad_buf.to(torch::kBFloat16), torch::Tensor(), torch::Tensor()};
   }

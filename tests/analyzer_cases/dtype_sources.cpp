@@ -5,7 +5,7 @@
 void factories() {
   auto w = torch::randn({4, 4});
   auto a = torch::randn({4, 4}, torch::kHalf);
-  a.mm(w);  // dtype-lint-expect: DL101
+  a.mm(w);  // dtype-lint-expect: DL101:3 {{'mm' on operands of different dtypes outside autocast ('a': Half, 'w': Float)}}
   auto b = torch::ones({4, 4}, torch::dtype(torch::kBFloat16));
   torch::mm(b, w);  // dtype-lint-expect: DL101
   auto c = torch::zeros({4, 4}, torch::TensorOptions().dtype(torch::kHalf).requires_grad(true));
@@ -95,7 +95,7 @@ void linalg_keeps_the_dtype() {
   torch::matmul(x, whitening.to(torch::kFloat));
   auto solved = torch::linalg_solve(cov, torch::randn({4, 2}, torch::kDouble), /*left=*/true);
   x.mm(solved);  // dtype-lint-expect: DL101
-  auto n = torch::linalg_vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105
+  auto n = torch::linalg_vector_norm(torch::randn({4}, torch::kHalf), 2, {}, false, {});  // dtype-lint-expect: DL105:12 {{'linalg_vector_norm' computed in Half outside autocast}}
 }
 
 // Sampling and elementwise ops keep their input's dtype through a helper.

@@ -44,7 +44,7 @@ torch::nn::Sequential make_classifier(const RunFlags& f) {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::string& name, std::vector<torch::Tensor> params) {
   if (name == "adam")
-    return std::make_unique<torch::optim::Adam>(std::move(params), torch::optim::AdamOptions(1e-3));  // dtype-lint-expect: DL304
+    return std::make_unique<torch::optim::Adam>(std::move(params), torch::optim::AdamOptions(1e-3));  // dtype-lint-expect: DL304:68 {{Adam eps=1e-08 is zero in Half, the dtype of its parameters}}
   return std::make_unique<torch::optim::SGD>(std::move(params), torch::optim::SGDOptions(0.1));
 }
 
@@ -65,7 +65,7 @@ class FactoryTrainer {
     auto logits = model_->forward(torch::randn({8, 16}).to(dtype));
     auto loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), torch::randint(0, 4, {8}));
     scaler_.scale(loss * schedule_scale(flags_.schedule, i)).backward();
-    scaler_.step(*opt_);  // dtype-lint-expect: DL202
+    scaler_.step(*opt_);  // dtype-lint-expect: DL202:5 {{'scaler_' unscales the gradients of 'opt_', whose parameters are Half}}
     scaler_.update();
   }
 

@@ -51,7 +51,7 @@ void skip_update_on_overflow(torch::nn::Linear& model, torch::optim::SGD& optimi
     scaler.scale(model(torch::randn({4, 8})).pow(2).mean()).backward();
     scaler.unscale_(optimizer);
     const double norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    scaler.step(optimizer);  // dtype-lint-expect: DL204
+    scaler.step(optimizer);  // dtype-lint-expect: DL204:5 {{'scaler'.step('optimizer') without 'scaler'.update() before the next iteration's unscale_()}}
     if (!std::isfinite(norm)) continue;
     scaler.update();
   }

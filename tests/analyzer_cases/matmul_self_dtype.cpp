@@ -7,7 +7,7 @@ void lora_merged_into_float_weights() {
   auto weight = torch::zeros({8, 8});
   auto lora_b = torch::randn({8, 4}, torch::kBFloat16);
   auto lora_a = torch::randn({4, 8}, torch::kBFloat16);
-  torch::addmm_out(weight, weight, lora_b, lora_a);  // dtype-lint-expect: DL101
+  torch::addmm_out(weight, weight, lora_b, lora_a);  // dtype-lint-expect: DL101:3 {{'addmm_out' on operands of different dtypes outside autocast ('weight': Float, 'lora_b': BFloat16)}}
   weight.addmm_(lora_b, lora_a);  // dtype-lint-expect: DL101
   auto scores = torch::zeros({2, 3, 3});
   auto q = torch::randn({2, 3, 5}, torch::kBFloat16);

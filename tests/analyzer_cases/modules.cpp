@@ -8,7 +8,7 @@ struct MlpImpl : torch::nn::Module {
     fc2 = register_module("fc2", torch::nn::Linear(8, 2));
   }
   torch::Tensor forward(torch::Tensor x) {
-    x = torch::relu(fc1->forward(x));  // dtype-lint-expect: DL101
+    x = torch::relu(fc1->forward(x));  // dtype-lint-expect: DL101:21 {{'linear' on operands of different dtypes outside autocast (input 'x': Half, the parameters of 'fc1': Float)}}
     return fc2(x);
   }
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};

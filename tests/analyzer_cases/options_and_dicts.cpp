@@ -37,7 +37,7 @@ void update_ema(torch::nn::Linear& model, torch::nn::Linear& ema, double decay) 
   auto live = model->named_parameters();
   for (const auto& [name, shadow] : ema->named_parameters().pairs()) {
     const auto& p = live[name];
-    shadow.mul_(decay).add_(torch::ones_like(p, torch::kFloat), 1.0 - decay);  // dtype-lint-expect: DL102
+    shadow.mul_(decay).add_(torch::ones_like(p, torch::kFloat), 1.0 - decay);  // dtype-lint-expect: DL102:5 {{in-place 'add_' computes Float but its destination 'shadow.mul_(decay)' is Half: the result is rounded to Half}}
   }
 }
 
@@ -65,7 +65,7 @@ void configured_layer(const torch::Device& device) {
   Setup setup;
   setup.param_options = setup.param_options.device(device);
   auto layer = make_layer(setup.param_options);
-  layer(torch::randn({4, 8}));  // dtype-lint-expect: DL101
+  layer(torch::randn({4, 8}));  // dtype-lint-expect: DL101:3 {{'linear' on operands of different dtypes outside autocast (input 'torch::randn({4, 8})'}}
   layer(torch::randn({4, 8}, setup.param_options));
 }
 

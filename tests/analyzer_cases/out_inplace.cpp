@@ -10,7 +10,7 @@ void out_variants() {
   auto a = torch::randn({4, 4}, torch::kBFloat16);
   auto b = torch::randn({4, 4}, torch::kBFloat16);
   auto out = torch::empty({4, 4});
-  at::mm_out(out, a, b);  // dtype-lint-expect: DL102
+  at::mm_out(out, a, b);  // dtype-lint-expect: DL102:3 {{'mm_out' writes a BFloat16 result into a Float destination 'out'; out= variants are never autocast}}
   torch::matmul_out(out, a, b);  // dtype-lint-expect: DL102
   at::mm_outf(a, b, out);  // dtype-lint-expect: DL102
   auto out_bf16 = torch::empty({4, 4}, torch::kBFloat16);
@@ -36,7 +36,7 @@ void out_elementwise(torch::Tensor master) {
 void in_place_matmul() {
   auto a = torch::randn({4, 4}, torch::kHalf);
   auto acc = torch::zeros({4, 4});
-  acc.addmm_(a, a);  // dtype-lint-expect: DL101
+  acc.addmm_(a, a);  // dtype-lint-expect: DL101:3 {{'addmm_' on operands of different dtypes outside autocast ('acc': Float, 'a': Half)}}
   auto acc_half = torch::zeros({4, 4}, torch::kHalf);
   acc_half.addmm_(a, a);
 }

@@ -22,7 +22,7 @@ class LossScaler {
   torch::Tensor scale(const torch::Tensor& loss) { return loss * scale_; }
   void unscale_(torch::optim::Optimizer& optimizer) {
     auto grads = gradients_of(optimizer);
-    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());  // dtype-lint-expect: DL201
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());  // dtype-lint-expect: DL201:5 {{gradients of 'opt' unscaled again before 'scaler'.update()}}
     unscaled_[&optimizer] = true;
   }
   void step(torch::optim::Optimizer& optimizer) {

@@ -7,7 +7,7 @@ namespace F = torch::nn::functional;
 
 void reductions() {
   auto h = torch::randn({4, 16}, torch::kHalf);
-  torch::softmax(h, 1);  // dtype-lint-expect: DL105
+  torch::softmax(h, 1);  // dtype-lint-expect: DL105:3 {{'softmax' computed in Half outside autocast}}
   torch::log_softmax(h, 1);  // dtype-lint-expect: DL105
   h.softmax(-1);  // dtype-lint-expect: DL105
   h.softmax(-1, torch::kFloat);
@@ -33,7 +33,7 @@ void losses() {
   auto logits = torch::randn({4, 10}, torch::kHalf);
   auto targets = torch::randint(0, 10, {4});
   auto loss = F::cross_entropy(logits, targets);  // dtype-lint-expect: DL105
-  loss.backward();  // dtype-lint-expect: DL106
+  loss.backward();  // dtype-lint-expect: DL106:3 {{backward() on a Half loss 'loss': compute the loss in Float (e.g. loss.to(torch::kFloat)) before backward()}}
   auto good = F::cross_entropy(logits.to(torch::kFloat), targets);
   good.backward();
   auto mse = torch::mse_loss(logits, torch::zeros_like(logits));  // dtype-lint-expect: DL105

@@ -76,7 +76,7 @@ void restored_in_body(torch::nn::Linear& model) {
     SavingGuard autocast(true);
     model(torch::randn({4, 8}).to(torch::kBFloat16)).to(torch::kFloat).sum().backward();
   }
-  model(torch::randn({4, 8}).to(torch::kBFloat16));  // dtype-lint-expect: DL101
+  model(torch::randn({4, 8}).to(torch::kBFloat16));  // dtype-lint-expect: DL101:3 {{'linear' on operands of different dtypes outside autocast (input 'torch::randn({4, 8}).to(torch::kBFloat16)'}}
 }
 
 int main() {

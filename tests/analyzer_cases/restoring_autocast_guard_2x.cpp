@@ -23,7 +23,7 @@ class CpuAutocast {
     at::autocast::set_autocast_enabled(at::kCPU, true);
   }
   ~CpuAutocast() {
-    at::autocast::set_autocast_enabled(at::kCPU, prev_enabled_);  // dtype-lint-expect: DL107
+    at::autocast::set_autocast_enabled(at::kCPU, prev_enabled_);  // dtype-lint-expect: DL107:5 {{autocast disabled without at::autocast::clear_cache()}}
     at::autocast::set_autocast_dtype(at::kCPU, prev_dtype_);
   }
 
@@ -39,7 +39,7 @@ void outside_after_the_guard(torch::nn::Linear& fc) {
     fc(x);  // inside: autocast casts
   }
   at::autocast::clear_cache();
-  fc(x);  // dtype-lint-expect: DL101
+  fc(x);  // dtype-lint-expect: DL101:3 {{'linear' on operands of different dtypes outside autocast (input 'x': BFloat16, the parameters of 'fc': Float)}}
 }
 
 void stale_weights(torch::nn::Linear& model, torch::optim::SGD& optimizer) {

@@ -52,7 +52,7 @@ class ClippingTrainer {
     auto loss = torch::mse_loss(model_(x), y);
     if (cfg_.use_amp) {
       scaler_.scale(loss).backward();
-      torch::nn::utils::clip_grad_norm_(model_->parameters(), cfg_.max_norm);  // dtype-lint-expect: DL205
+      torch::nn::utils::clip_grad_norm_(model_->parameters(), cfg_.max_norm);  // dtype-lint-expect: DL205:7 {{gradients clipped while they hold the scaled loss's gradients}}
       scaler_.step(opt_);
       scaler_.update();
     } else {
@@ -115,7 +115,7 @@ class Probe {
 
   torch::Tensor scores(torch::Tensor x) {
     if (cfg_.half_inputs) x = x.to(torch::kHalf);
-    return torch::mm(x, weight_);  // dtype-lint-expect: DL101
+    return torch::mm(x, weight_);  // dtype-lint-expect: DL101:12 {{'mm' on operands of different dtypes outside autocast ('x': Half, 'weight_': Float)}}
   }
   torch::Tensor matched_scores(torch::Tensor x) {
     auto w = weight_;
@@ -154,7 +154,7 @@ class OptionalScalerTrainer {
     auto loss = torch::mse_loss(model_(x), y);
     if (scaler_) {
       scaler_->scale(loss).backward();
-      opt_.step();  // dtype-lint-expect: DL208
+      opt_.step();  // dtype-lint-expect: DL208:7 {{'opt_'.step() called directly on gradients of a scaled loss}}
       scaler_->update();  // dtype-lint-expect: DL210 (no scaler step recorded an inf check)
     } else {
       loss.backward();

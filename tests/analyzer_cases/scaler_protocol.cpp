@@ -27,7 +27,7 @@ void unscale_in_accumulation_loop() {
   GradScaler scaler;
   for (int micro = 0; micro < 4; ++micro) {
     scaler.scale(loss_of(model)).backward();
-    scaler.unscale_(opt);  // dtype-lint-expect: DL201
+    scaler.unscale_(opt);  // dtype-lint-expect: DL201:5 {{gradients of 'opt' unscaled again before 'scaler'.update()}}
   }
   scaler.step(opt);
   scaler.update();
@@ -70,14 +70,14 @@ void half_model_with_scaler() {
   torch::optim::SGD opt(model->parameters(), 0.1);
   GradScaler scaler;
   scaler.scale(model(torch::randn({4, 8}, torch::kHalf)).to(torch::kFloat).sum()).backward();
-  scaler.step(opt);  // dtype-lint-expect: DL202
+  scaler.step(opt);  // dtype-lint-expect: DL202:3 {{'scaler' unscales the gradients of 'opt', whose parameters are Half}}
   scaler.update();
 }
 
 void adam_on_half_parameters() {
   torch::nn::Linear model(8, 1);
   model->to(torch::kHalf);
-  torch::optim::Adam adam(model->parameters());  // dtype-lint-expect: DL304
+  torch::optim::Adam adam(model->parameters());  // dtype-lint-expect: DL304:3 {{Adam 'adam' eps=1e-08 is zero in Half, the dtype of its parameters}}
   torch::optim::Adam safe(model->parameters(), torch::optim::AdamOptions(1e-3).eps(1e-4));
   torch::nn::Linear full(8, 1);
   torch::optim::AdamW float_adam(full->parameters(), torch::optim::AdamWOptions(1e-3).eps(1e-8));
@@ -98,7 +98,7 @@ void step_without_update(bool skip) {
   GradScaler scaler;
   for (int i = 0; i < 3; ++i) {
     scaler.scale(loss_of(model)).backward();
-    scaler.step(opt);  // dtype-lint-expect: DL204
+    scaler.step(opt);  // dtype-lint-expect: DL204:5 {{'scaler'.step('opt') reached again without 'scaler'.update() since the previous step()}}
     if (skip) continue;
     scaler.update();
   }
@@ -109,7 +109,7 @@ void clip_before_unscale() {
   torch::optim::SGD opt(model->parameters(), 0.1);
   GradScaler scaler;
   scaler.scale(loss_of(model)).backward();
-  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);  // dtype-lint-expect: DL205
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);  // dtype-lint-expect: DL205:3 {{gradients clipped while they hold the scaled loss's gradients}}
   scaler.step(opt);
   scaler.update();
 }
@@ -132,7 +132,7 @@ void unscale_after_step() {
   GradScaler scaler;
   scaler.scale(loss_of(model)).backward();
   scaler.step(opt);
-  scaler.unscale_(opt);  // dtype-lint-expect: DL206
+  scaler.unscale_(opt);  // dtype-lint-expect: DL206:3 {{unscale_() of 'opt' after 'scaler'.step() and before update(): PyTorch raises 'unscale_() is being called after step().'}}
   scaler.update();
 }
 
@@ -142,7 +142,7 @@ void step_without_scaled_backward() {
   GradScaler scaler;
   auto loss = loss_of(model);
   loss.backward();
-  scaler.step(opt);  // dtype-lint-expect: DL207
+  scaler.step(opt);  // dtype-lint-expect: DL207:3 {{'scaler'.step('opt') but this iteration's backward() ran on the unscaled loss}}
   scaler.update();
 }
 
@@ -151,8 +151,8 @@ void optimizer_step_bypasses_scaler() {
   torch::optim::SGD opt(model->parameters(), 0.1);
   GradScaler scaler;
   scaler.scale(loss_of(model)).backward();
-  opt.step();  // dtype-lint-expect: DL208
-  scaler.update();  // dtype-lint-expect: DL210
+  opt.step();  // dtype-lint-expect: DL208:3 {{'opt'.step() called directly on gradients of a scaled loss}}
+  scaler.update();  // dtype-lint-expect: DL210:3 {{'scaler'.update() with no step() since the scaler was created}}
 }
 
 void manual_unscale_then_direct_step_is_fine() {
@@ -173,7 +173,7 @@ void scaler_under_bfloat16_autocast() {
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
   at::autocast::set_cpu_enabled(true);
-  auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209
+  auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209:17 {{'scaler' scales a loss computed under BFloat16 autocast: BFloat16 has Float's range and needs no loss scaling}}
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
   scaled.backward();
@@ -291,7 +291,7 @@ void double_update() {
 void manual_scaling_large_constant() {
   torch::nn::Linear model(8, 1);
   auto loss = loss_of(model);
-  (loss * 1024.0).backward();  // dtype-lint-expect: DL203
+  (loss * 1024.0).backward();  // dtype-lint-expect: DL203:3 {{backward() on a loss multiplied by 1024 by hand}}
   auto weighted = loss_of(model) * 0.5;  // a loss weight, not scaling
   weighted.backward();
 }

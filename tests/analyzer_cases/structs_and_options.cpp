@@ -15,7 +15,7 @@ Workspace make_workspace() {
 }
 
 void fill(Workspace& ws, const torch::Tensor& x, const torch::Tensor& w) {
-  at::mm_out(ws.proj, x, w);  // dtype-lint-expect: DL102
+  at::mm_out(ws.proj, x, w);  // dtype-lint-expect: DL102:3 {{'mm_out' writes a Float result into a Half destination 'ws.proj'; out= variants are never autocast}}
   at::mm_out(ws.hidden, x, w);
 }
 
@@ -24,7 +24,7 @@ void run() {
   auto x = torch::randn({4, 4});
   auto w = torch::randn({4, 8});
   fill(ws, x, w);
-  ws.proj.mm(torch::randn({8, 2}));  // dtype-lint-expect: DL101
+  ws.proj.mm(torch::randn({8, 2}));  // dtype-lint-expect: DL101:3 {{'mm' on operands of different dtypes outside autocast ('ws.proj': Half, 'torch::randn({8, 2})': Float)}}
   ws.proj = ws.proj.to(torch::kFloat);
   ws.proj.mm(torch::randn({8, 2}));
 }

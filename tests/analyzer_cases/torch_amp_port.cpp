@@ -78,7 +78,7 @@ void train_with_a_second_unscale(torch::nn::Linear& model, torch::optim::SGD& op
   scaler.scale(model(torch::randn({4, 8})).pow(2).mean()).backward();
   scaler.unscale_(optimizer);
   torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-  scaler.unscale_(optimizer);  // dtype-lint-expect: DL201
+  scaler.unscale_(optimizer);  // dtype-lint-expect: DL201:3 {{gradients of 'optimizer' unscaled again before 'scaler'.update()}}
   scaler.step(optimizer);
   scaler.update();
 }

@@ -34,7 +34,7 @@ class HalfTrainer {
  public:
   explicit HalfTrainer(const TrainConfig& cfg) : cfg_(cfg), model_(cfg) {
     if (cfg_.use_half) model_->to(torch::kHalf);
-    optimizer_ = std::make_unique<torch::optim::AdamW>(model_->parameters(), torch::optim::AdamWOptions(cfg_.lr));  // dtype-lint-expect: DL304
+    optimizer_ = std::make_unique<torch::optim::AdamW>(model_->parameters(), torch::optim::AdamWOptions(cfg_.lr));  // dtype-lint-expect: DL304:78 {{AdamW 'optimizer_' eps=1e-08 is zero in Half, the dtype of its parameters}}
   }
   void fit() {
     for (int i = 0; i < 3; ++i) train_step(torch::randn({4, 8}, cfg_.input_dtype));
@@ -45,7 +45,7 @@ class HalfTrainer {
     optimizer_->zero_grad();
     auto loss = model_->forward(x).to(torch::kFloat).pow(2).mean();
     scaler_.scale(loss).backward();
-    scaler_.step(*optimizer_);  // dtype-lint-expect: DL202
+    scaler_.step(*optimizer_);  // dtype-lint-expect: DL202:5 {{'scaler_' unscales the gradients of 'optimizer_', whose parameters are Half}}
     scaler_.update();
   }
 
@@ -78,7 +78,7 @@ class FloatTrainer {
     optimizer_.zero_grad();
     auto loss = model_->forward(x).pow(2).mean();
     scaler_.scale(loss).backward();
-    torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);  // dtype-lint-expect: DL205
+    torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);  // dtype-lint-expect: DL205:5 {{gradients clipped while they hold the scaled loss's gradients}}
     scaler_.step(optimizer_);
     scaler_.update();
   }
@@ -96,7 +96,7 @@ class LambdaTrainer {
   LambdaTrainer() : fc_(torch::nn::Linear(8, 8)) {}
   void run() {
     auto half_batch = torch::randn({4, 8}, torch::kHalf);
-    auto step = [&](const torch::Tensor& x) { return fc_(x); };  // dtype-lint-expect: DL101
+    auto step = [&](const torch::Tensor& x) { return fc_(x); };  // dtype-lint-expect: DL101:54 {{'linear' on operands of different dtypes outside autocast (input 'x': Half, the parameters of 'fc_': Float)}}
     step(half_batch);
     auto flt = [&]() { return fc_(half_batch.to(torch::kFloat)); };
     flt();
@@ -201,7 +201,7 @@ class HookedTrainer {
     optimizer_.zero_grad();
     auto loss = model_(x).pow(2).mean();
     run_backward_(loss);
-    scaler_.step(optimizer_);  // dtype-lint-expect: DL207
+    scaler_.step(optimizer_);  // dtype-lint-expect: DL207:5 {{'scaler_'.step('optimizer_') but this iteration's backward() ran on the unscaled loss}}
     scaler_.update();
   }
   void scaled_step(const torch::Tensor& x) {
@@ -308,11 +308,11 @@ void accumulate_then_step(torch::nn::Linear& model, torch::optim::SGD& optimizer
     at::autocast::set_autocast_cpu_dtype(cfg.autocast_dtype.value_or(at::kHalf));
     at::autocast::set_cpu_enabled(true);
     auto loss = model(x).to(torch::kFloat).pow(2).mean();
-    auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209
+    auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209:19 {{'scaler' scales a loss computed under BFloat16 autocast: BFloat16 has Float's range and needs no loss scaling}}
     at::autocast::set_cpu_enabled(false);
     at::autocast::clear_cache();
     scaled.backward();
-    scaler.unscale_(optimizer);  // dtype-lint-expect: DL201
+    scaler.unscale_(optimizer);  // dtype-lint-expect: DL201:5 {{gradients of 'optimizer' unscaled again before 'scaler'.update()}}
   }
   scaler.step(optimizer);
   scaler.update();
@@ -351,7 +351,7 @@ struct WarmupSession {
       }
       opt.zero_grad();
       scaler.scale(net(x).pow(2).mean()).backward();
-      scaler.step(opt);  // dtype-lint-expect: DL204
+      scaler.step(opt);  // dtype-lint-expect: DL204:7 {{'scaler'.step('opt') reached again without 'scaler'.update() since the previous step()}}
       if (step % 10 != 0) continue;
       scaler.update();
     }

@@ -23,7 +23,7 @@ void train() {
   for (int i = 0; i < 2; ++i) {
     scaler.Scale(model(torch::randn({2, 4})).sum()).backward();
     scaler.Unscale(opt);
-    scaler.Unscale(opt);  // dtype-lint-expect: DL201
+    scaler.Unscale(opt);  // dtype-lint-expect: DL201:5 {{gradients of 'opt' unscaled again before 'scaler'.update()}}
     scaler.Step(opt);
     scaler.Update();
   }

@@ -13,7 +13,7 @@ torch::autograd::tensor_list LoraMatmul::backward(torch::autograd::AutogradConte
                                                   torch::autograd::tensor_list grad_outputs) {
   auto saved = ctx->get_saved_variables();
   auto grad_a = torch::empty_like(saved[1]);
-  at::mm_out(grad_a, grad_outputs[0].sum(1, true).expand({-1, grad_a.size(0)}).t(), saved[0]);  // dtype-lint-expect: DL102
+  at::mm_out(grad_a, grad_outputs[0].sum(1, true).expand({-1, grad_a.size(0)}).t(), saved[0]);  // dtype-lint-expect: DL102:3 {{'mm_out' writes a BFloat16 result into a Float destination 'grad_a'; out= variants are never autocast}}
   return {torch::Tensor(), torch::Tensor(), grad_a};
 }
 

@@ -16,8 +16,8 @@ void Trainer::train_step(const torch::Tensor& x, const torch::Tensor& y) {
   optimizer_->zero_grad();
   auto loss = torch::mse_loss(model_->forward(x).to(torch::kFloat), y);
   scaler_.scale(loss).backward();
-  clip_all(model_, cfg_.max_norm);  // dtype-lint-expect: DL205
-  scaler_.step(*optimizer_);  // dtype-lint-expect: DL202
+  clip_all(model_, cfg_.max_norm);  // dtype-lint-expect: DL205:3 {{gradients clipped while they hold the scaled loss's gradients}}
+  scaler_.step(*optimizer_);  // dtype-lint-expect: DL202:3 {{'scaler_' unscales the gradients of 'optimizer_', whose parameters are Half}}
   scaler_.update();
 }
 
