@@ -134,8 +134,9 @@ void {check}(const {facts}& facts, std::vector<Finding>& out) {{
 
 }}  // namespace dtype_lint
 """,
-        ROOT / f"tests/rules/{rule_id}_{snake}_test.cpp": f"""// {rule_id} {name}: its unit cases. Its analyzer cases are in
-// tests/analyzer_cases/; its samples are samples/{rule_id}_{snake}/.
+        ROOT / f"tests/rules/{rule_id}_{snake}_test.cpp": f"""// {rule_id} {name}: its unit cases (LibTorch-free).
+// Its samples are samples/{rule_id}_{snake}/; its analyzer cases are the
+// `dtype-lint-expect: {rule_id}` markers in tests/analyzer_cases/.
 #include <gtest/gtest.h>
 
 #include "dtype_lint/{header}"

@@ -1,4 +1,5 @@
-// The rule core alone: lattice, catalog, op contracts, DL1xx engines, suppressions.
+// The rule core alone: lattice, catalog, op contracts, suppressions. Each rule's
+// cases are in tests/rules/.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,15 +8,12 @@
 
 #include "dtype_lint/catalog.h"
 #include "dtype_lint/dtype.h"
-#include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/op_contracts.h"
 #include "dtype_lint/suppression.h"
+#include "rules/rule_test_support.h"
 
 namespace dtype_lint {
 namespace {
-
-constexpr ScalarType Half = ScalarType::Half, BF16 = ScalarType::BFloat16, F32 = ScalarType::Float,
-                     F64 = ScalarType::Double, I64 = ScalarType::Int64;
 
 TEST(Dtype, PromotionFollowsTorchPromoteTypes) {
   EXPECT_EQ(promote(Half, F32), F32);
@@ -100,180 +98,6 @@ TEST(OpContracts, AutocastListsDifferByDeviceAndVersion) {
   EXPECT_FALSE(outVariantBase("mm"));
   EXPECT_EQ(inPlaceBase("addmm_"), "addmm");
   EXPECT_FALSE(inPlaceBase("__and__"));
-}
-
-// ---- DL1xx engines on hand-made events ----
-
-Operand operand(std::string name, DtypeSet dtype) { return Operand{std::move(name), dtype, std::nullopt}; }
-SourceLocation at(unsigned line) { return SourceLocation{"train.cpp", line, 5, line, 20}; }
-
-std::vector<Finding> run(const OpEvent& e) {
-  std::vector<Finding> out;
-  DtypeFlowRules({1, 13}).onOp(e, out);
-  return out;
-}
-
-OpEvent matmul(DtypeSet a, DtypeSet b) {
-  OpEvent e;
-  e.op = "mm";
-  e.location = at(10);
-  e.inputs = {operand("'x'", a), operand("'w'", b)};
-  return e;
-}
-
-TEST(DtypeFlowRules, MixedMatmulOutsideAutocastIsDL101) {
-  auto findings = run(matmul(DtypeSet(Half), DtypeSet(F32)));
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].rule->id, "DL101");
-  EXPECT_EQ(findings[0].severity, Severity::Error);
-  EXPECT_NE(findings[0].message.find("'x': Half"), std::string::npos);
-  EXPECT_NE(findings[0].message.find("'w': Float"), std::string::npos);
-}
-
-TEST(DtypeFlowRules, AutocastThatCastsTheOpSilencesDL101) {
-  OpEvent e = matmul(DtypeSet(Half), DtypeSet(F32));
-  e.autocast.cuda.enabled = Tristate::On;
-  EXPECT_TRUE(run(e).empty());
-  e.autocast.cuda.enabled = Tristate::Unknown;  // maybe on: stay silent
-  EXPECT_TRUE(run(e).empty());
-  // CPU autocast does not cast dot in 1.13: the mismatch remains.
-  e.op = "dot";
-  e.autocast.cuda.enabled = Tristate::Off;
-  e.autocast.cpu.enabled = Tristate::On;
-  auto findings = run(e);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].message.find("does not cast 'dot'"), std::string::npos);
-}
-
-TEST(DtypeFlowRules, MismatchOnlyOnSomePathsIsNotReported) {
-  EXPECT_TRUE(run(matmul(DtypeSet(Half).join(DtypeSet(F32)), DtypeSet(F32))).empty());
-  EXPECT_TRUE(run(matmul(DtypeSet::unknown(), DtypeSet(F32))).empty());
-  EXPECT_TRUE(run(matmul(DtypeSet(BF16), DtypeSet(BF16))).empty());
-}
-
-TEST(DtypeFlowRules, CustomBackwardMismatchIsDL103WhenForwardRanUnderAutocast) {
-  OpEvent e = matmul(DtypeSet(BF16), DtypeSet(F32));
-  e.inCustomBackward = true;  // the backward's own autocast state: off, as backward runs
-  e.forwardUnderAutocast = Note{at(3), "forward ran under autocast from here"};
-  auto findings = run(e);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].rule->id, "DL103");
-  EXPECT_EQ(findings[0].notes.back().location.line, 3u);
-  // Python's custom_bwd runs the backward under the forward's autocast again, which casts.
-  e.autocast.cpu.enabled = Tristate::On;
-  e.autocast.cpu.dtype = DtypeSet(BF16);
-  EXPECT_TRUE(run(e).empty());
-}
-
-TEST(DtypeFlowRules, OutArithmeticWideningTooLateIsReportedButReductionsChooseTheirDtype) {
-  OpEvent update;  // master weights += bf16 values through add_out: bf16 precision
-  update.op = "add_out";
-  update.location = at(4);
-  update.inputs = {operand("'w'", DtypeSet(BF16)), operand("'g'", DtypeSet(BF16))};
-  update.destination = operand("'master'", DtypeSet(F32));
-  auto findings = run(update);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].message.find("computes in BFloat16 and only then widens into the Float destination 'master'"),
-            std::string::npos)
-      << findings[0].message;
-
-  OpEvent reduction = update;  // sum_out accumulates in its out= dtype
-  reduction.op = "sum_out";
-  reduction.inputs = {operand("'w'", DtypeSet(BF16))};
-  EXPECT_TRUE(run(reduction).empty());
-}
-
-TEST(DtypeFlowRules, OutVariantsNeedTheExactDtypeInPlaceOnlyNarrowingIsReported) {
-  OpEvent out;
-  out.op = "mm_out";
-  out.location = at(7);
-  out.inputs = {operand("'g'", DtypeSet(BF16)), operand("'x'", DtypeSet(BF16))};
-  out.destination = operand("'buf'", DtypeSet(F32));
-  auto findings = run(out);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].rule->id, "DL102");
-  EXPECT_NE(findings[0].message.find("BFloat16 result into a Float destination 'buf'"), std::string::npos);
-
-  OpEvent widen;  // float accumulator += half values: fine
-  widen.op = "add_";
-  widen.location = at(8);
-  widen.inputs = {operand("'acc'", DtypeSet(F32)), operand("'h'", DtypeSet(Half))};
-  widen.destination = operand("'acc'", DtypeSet(F32));
-  EXPECT_TRUE(run(widen).empty());
-
-  OpEvent narrow = widen;  // half tensor *= float tensor: rounded to Half
-  narrow.op = "mul_";
-  narrow.inputs = {operand("'h'", DtypeSet(Half)), operand("'f'", DtypeSet(F32))};
-  narrow.destination = operand("'h'", DtypeSet(Half));
-  findings = run(narrow);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].message.find("computes Float but its destination 'h' is Half"), std::string::npos);
-}
-
-TEST(DtypeFlowRules, LowPrecisionReductionNeedsHalfNoDtypeAndNoAutocast) {
-  OpEvent e;
-  e.op = "softmax";
-  e.location = at(4);
-  e.inputs = {operand("'logits'", DtypeSet(Half))};
-  EXPECT_EQ(run(e).size(), 1u);
-  e.explicitDtype = true;
-  EXPECT_TRUE(run(e).empty());
-  e.explicitDtype = false;
-  e.autocast.cuda.enabled = Tristate::On;
-  EXPECT_TRUE(run(e).empty());
-  e.autocast.cuda.enabled = Tristate::Off;
-  e.op = "sum";  // only a reduction over every dim
-  EXPECT_TRUE(run(e).empty());
-  e.reducesAllDims = true;
-  EXPECT_EQ(run(e).size(), 1u);
-  e.inputs = {operand("'logits'", DtypeSet(F32))};
-  EXPECT_TRUE(run(e).empty());
-}
-
-TEST(DtypeFlowRules, BackwardOnHalfLossIsDL106) {
-  OpEvent e;
-  e.op = "backward";
-  e.location = at(9);
-  e.inputs = {operand("'loss'", DtypeSet(BF16))};
-  auto findings = run(e);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].rule->id, "DL106");
-  e.inputs = {operand("'loss'", DtypeSet(F32))};
-  EXPECT_TRUE(run(e).empty());
-}
-
-TEST(DtypeFlowRules, StepWithAFilledAutocastCacheIsDL107) {
-  OptimizerStepEvent step;
-  step.location = at(12);
-  step.optimizer = "'opt'";
-  std::vector<Finding> out;
-  DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
-  EXPECT_TRUE(out.empty());
-  step.cacheFilledAt = at(8);
-  step.autocast.cuda.enabled = Tristate::On;
-  DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL107");
-  EXPECT_NE(out[0].message.find("still enabled"), std::string::npos);
-  EXPECT_EQ(out[0].notes.front().location.line, 8u);
-  EXPECT_EQ(out[0].location.line, 12u);
-}
-
-TEST(DtypeFlowRules, RegionLeftWithoutClearingIsDL107WhereItWasLeft) {
-  OptimizerStepEvent step;
-  step.location = at(12);
-  step.optimizer = "'opt'";
-  step.cacheFilledAt = at(8);
-  step.regionLeftAt = at(9);
-  std::vector<Finding> out;
-  DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL107");
-  EXPECT_EQ(out[0].location.line, 9u);
-  EXPECT_NE(out[0].message.find("the optimizer step on 'opt' makes stale"), std::string::npos) << out[0].message;
-  ASSERT_EQ(out[0].notes.size(), 2u);
-  EXPECT_EQ(out[0].notes[0].location.line, 8u);
-  EXPECT_EQ(out[0].notes[1].location.line, 12u);
 }
 
 // ---- suppressions ----

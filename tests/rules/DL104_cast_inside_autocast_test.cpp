@@ -1,5 +1,6 @@
-// DL104 cast-inside-autocast: which casts inside an autocast region are
-// reported (LibTorch-free).
+// DL104 cast-inside-autocast: which casts inside an autocast region are reported (LibTorch-free).
+// Its samples are samples/DL104_cast_inside_autocast/ and samples/python/DL104_cast_inside_autocast/; its analyzer
+// cases are the `dtype-lint-expect: DL104` markers in tests/analyzer_cases/.
 #include <gtest/gtest.h>
 
 #include "dtype_lint/dtype_flow_rules.h"

@@ -1,13 +1,14 @@
-// DL203 manual-loss-scaling: what makes a factor loss scaling, and the scaling
-// pending until gradients are divided back or checked (LibTorch-free).
+// DL203 manual-loss-scaling: what makes a factor loss scaling, the scaling pending until gradients are divided back or
+// checked, in the analyzer's checks and in the runtime's trace (LibTorch-free).
+// Its samples are samples/DL203_manual_loss_scaling/ and samples/python/DL203_manual_loss_scaling/; its analyzer cases
+// are the `dtype-lint-expect: DL203` markers in tests/analyzer_cases/.
 #include <gtest/gtest.h>
 
 #include "dtype_lint/dl203_manual_scaling.h"
+#include "rule_test_support.h"
 
 namespace dtype_lint {
 namespace {
-
-SourceLocation at(unsigned line) { return SourceLocation{"train.cpp", line, 3, line, 10}; }
 
 TEST(ManualScalingOf, AFactorIsScalingWhenItsNameSaysScaleOrItIsALargeConstant) {
   EXPECT_TRUE(nameSaysScale("loss_scale"));
@@ -85,6 +86,67 @@ TEST(PendingManualScaling, JoinKeepsOnlyWhatIsPendingOnBothPaths) {
   EXPECT_TRUE(out.empty());
   a.gradientsDividedBy(2, at(4), out);
   EXPECT_EQ(out.size(), 1u);
+}
+
+TEST(ManualScaling, OnlyScalingForPrecisionIsReported) {
+  std::vector<Finding> out;
+  ManualScaling weight{at(1), "0.5", false, false};
+  checkManualScalingAtBackward(weight, at(2), out);
+  checkScalingInsideScaler(weight, at(2), out);
+  EXPECT_TRUE(out.empty());
+  ManualScaling named{at(1), "'loss_scale'", false, true};
+  checkScalingInsideScaler(named, at(2), out);
+  ManualScaling large{at(1), "1024", true, false};
+  checkManualScalingAtBackward(large, at(2), out);
+  EXPECT_EQ(rules(out), (std::vector<std::string>{"DL203", "DL203"}));
+}
+
+TEST(ManualScaling, AWeightInsideTheScalerDividedBackByHandIsReportedOnce) {
+  constexpr uintptr_t kBoost = 7;
+  std::vector<Finding> out;
+  PendingManualScaling pending;
+  ManualScaling boost{at(1), "'kBoost' (16)", false, false};
+  pending.scaledInsideScaler(boost, kBoost, at(1), out);
+  EXPECT_TRUE(out.empty());  // a weight, so far
+  pending.gradientsDividedBy(kBoost, at(3), out);
+  ASSERT_EQ(rules(out), (std::vector<std::string>{"DL203"}));
+  EXPECT_EQ(out[0].location.line, 1u);
+  EXPECT_EQ(out[0].notes.back().message, "gradients divided back here");
+  out.clear();
+  PendingManualScaling twice;
+  ManualScaling scale{at(1), "1024", true, false};
+  twice.scaledInsideScaler(scale, kBoost, at(1), out);
+  twice.gradientsDividedBy(kBoost, at(3), out);
+  EXPECT_EQ(rules(out), (std::vector<std::string>{"DL203"}));  // scaled twice, said once
+}
+
+TEST(ManualScalingTrace, ScalingUndoneWithoutACheckIsReportedAtTheBackward) {
+  std::vector<Finding> out;
+  ManualScalingTrace trace;
+  trace.backward(512.0, at(10), out);
+  EXPECT_FALSE(trace.undoesPendingFactor(1.0 / 256));
+  ASSERT_TRUE(trace.undoesPendingFactor(1.0 / 512));
+  trace.gradientsDividedBack(at(11));
+  trace.backward(std::nullopt, at(20), out);  // the next backward decides the previous one
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL203"});
+  EXPECT_EQ(out[0].location.line, 10u);
+  EXPECT_NE(out[0].message.find("512"), std::string::npos) << out[0].message;
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes.back().location.line, 11u);
+}
+
+TEST(ManualScalingTrace, AnInfCheckOrASmallUndividedWeightIsSilent) {
+  std::vector<Finding> out;
+  ManualScalingTrace trace;
+  trace.backward(1024.0, at(1), out);
+  trace.gradientsDividedBack(at(2));
+  trace.nonFiniteCheck();
+  trace.backward(0.5, at(3), out);
+  trace.finish(out);
+  EXPECT_TRUE(out.empty());
+  trace.backward(65536.0, at(4), out);  // large, not divided back, no check
+  trace.finish(out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL203"});
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
-// DL209 scaler-with-bfloat16: when a scaler is pointless (LibTorch-free).
+// DL209 scaler-with-bfloat16: when a scaler is pointless, and where the protocol reports BFloat16 parameters
+// (LibTorch-free).
+// Its samples are samples/DL209_scaler_with_bfloat16/; its analyzer cases are the `dtype-lint-expect: DL209` markers in
+// tests/analyzer_cases/.
 #include <gtest/gtest.h>
 
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
+#include "protocol_fixture.h"
 
 namespace dtype_lint {
 namespace {
-
-SourceLocation at(unsigned line) { return SourceLocation{"train.cpp", line, 3, line, 10}; }
 
 AutocastState autocastOn(ScalarType cpu, std::optional<ScalarType> cuda) {
   AutocastState state;
@@ -33,6 +35,32 @@ TEST(ScalerWithBFloat16, OnlyWhenEveryEnabledDeviceAutocastsToBFloat16) {
   checkScalerWithBFloat16(scaler, at(7), bfloat16AutocastAt(autocastOn(ScalarType::BFloat16, std::nullopt)), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].rule->id, std::string("DL209"));
+}
+
+// After an iteration on Half parameters (DL202), the same optimizer's parameters are BFloat16.
+TEST_F(Protocol, BFloat16ParametersAreDL209) {
+  p.declareOptimizer(kOpt, DtypeSet(ScalarType::Half), Note{at(9), "became Half here"}, 0);
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  out.clear();  // DL202: Protocol.HalfParametersAreDL202
+  p.update(kScaler, at(3), out);
+  p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), std::nullopt, 0);
+  p.unscale(kScaler, kOpt, at(4), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL209"});
+}
+
+// DL209 names the backward of the loss the scaler scaled (where the scaler
+// was put to use), once for its gradients, with the unscale as a note.
+TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheScaledBackward) {
+  p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), Note{at(9), "became BFloat16 here"}, 0);
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  p.unscale(kScaler, kOpt, at(3), out);
+  ASSERT_EQ(rules(out), (std::vector<std::string>{"DL209", "DL206"}));
+  EXPECT_EQ(out[0].location.line, 1u);
+  ASSERT_EQ(out[0].notes.size(), 2u);
+  EXPECT_EQ(out[0].notes[1].location.line, 2u);
+  EXPECT_EQ(out[0].notes[1].message, "its gradients unscaled here");
 }
 
 }  // namespace

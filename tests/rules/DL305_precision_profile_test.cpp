@@ -1,6 +1,7 @@
-// DL305 precision-profile: its unit cases, from the GEMMs a front end reports
-// (LibTorch-free). Its runtime tests: RuntimeHooks.*Profile* and
-// PythonHooks.TheProfileIsAtTheFullPrecisionGemms (tests/runtime_test.cpp).
+// DL305 precision-profile: its unit cases, from the GEMMs a front end reports (LibTorch-free).
+// Its samples are samples/DL305_precision_profile/, run under the runtime hooks, with its runtime tests
+// RuntimeHooks.*Profile* and PythonHooks.TheProfileIsAtTheFullPrecisionGemms (tests/runtime_test.cpp); it has no
+// analyzer cases (a runtime-only rule).
 #include <gtest/gtest.h>
 
 #include "dtype_lint/dl305_precision_profile.h"

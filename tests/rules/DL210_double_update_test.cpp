@@ -1,0 +1,36 @@
+// DL210 double-update: an update() with no inf check since the last one, where an unscale of an unidentified optimizer
+// counts as one (LibTorch-free).
+// Its samples are samples/DL210_double_update/ and samples/python/DL210_double_update/; its analyzer cases are the
+// `dtype-lint-expect: DL210` markers in tests/analyzer_cases/.
+#include <gtest/gtest.h>
+
+#include "protocol_fixture.h"
+
+namespace dtype_lint {
+namespace {
+
+TEST_F(Protocol, AnUpdateWithNoInfCheckSinceTheLastUpdateIsDL210) {
+  p.updateFromInfChecks(kScaler, at(1), out);  // the first update seen: nothing known before it
+  EXPECT_TRUE(out.empty());
+  p.unscale(kScaler, kOpt, at(2), out);
+  p.updateFromInfChecks(kScaler, at(3), out);
+  EXPECT_TRUE(out.empty());
+  p.updateFromInfChecks(kScaler, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL210"});
+  EXPECT_EQ(out[0].location.line, 4u);
+  ASSERT_EQ(out[0].notes.size(), 1u);
+  EXPECT_EQ(out[0].notes[0].location.line, 3u);
+  EXPECT_NE(out[0].message.find("no inf check"), std::string::npos) << out[0].message;
+}
+
+TEST_F(Protocol, AnInfCheckOfAnUnidentifiedOptimizerCountsForTheUpdate) {
+  p.updateFromInfChecks(kScaler, at(1), out);
+  p.unscaleUnidentifiedOptimizer(kScaler);
+  p.updateFromInfChecks(kScaler, at(2), out);
+  EXPECT_TRUE(out.empty());
+  p.updateFromInfChecks(kScaler, at(3), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
+}
+
+}  // namespace
+}  // namespace dtype_lint
