@@ -64,8 +64,7 @@ std::string comparePins(const std::vector<Pin>& pins, const std::vector<Finding>
     bool matched = false;
     for (const Finding& f : findings) {
       if (f.location.file != file || f.location.line != pin.line || f.rule->id != pin.rule) continue;
-      matched = (!pin.column || f.location.column == pin.column) &&
-                f.message.find(pin.message) != std::string::npos;
+      matched = (!pin.column || f.location.column == pin.column) && f.message.find(pin.message) != std::string::npos;
       if (matched) break;
       seen += "\n  found at column " + std::to_string(f.location.column) + ": " + f.message;
     }

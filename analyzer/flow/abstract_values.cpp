@@ -31,13 +31,7 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   TensorFact out = a;
   out.dtype = a.dtype.join(b.dtype);
   if (a.dtype != b.dtype) out.origin.reset();
-  if (!b.scaledBy || b.scaledBy->id != (a.scaledBy ? a.scaledBy->id : 0)) out.scaledBy.reset();
-  if (!out.scaledBy || !b.scaledAt || !a.scaledAt || a.scaledAt->line != b.scaledAt->line) out.scaledAt.reset();
-  if (!b.manualScaling || a.scalingFactor != b.scalingFactor) {
-    out.manualScaling.reset();
-    out.scalingFactor = nullptr;
-  }
-  out.isGradient = a.isGradient && b.isGradient;
+  out.scaling = a.scaling.joinedWith(b.scaling);
   if (!a.castInAutocast || !b.castInAutocast || a.castInAutocast->at.line != b.castInAutocast->at.line ||
       a.castInAutocast->at.column != b.castInAutocast->at.column)
     out.castInAutocast.reset();
@@ -96,9 +90,7 @@ void ProcessState::join(const ProcessState& other) {
     mine->dtype = mine->dtype.join(theirs->dtype);
     if (!mine->enabledAt) mine->enabledAt = theirs->enabledAt;
   }
-  // The cache is reported only when it is filled on every path (precision first).
-  if (!other.cacheFilledAt) cacheFilledAt.reset();
-  if (!other.regionLeftAt) regionLeftAt.reset();
+  autocastCache.join(other.autocastCache);
   if (!other.bfloat16RegionAt) bfloat16RegionAt.reset();
   protocol.join(other.protocol);
   manualScaling.join(other.manualScaling);
@@ -106,17 +98,16 @@ void ProcessState::join(const ProcessState& other) {
 }
 
 bool ProcessState::sameAs(const ProcessState& o) const {
-  return autocast == o.autocast && cacheFilledAt.has_value() == o.cacheFilledAt.has_value() &&
-         regionLeftAt.has_value() == o.regionLeftAt.has_value() &&
+  return autocast == o.autocast && autocastCache.sameAs(o.autocastCache) &&
          bfloat16RegionAt.has_value() == o.bfloat16RegionAt.has_value() && protocol == o.protocol &&
          manualScaling.size() == o.manualScaling.size() && gradDisabled == o.gradDisabled;
 }
 
 std::string ProcessState::key() const {
   return fmt::format("{}{}{}{}|{}{}{}|{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
-                     int(autocast.cuda.enabled), autocast.cuda.dtype.toString(), cacheFilledAt.has_value(),
-                     regionLeftAt.has_value(), bfloat16RegionAt.has_value(), protocol.key(), manualScaling.size(),
-                     gradDisabled);
+                     int(autocast.cuda.enabled), autocast.cuda.dtype.toString(), autocastCache.filledAt.has_value(),
+                     autocastCache.regionLeftAt.has_value(), bfloat16RegionAt.has_value(), protocol.key(),
+                     manualScaling.size(), gradDisabled);
 }
 
 FieldFacts joinFieldFacts(const FieldFacts& a, const FieldFacts& b) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/events.h"
 #include "dtype_lint/scaler_protocol.h"
 #include "clang/AST/Decl.h"
@@ -24,19 +25,14 @@ struct TensorFact {
   DtypeSet dtype;
   std::optional<Note> origin;  // where the dtype was established ("became Half here")
   bool originNamed;  // the origin's message names the variable ("'x' became Half here")
-  std::optional<ObjectRef> scaledBy;  // the result of scaler.scale(loss)
-  std::optional<SourceLocation> scaledAt;  // that scale() call
-  std::optional<ManualScaling> manualScaling;  // loss * K
-  const clang::ValueDecl* scalingFactor = nullptr;  // K's variable, when K is one
-  bool isGradient = false;  // p.grad(), p.mutable_grad()
+  LossScalingFact scaling;  // the loss-scaling rules' (scaler_protocol.h)
   std::optional<ExplicitCast> castInAutocast;  // x.to(kHalf) while autocast is on (DL104)
   // The dtype constant written in a cast or a factory call that gave the
   // tensor its dtype (x.to(torch::kHalf)), where a fix can change it.
   std::optional<SourceLocation> dtypeConstant;
 
   friend bool operator==(const TensorFact& a, const TensorFact& b) {
-    return a.dtype == b.dtype && a.scaledBy.has_value() == b.scaledBy.has_value() &&
-           a.manualScaling.has_value() == b.manualScaling.has_value() && a.isGradient == b.isGradient &&
+    return a.dtype == b.dtype && a.scaling.sameAs(b.scaling) &&
            a.castInAutocast.has_value() == b.castInAutocast.has_value();
   }
 };
@@ -97,8 +93,7 @@ struct Value {
 // theirs back.
 struct ProcessState {
   AutocastState autocast;
-  std::optional<SourceLocation> cacheFilledAt;
-  std::optional<SourceLocation> regionLeftAt;
+  AutocastCacheState autocastCache;  // DL107's (dtype_flow_rules.h)
   // The last autocast region closed, where it cast to BFloat16 only: a
   // scaler afterwards scales a loss computed in it (DL209).
   std::optional<SourceLocation> bfloat16RegionAt;

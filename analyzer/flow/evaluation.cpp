@@ -472,11 +472,11 @@ TensorFact FunctionAnalysis::scaledByScalar(TensorFact tensor, const Expr* facto
   // A config field no code writes scales by its default.
   const Expr* fallback = tu_.unwrittenFieldDefault(factor);
   const std::optional<double> constant = numericConstant(fallback ? fallback : factor, tu_.context());
-  tensor.manualScaling = manualScalingOf(loc(at), constant, variableName, describe(factor));
-  tensor.manualScaling->fixed = constant && (!variable || !tu_.written(variable));
-  tensor.scalingFactor = variable;
-  tensor.scaledBy.reset();
-  tensor.isGradient = false;
+  tensor.scaling.manual = manualScalingOf(loc(at), constant, variableName, describe(factor));
+  tensor.scaling.manual->fixed = constant && (!variable || !tu_.written(variable));
+  tensor.scaling.factor = reinterpret_cast<uintptr_t>(variable);
+  tensor.scaling.scaledBy.reset();
+  tensor.scaling.isGradient = false;
   return tensor;
 }
 
@@ -553,16 +553,16 @@ TensorFact FunctionAnalysis::evalOperator(const CXXOperatorCallExpr* op) {
 // scaler.scale(loss), or a method that announces it returns a scaled loss.
 TensorFact FunctionAnalysis::evalScaledLoss(const CXXMemberCallExpr* call) {
   TensorFact scaled = evalTensor(call->getArg(0));
-  scaled.scaledBy = scalers_.objectRef(ignoreWrappers(call->getImplicitObjectArgument()));
-  scaled.scaledAt = loc(call);
-  scaled.manualScaling.reset();
+  scaled.scaling.scaledBy = scalers_.objectRef(ignoreWrappers(call->getImplicitObjectArgument()));
+  scaled.scaling.scaledAt = loc(call);
+  scaled.scaling.manual.reset();
   return scaled;
 }
 
 TensorFact FunctionAnalysis::evalTensorMethod(const CXXMemberCallExpr* call, const std::string& name) {
   TensorFact self = evalTensor(ignoreWrappers(call->getImplicitObjectArgument()));
   if (name == "grad" || name == "mutable_grad") {
-    self.isGradient = true;
+    self.scaling.isGradient = true;
     return self;
   }
   if (name == "mul" && call->getNumArgs() == 1 && !isTensorType(call->getArg(0)->getType()))

@@ -362,8 +362,7 @@ std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGB
   if (!iterations.reached) return std::nullopt;
   FlowState edge = out[header->getBlockID()];
   edge.process.protocol = iterations.process.protocol;
-  edge.process.cacheFilledAt = iterations.process.cacheFilledAt;
-  edge.process.regionLeftAt = iterations.process.regionLeftAt;
+  edge.process.autocastCache = iterations.process.autocastCache;
   return edge;
 }
 }  // namespace

@@ -117,9 +117,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
     process.bfloat16RegionAt.reset();
     if (call->getNumArgs() >= 1)
-      if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.manualScaling)
-        process.manualScaling.scaledInsideScaler(*loss.manualScaling, reinterpret_cast<uintptr_t>(loss.scalingFactor),
-                                                 at, findings());
+      if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.scaling.manual)
+        process.manualScaling.scaledInsideScaler(*loss.scaling.manual, loss.scaling.factor, at, findings());
     return;
   }
   case ScalerCall::Unscale:
@@ -154,8 +153,8 @@ void ScalerTracking::emitStep(const Expr* at, const Expr* optimizer) {
   step.location = flow_.loc(at);
   step.optimizer = flow_.describe(moduleObject(optimizer));
   step.autocast = process.autocast;
-  step.cacheFilledAt = process.cacheFilledAt;
-  step.regionLeftAt = process.regionLeftAt;
+  step.cacheFilledAt = process.autocastCache.filledAt;
+  step.regionLeftAt = process.autocastCache.regionLeftAt;
   step.callChain = flow_.callContext().callChain;
   flow_.events().steps.push_back(std::move(step));
 }
@@ -476,19 +475,19 @@ void ScalerTracking::laterInBlock(const CompoundStmt& block, const Stmt* stateme
 
 void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
   const TensorFact fact = flow_.evalTensor(loss);
-  if (fact.scaledBy) {
-    protocol().scaledBackward(*fact.scaledBy, flow_.loc(at), fact.scaledAt.value_or(flow_.loc(at)));
+  if (fact.scaling.scaledBy) {
+    protocol().scaledBackward(*fact.scaling.scaledBy, flow_.loc(at), fact.scaling.scaledAt.value_or(flow_.loc(at)));
     return;
   }
   protocol().unscaledBackward(flow_.loc(at));
-  if (!fact.manualScaling) return;
-  flow_.state().process.manualScaling.backward(*fact.manualScaling, reinterpret_cast<uintptr_t>(fact.scalingFactor),
-                                               flow_.loc(at), checksForNonFinite(flow_.function()), findings());
+  if (!fact.scaling.manual) return;
+  flow_.state().process.manualScaling.backward(*fact.scaling.manual, fact.scaling.factor, flow_.loc(at),
+                                               checksForNonFinite(flow_.function()), findings());
 }
 
 void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr* divisor, bool reciprocal,
                                                const Expr* at) {
-  if (!flow_.evalTensor(gradient).isGradient) return;
+  if (!flow_.evalTensor(gradient).scaling.isGradient) return;
   divisor = ignoreWrappers(divisor);
   // g.mul_(1.0 / s) divides by s too.
   if (reciprocal) {

@@ -386,8 +386,8 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
       state_.process.autocast.cpu.enabled = state_.process.autocast.cuda.enabled = Tristate::Unknown;
       return;
     }
-    if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.process.cacheFilledAt)
-      state_.process.regionLeftAt = loc(call);
+    if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.process.autocastCache.filledAt)
+      state_.process.autocastCache.regionLeftAt = loc(call);
     if (enabled == Tristate::Off && device->enabled == Tristate::On)
       state_.process.bfloat16RegionAt = bfloat16AutocastAt(state_.process.autocast);
     else if (enabled == Tristate::On) state_.process.bfloat16RegionAt.reset();
@@ -406,8 +406,7 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
   else if (name == "set_autocast_cpu_dtype") setDtype(&state_.process.autocast.cpu, 0);
   else if (name == "set_autocast_dtype") setDtype(deviceArg(0), 1);
   else if (name == "clear_cache") {
-    state_.process.cacheFilledAt.reset();
-    state_.process.regionLeftAt.reset();
+    state_.process.autocastCache = {};
   }
 }
 
@@ -469,8 +468,7 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
          {std::pair{Device::CPU, &state_.process.autocast.cpu}, std::pair{Device::CUDA, &state_.process.autocast.cuda}})
       if (autocast->enabled == Tristate::On &&
           autocastPolicy(op, device, tu_.torch()) == AutocastPolicy::LowerPrecision) {
-        state_.process.cacheFilledAt = loc(at);
-        state_.process.regionLeftAt.reset();
+        state_.process.autocastCache = {loc(at), std::nullopt};
       }
   }
 }
@@ -625,7 +623,11 @@ void FunctionAnalysis::forgetConvertedMembers(const CXXRecordDecl* impl) {
     eraseFieldsOf(state_.tensors, owner);
     eraseFieldsOf(state_.modules, owner);
     eraseFieldsOf(state_.lists, owner);
-    for (const FieldDecl* field : owner->fields()) pending.push_back(moduleImplClass(field->getType()));
+    // Its submodules, and the modules of its lists (`std::vector<Block> blocks`).
+    for (const FieldDecl* field : owner->fields()) {
+      pending.push_back(moduleImplClass(field->getType()));
+      pending.push_back(moduleListElementClass(field->getType()));
+    }
   }
 }
 

@@ -6,6 +6,19 @@
 #include <utility>
 
 namespace dtype_lint {
+
+LossScalingFact LossScalingFact::joinedWith(const LossScalingFact& other) const {
+  LossScalingFact out = *this;
+  if (!other.scaledBy || other.scaledBy->id != (scaledBy ? scaledBy->id : 0)) out.scaledBy.reset();
+  if (!out.scaledBy || !other.scaledAt || !scaledAt || scaledAt->line != other.scaledAt->line) out.scaledAt.reset();
+  if (!other.manual || factor != other.factor) {
+    out.manual.reset();
+    out.factor = 0;
+  }
+  out.isGradient = isGradient && other.isGradient;
+  return out;
+}
+
 namespace {
 
 template <typename T>

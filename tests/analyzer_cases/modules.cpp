@@ -284,3 +284,43 @@ TORCH_MODULE(RoutedBlock);
 torch::Tensor route_with_a_converted_model(RoutedBlock& block) {
   return block(torch::randn({2, 8}).to(torch::kBFloat16));
 }
+
+// A model converted whole: the modules of its lists (a GPT's blocks) and
+// their own submodules are converted with it.
+struct AttentionImpl : torch::nn::Module {
+  AttentionImpl() : qkv(register_module("qkv", torch::nn::Linear(8, 24))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto parts = qkv(x).chunk(3, -1);
+    auto scores = torch::bmm(parts[0], parts[1].transpose(1, 2));
+    auto context = torch::empty({x.size(0), x.size(1), 8});
+    at::bmm_out(context, torch::softmax(scores, -1, torch::kFloat).to(scores.scalar_type()), parts[2]);  // dtype-lint-expect: DL102:5 {{'bmm_out' writes a Half result into a Float destination 'context'}}
+    return context;
+  }
+  torch::nn::Linear qkv;
+};
+TORCH_MODULE(Attention);
+
+struct StackedBlockImpl : torch::nn::Module {
+  StackedBlockImpl() : attn(register_module("attn", Attention())) {}
+  torch::Tensor forward(torch::Tensor x) { return x + attn(x).to(x.scalar_type()); }
+  Attention attn;
+};
+TORCH_MODULE(StackedBlock);
+
+struct TinyDecoderImpl : torch::nn::Module {
+  TinyDecoderImpl() {
+    for (int i = 0; i < 2; ++i) blocks.push_back(register_module("h" + std::to_string(i), StackedBlock()));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& block : blocks) x = block(x);
+    return x;
+  }
+  std::vector<StackedBlock> blocks;
+};
+TORCH_MODULE(TinyDecoder);
+
+void decoder_converted_whole() {
+  TinyDecoder decoder;
+  decoder->to(torch::kHalf);
+  decoder(torch::randn({2, 4, 8}, torch::kHalf));
+}

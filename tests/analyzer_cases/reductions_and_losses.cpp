@@ -55,6 +55,21 @@ void under_autocast_losses_are_float() {
   torch::autograd::backward({raw});  // dtype-lint-expect: DL106
 }
 
+// A pairwise ranking loss whose scores come out of BFloat16 CPU autocast:
+// log_sigmoid is on none of autocast's lists and keeps its input's dtype.
+void bpr_loss_under_cpu_autocast() {
+  torch::nn::Linear tower(8, 8);
+  at::autocast::set_autocast_cpu_dtype(torch::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  auto scores = torch::matmul(tower(torch::randn({4, 8})), torch::randn({8, 8}));
+  auto loss = -torch::log_sigmoid(scores.diagonal() - scores.slice(1, 0, 4).mean(1)).mean();
+  auto upcast = -torch::log_sigmoid(scores.diagonal().to(torch::kFloat)).mean();
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  loss.backward();  // dtype-lint-expect: DL106:3 {{backward() on a BFloat16 loss 'loss'}}
+  upcast.backward();
+}
+
 void backward_on_unknown(torch::Tensor loss) { loss.backward(); }
 
 void loss_and_norm_modules() {

@@ -491,3 +491,34 @@ void classify_in_two_stages_upcast(int argc, char** argv) {
   auto model = std::make_shared<TwoStageClassifierUpcast>(cfg);
   model->forward(torch::randn({2, cfg.features}));
 }
+
+// A scaler made only when the autocast dtype a setting chooses is Half: under
+// BFloat16 autocast it does not exist, and nothing scales a BFloat16 loss.
+static torch::ScalarType autocast_dtype_named(const std::string& name) {
+  return name == "fp16" ? torch::kHalf : torch::kBFloat16;
+}
+
+void scaler_made_only_for_half_autocast() {
+  const char* env = std::getenv("AMP_DTYPE");
+  const torch::ScalarType amp_dtype = autocast_dtype_named(env ? env : "bf16");
+  torch::nn::Linear net(8, 8);
+  torch::optim::SGD opt(net->parameters(), 0.1);
+  std::optional<GradScaler> scaler;
+  if (amp_dtype == torch::kHalf) scaler.emplace();
+  at::autocast::set_autocast_cpu_dtype(amp_dtype);
+  for (int step = 0; step < 4; ++step) {
+    opt.zero_grad();
+    at::autocast::set_cpu_enabled(true);
+    auto loss = net(torch::randn({4, 8})).to(torch::kFloat).pow(2).mean();
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    if (scaler) {
+      scaler->scale(loss).backward();
+      scaler->step(opt);
+      scaler->update();
+    } else {
+      loss.backward();
+      opt.step();
+    }
+  }
+}

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dtype.h"
 #include "dtype_lint/finding.h"
 
@@ -33,6 +34,24 @@ namespace dtype_lint {
 struct ObjectRef {
   uintptr_t id = 0;
   std::string name;
+};
+
+// What a tensor carries for the loss-scaling rules (the scaler's protocol and
+// DL203), kept per tensor by a front end's flow analysis. Where paths meet, a
+// fact survives only where both paths agree on it.
+struct LossScalingFact {
+  std::optional<ObjectRef> scaledBy;  // the result of scaler.scale(loss)
+  std::optional<SourceLocation> scaledAt;  // that scale() call
+  std::optional<ManualScaling> manual;  // loss * K
+  uintptr_t factor = 0;  // K's variable, by the front end's identity, when K is one
+  bool isGradient = false;  // p.grad(), p.mutable_grad(): what clipping and dividing back act on
+
+  LossScalingFact joinedWith(const LossScalingFact& other) const;
+  // The same facts present (for the flow's fixpoint).
+  bool sameAs(const LossScalingFact& o) const {
+    return scaledBy.has_value() == o.scaledBy.has_value() && manual.has_value() == o.manual.has_value() &&
+           isGradient == o.isGradient;
+  }
 };
 
 enum Stage : uint8_t { kReady = 1, kUnscaled = 2, kStepped = 4 };
