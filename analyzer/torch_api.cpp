@@ -112,6 +112,14 @@ bool isScalarTypeType(QualType type) {
   return false;
 }
 
+const BinaryOperator* dtypeComparison(const Expr* e) {
+  const auto* op = dyn_cast<BinaryOperator>(e);
+  return op && op->isEqualityOp() && isScalarTypeType(op->getLHS()->getType()) &&
+                 isScalarTypeType(op->getRHS()->getType())
+             ? op
+             : nullptr;
+}
+
 bool isTensorOptionsType(QualType type) { return hasQualifiedName(recordOf(type), "c10::TensorOptions"); }
 
 const CXXRecordDecl* moduleImplClass(QualType type) {

@@ -293,9 +293,7 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
   // `cfg.dtype != torch::kFloat` where both dtypes are known on this path.
-  if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp() &&
-                                                            isScalarTypeType(op->getLHS()->getType()) &&
-                                                            isScalarTypeType(op->getRHS()->getType())) {
+  if (const BinaryOperator* op = dtypeComparison(condition)) {
     const auto lhs = evalDtypeArgument(op->getLHS()), rhs = evalDtypeArgument(op->getRHS());
     if (lhs && rhs && lhs->dtype.single() && rhs->dtype.single())
       return (lhs->dtype == rhs->dtype) == (op->getOpcode() == BO_EQ);

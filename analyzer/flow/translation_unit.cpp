@@ -308,7 +308,8 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
         const Expr* flag = test->IgnoreParenImpCasts();
         if (const auto* negation = dyn_cast<UnaryOperator>(flag); negation && negation->getOpcode() == UO_LNot)
           flag = negation->getSubExpr();
-        return testedFlag(flag) || settingTest(flag) || dtypeTest(flag) ? test : nullptr;
+        // A dtype comparison (`precision == torch::kHalf`) is known on a path where a setting is assumed.
+        return testedFlag(flag) || settingTest(flag) || dtypeComparison(flag) ? test : nullptr;
       }
       if (node.get<FunctionDecl>() || node.get<LambdaExpr>()) return nullptr;
     }
@@ -324,18 +325,10 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     auto [it, inserted] = nullUnless.try_emplace(d, test);
     if (!inserted && (!it->second || !test || !sameTest(it->second, test))) it->second = nullptr;
   }
-  // `precision == torch::kHalf`: a dtype the analysis knows on a path where a setting is assumed.
-  static const BinaryOperator* dtypeTest(const Expr* e) {
-    const auto* op = dyn_cast<BinaryOperator>(e);
-    return op && op->isEqualityOp() && isScalarTypeType(op->getLHS()->getType()) &&
-                   isScalarTypeType(op->getRHS()->getType())
-               ? op
-               : nullptr;
-  }
   static bool sameTest(const Expr* a, const Expr* b) {
     a = a->IgnoreParenImpCasts(), b = b->IgnoreParenImpCasts();
-    if (const auto* x = dtypeTest(a))
-      if (const auto* y = dtypeTest(b))
+    if (const auto* x = dtypeComparison(a))
+      if (const auto* y = dtypeComparison(b))
         return x->getOpcode() == y->getOpcode() && Expr::isSameComparisonOperand(x->getLHS(), y->getLHS()) &&
                Expr::isSameComparisonOperand(x->getRHS(), y->getRHS());
     if (const auto x = settingTest(a))
