@@ -481,6 +481,9 @@ int runProgram(char** program, const FindingPolicy& commandLine, const cli::Outp
   auto config = configHere();
   if (!config) return configError(config.takeError());
   run.environment = analyzer::runtimeEnvironment(*config);
+  // The hooks count values only for the rules selected (the counts are their cost).
+  if (const RuleSelection checks = config->policy.with(commandLine).checks; !checks.globs.empty())
+    run.environment.emplace_back(kChecksVariable, checks.text());
   run.policy = config->policy;
   if (profile) run.environment.emplace_back("DTYPE_LINT_PROFILE", "1");
   return cli::runUnderHooks(program, run, commandLine, output);

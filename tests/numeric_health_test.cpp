@@ -48,5 +48,34 @@ TEST(NumericHealth, OptionsComeFromTheEnvironmentAndAMalformedOneIsNamed) {
                    "DTYPE_LINT_CAST_CHECK_EVERY='0' is not a positive integer; the default is used");
 }
 
+// The counts cost the hooks their time: values are counted only for the
+// rules selected (DTYPE_LINT_CHECKS, from Checks: and --rules).
+TEST(NumericHealth, ValuesAreCountedOnlyForTheSelectedRules) {
+  std::map<std::string, std::string> env;
+  auto getenv = [&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  auto counts = [&](const char* checks) {
+    env = {{"DTYPE_LINT_CHECKS", checks}};
+    std::string error;
+    NumericHealthRules rules(numericHealthOptionsFrom(getenv, error));
+    EXPECT_EQ(error, "") << checks;
+    return std::pair{rules.sampleGradients(), rules.sampleCast()};
+  };
+  EXPECT_EQ(counts("DL3*"), std::pair(true, true));
+  EXPECT_EQ(counts("-DL302"), std::pair(true, false));
+  EXPECT_EQ(counts("DL1*,DL2*"), std::pair(false, false));
+  EXPECT_EQ(counts("-*,DL303"), std::pair(true, false));
+  EXPECT_EQ(counts("DL3*,-DL301,-DL303"), std::pair(false, true));
+
+  env = {{"DTYPE_LINT_CHECKS", "DL9*"}};
+  std::string error;
+  NumericHealthRules rules(numericHealthOptionsFrom(getenv, error));
+  EXPECT_EQ(error, "DTYPE_LINT_CHECKS='DL9*': 'DL9*' matches no rule; every rule is checked");
+  EXPECT_TRUE(rules.sampleGradients());
+  EXPECT_TRUE(rules.sampleCast());
+}
+
 }  // namespace
 }  // namespace dtype_lint

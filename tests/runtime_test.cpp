@@ -854,6 +854,17 @@ TEST(RuntimeHooks, ProgramsWithoutLibTorchRunUntouched) {
   EXPECT_TRUE(findings.empty());
 }
 
+// The hooks count tensor values only for the rules selected: the Checks in
+// effect (--rules on top of the config's) reach them; none selected: every rule.
+TEST(RuntimeHooks, TheSelectedRulesReachTheHooks) {
+  const std::string echo = " -- /bin/sh -c 'echo \"[$DTYPE_LINT_CHECKS]\"'";
+  CommandResult run = runCommand("cd / && " + std::string(DTYPE_LINT_EXE) + " run --rules=DL2*,-DL209" + echo);
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(run.out, "[DL2*,-DL209]\n");
+  run = runCommand("cd / && " + std::string(DTYPE_LINT_EXE) + " run" + echo);
+  EXPECT_EQ(run.out, "[]\n");
+}
+
 TEST(RuntimeHooks, BadLauncherInputIsAToolError) {
   CommandResult none = runCommand(std::string(DTYPE_LINT_EXE) + " run --");
   EXPECT_EQ(none.exitCode, 2);

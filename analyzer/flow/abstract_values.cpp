@@ -91,23 +91,22 @@ void ProcessState::join(const ProcessState& other) {
     if (!mine->enabledAt) mine->enabledAt = theirs->enabledAt;
   }
   autocastCache.join(other.autocastCache);
-  if (!other.bfloat16RegionAt) bfloat16RegionAt.reset();
+  bfloat16Loss.join(other.bfloat16Loss);
   protocol.join(other.protocol);
   manualScaling.join(other.manualScaling);
   gradDisabled = gradDisabled && other.gradDisabled;
 }
 
 bool ProcessState::sameAs(const ProcessState& o) const {
-  return autocast == o.autocast && autocastCache.sameAs(o.autocastCache) &&
-         bfloat16RegionAt.has_value() == o.bfloat16RegionAt.has_value() && protocol == o.protocol &&
-         manualScaling.size() == o.manualScaling.size() && gradDisabled == o.gradDisabled;
+  return autocast == o.autocast && autocastCache.sameAs(o.autocastCache) && bfloat16Loss.sameAs(o.bfloat16Loss) &&
+         protocol == o.protocol && manualScaling.size() == o.manualScaling.size() && gradDisabled == o.gradDisabled;
 }
 
 std::string ProcessState::key() const {
   return fmt::format("{}{}{}{}|{}{}{}|{}|{}|{}", int(autocast.cpu.enabled), autocast.cpu.dtype.toString(),
                      int(autocast.cuda.enabled), autocast.cuda.dtype.toString(), autocastCache.filledAt.has_value(),
-                     autocastCache.regionLeftAt.has_value(), bfloat16RegionAt.has_value(), protocol.key(),
-                     manualScaling.size(), gradDisabled);
+                     autocastCache.regionLeftAt.has_value(), bfloat16Loss.known(), protocol.key(), manualScaling.size(),
+                     gradDisabled);
 }
 
 FieldFacts joinFieldFacts(const FieldFacts& a, const FieldFacts& b) {

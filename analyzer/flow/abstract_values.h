@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dtype_flow_rules.h"
 #include "dtype_lint/events.h"
 #include "dtype_lint/scaler_protocol.h"
@@ -93,10 +94,8 @@ struct Value {
 // theirs back.
 struct ProcessState {
   AutocastState autocast;
-  AutocastCacheState autocastCache;  // DL107's (dtype_flow_rules.h)
-  // The last autocast region closed, where it cast to BFloat16 only: a
-  // scaler afterwards scales a loss computed in it (DL209).
-  std::optional<SourceLocation> bfloat16RegionAt;
+  AutocastCacheState autocastCache;  // DL107's (events.h)
+  BFloat16LossSource bfloat16Loss;  // DL209's
   ScalerProtocol protocol;
   PendingManualScaling manualScaling;  // by the factor's variable
   // Inside a torch::NoGradGuard or InferenceMode scope on every path: the

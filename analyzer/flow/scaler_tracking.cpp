@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "flow/ast_helpers.h"
 #include "torch_api.h"
@@ -109,13 +108,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   const SourceLocation at = flow_.loc(call);
   switch (scalerCall(api_, name)) {
   case ScalerCall::Scale: {
-    // Under a BFloat16 region, or right after one: the loss comes from it.
-    // A later scale() with no region between scales another loss.
     ProcessState& process = flow_.state().process;
-    const auto bfloat16At = bfloat16AutocastAt(process.autocast);
-    if (!protocol().mayBeDisabled(scaler.id))
-      checkScalerWithBFloat16(scaler, at, bfloat16At ? bfloat16At : process.bfloat16RegionAt, findings());
-    process.bfloat16RegionAt.reset();
+    process.bfloat16Loss.scaled(scaler, protocol().mayBeDisabled(scaler.id), at, process.autocast, findings());
     if (call->getNumArgs() >= 1)
       if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.scaling.manual)
         process.manualScaling.scaledInsideScaler(*loss.scaling.manual, loss.scaling.factor, at, findings());
@@ -153,8 +147,7 @@ void ScalerTracking::emitStep(const Expr* at, const Expr* optimizer) {
   step.location = flow_.loc(at);
   step.optimizer = flow_.describe(moduleObject(optimizer));
   step.autocast = process.autocast;
-  step.cacheFilledAt = process.autocastCache.filledAt;
-  step.regionLeftAt = process.autocastCache.regionLeftAt;
+  step.autocastCache = process.autocastCache;
   step.callChain = flow_.callContext().callChain;
   flow_.events().steps.push_back(std::move(step));
 }

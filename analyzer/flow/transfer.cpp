@@ -2,7 +2,6 @@
 // the events they emit.
 #include <fmt/format.h>
 
-#include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "flow/ast_helpers.h"
 #include "flow/function_analysis.h"
 #include "torch_api.h"
@@ -389,8 +388,8 @@ void FunctionAnalysis::handleAutocastCall(const FunctionDecl* fn, const CallExpr
     if (enabled == Tristate::Off && device->enabled != Tristate::Off && state_.process.autocastCache.filledAt)
       state_.process.autocastCache.regionLeftAt = loc(call);
     if (enabled == Tristate::Off && device->enabled == Tristate::On)
-      state_.process.bfloat16RegionAt = bfloat16AutocastAt(state_.process.autocast);
-    else if (enabled == Tristate::On) state_.process.bfloat16RegionAt.reset();
+      state_.process.bfloat16Loss.regionLeft(state_.process.autocast);
+    else if (enabled == Tristate::On) state_.process.bfloat16Loss.regionEntered();
     device->enabled = enabled;
     if (enabled != Tristate::Off) device->enabledAt = loc(call);
   };

@@ -26,4 +26,11 @@ void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
   out.push_back(std::move(f));
 }
 
+void BFloat16LossSource::scaled(const ObjectRef& scaler, bool mayBeDisabled, const SourceLocation& at,
+                                const AutocastState& now, std::vector<Finding>& out) {
+  const auto openAt = bfloat16AutocastAt(now);
+  if (!mayBeDisabled) checkScalerWithBFloat16(scaler, at, openAt ? openAt : closedAt_, out);
+  closedAt_.reset();
+}
+
 }  // namespace dtype_lint

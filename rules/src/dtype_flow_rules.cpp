@@ -299,18 +299,18 @@ void DtypeFlowRules::checkHalfLossBackward(const OpEvent& event, std::vector<Fin
 }
 
 void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vector<Finding>& out) const {
-  if (!event.cacheFilledAt) return;
+  if (!event.autocastCache.filledAt) return;
   // A region left without clear_cache() is reported where it is left, which
   // is where the fix goes; one kept on across the step, at the step.
-  if (!event.autocast.anyOn() && event.regionLeftAt) {
+  if (!event.autocast.anyOn() && event.autocastCache.regionLeftAt) {
     Finding f = makeFinding(RuleId::DL107,
                             fmt::format("autocast disabled without at::autocast::clear_cache(): its cache keeps "
                                         "low-precision copies of the weights, which the optimizer step on {} makes "
                                         "stale, and the next forward under autocast uses them; call "
                                         "at::autocast::clear_cache() here",
                                         event.optimizer),
-                            *event.regionLeftAt);
-    f.notes.push_back({*event.cacheFilledAt, "weights cast under autocast and cached here"});
+                            *event.autocastCache.regionLeftAt);
+    f.notes.push_back({*event.autocastCache.filledAt, "weights cast under autocast and cached here"});
     f.notes.push_back({event.location, "the optimizer step here"});
     f.notes.insert(f.notes.end(), event.callChain.begin(), event.callChain.end());
     out.push_back(std::move(f));
@@ -323,7 +323,7 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
                   "leaving the autocast region",
                   event.optimizer, event.autocast.anyOn() ? " (autocast is still enabled)" : ""),
       event.location, event.callChain);
-  f.notes.push_back({*event.cacheFilledAt, "weights cast under autocast and cached here"});
+  f.notes.push_back({*event.autocastCache.filledAt, "weights cast under autocast and cached here"});
   out.push_back(std::move(f));
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "dtype_lint/findings_pipeline.h"
+
 namespace dtype_lint {
 namespace {
 
@@ -94,6 +96,16 @@ NumericHealthOptions numericHealthOptionsFrom(const std::function<const char*(co
     if (text && *text && !setOption(o, option, text))
       error += fmt::format("{}{}='{}' is not {}; the default is used", error.empty() ? "" : "; ",
                            environmentVariable(option), text, expectedValue(option));
+  }
+  if (const char* checks = getenv(kChecksVariable); checks && *checks) {
+    const RuleSelection selection = RuleSelection::parse(checks);
+    if (auto glob = selection.unmatchedGlob()) {
+      error += fmt::format("{}{}='{}': '{}' matches no rule; every rule is checked", error.empty() ? "" : "; ",
+                           kChecksVariable, checks, *glob);
+    } else {
+      o.countGradients = selection.selects(ruleInfo(RuleId::DL301)) || selection.selects(ruleInfo(RuleId::DL303));
+      o.countCasts = selection.selects(ruleInfo(RuleId::DL302));
+    }
   }
   return o;
 }

@@ -16,7 +16,7 @@ TEST(DtypeFlowRules, StepWithAFilledAutocastCacheIsDL107) {
   std::vector<Finding> out;
   DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
   EXPECT_TRUE(out.empty());
-  step.cacheFilledAt = at(8);
+  step.autocastCache.filledAt = at(8);
   step.autocast.cuda.enabled = Tristate::On;
   DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
   ASSERT_EQ(out.size(), 1u);
@@ -30,8 +30,8 @@ TEST(DtypeFlowRules, RegionLeftWithoutClearingIsDL107WhereItWasLeft) {
   OptimizerStepEvent step;
   step.location = at(12);
   step.optimizer = "'opt'";
-  step.cacheFilledAt = at(8);
-  step.regionLeftAt = at(9);
+  step.autocastCache.filledAt = at(8);
+  step.autocastCache.regionLeftAt = at(9);
   std::vector<Finding> out;
   DtypeFlowRules({1, 13}).onOptimizerStep(step, out);
   ASSERT_EQ(out.size(), 1u);

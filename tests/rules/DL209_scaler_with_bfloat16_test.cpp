@@ -37,6 +37,35 @@ TEST(ScalerWithBFloat16, OnlyWhenEveryEnabledDeviceAutocastsToBFloat16) {
   EXPECT_EQ(out[0].rule->id, std::string("DL209"));
 }
 
+// The flow fact: scale() right after a BFloat16 region closed scales its
+// loss; a second scale() with no region between scales another loss; a path
+// where no region closed (a join) reports nothing; a scaler that may be
+// disabled is a no-op.
+TEST(ScalerWithBFloat16, ALossFromTheRegionJustClosed) {
+  const ObjectRef scaler{1, "'scaler'"};
+  const AutocastState off;
+  std::vector<Finding> out;
+  BFloat16LossSource source;
+  source.regionLeft(autocastOn(ScalarType::BFloat16, std::nullopt));
+  source.scaled(scaler, /*mayBeDisabled=*/false, at(7), off, out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
+  EXPECT_EQ(out[0].location.line, 7u);
+  EXPECT_EQ(out[0].notes.at(0).location.line, 5u);
+  source.scaled(scaler, false, at(8), off, out);
+  EXPECT_EQ(out.size(), 1u);
+
+  source.regionLeft(autocastOn(ScalarType::BFloat16, std::nullopt));
+  source.join(BFloat16LossSource{});
+  source.scaled(scaler, false, at(9), off, out);
+  EXPECT_EQ(out.size(), 1u);
+
+  source.regionLeft(autocastOn(ScalarType::BFloat16, std::nullopt));
+  source.scaled(scaler, /*mayBeDisabled=*/true, at(10), off, out);
+  EXPECT_EQ(out.size(), 1u);
+  source.scaled(scaler, false, at(11), autocastOn(ScalarType::BFloat16, std::nullopt), out);
+  EXPECT_EQ(out.size(), 2u);
+}
+
 // After an iteration on Half parameters (DL202), the same optimizer's parameters are BFloat16.
 TEST_F(Protocol, BFloat16ParametersAreDL209) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::Half), Note{at(9), "became Half here"}, 0);

@@ -18,4 +18,28 @@ std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast);
 void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
                              const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out);
 
+// DL209's flow fact for a front end that follows paths: the BFloat16 region a
+// scaled loss comes from. scale() under such a region, or right after one
+// closed, scales a loss computed in it; a later scale() with no region
+// between scales another loss.
+class BFloat16LossSource {
+ public:
+  // Autocast is about to be turned off (`before` is its state until now), or on.
+  void regionLeft(const AutocastState& before) { closedAt_ = bfloat16AutocastAt(before); }
+  void regionEntered() { closedAt_.reset(); }
+  // scaler.scale(loss) at `at`, autocast being `now`; nothing is reported for
+  // a scaler that may be disabled (`enabled=false` makes it a no-op).
+  void scaled(const ObjectRef& scaler, bool mayBeDisabled, const SourceLocation& at, const AutocastState& now,
+              std::vector<Finding>& out);
+
+  void join(const BFloat16LossSource& other) {
+    if (!other.closedAt_) closedAt_.reset();
+  }
+  bool sameAs(const BFloat16LossSource& o) const { return closedAt_.has_value() == o.closedAt_.has_value(); }
+  bool known() const { return closedAt_.has_value(); }
+
+ private:
+  std::optional<SourceLocation> closedAt_;  // the last region closed, where it cast to BFloat16 only
+};
+
 }  // namespace dtype_lint

@@ -13,23 +13,6 @@
 
 namespace dtype_lint {
 
-// DL107's state, kept by a front end's flow analysis: where an op under
-// autocast last filled its weight cache with no clear_cache() since, and
-// where the region that filled it was left. Reported only when filled on
-// every path (precision first): a join keeps what both paths have.
-struct AutocastCacheState {
-  std::optional<SourceLocation> filledAt;
-  std::optional<SourceLocation> regionLeftAt;  // autocast disabled here without clear_cache()
-
-  void join(const AutocastCacheState& other) {
-    if (!other.filledAt) filledAt.reset();
-    if (!other.regionLeftAt) regionLeftAt.reset();
-  }
-  bool sameAs(const AutocastCacheState& o) const {
-    return filledAt.has_value() == o.filledAt.has_value() && regionLeftAt.has_value() == o.regionLeftAt.has_value();
-  }
-};
-
 class DtypeFlowRules {
  public:
   explicit DtypeFlowRules(TorchVersion torch) : torch_(torch) {}

@@ -79,15 +79,29 @@ struct OpEvent {
   std::function<bool()> issuedByLibraryModule;
 };
 
+// DL107's state, kept by a front end's flow analysis: where an op under
+// autocast last filled its weight cache with no clear_cache() since, and
+// where the region that filled it was left. Reported only when filled on
+// every path (precision first): a join keeps what both paths have.
+struct AutocastCacheState {
+  std::optional<SourceLocation> filledAt;
+  std::optional<SourceLocation> regionLeftAt;  // autocast disabled here without clear_cache()
+
+  void join(const AutocastCacheState& other) {
+    if (!other.filledAt) filledAt.reset();
+    if (!other.regionLeftAt) regionLeftAt.reset();
+  }
+  bool sameAs(const AutocastCacheState& o) const {
+    return filledAt.has_value() == o.filledAt.has_value() && regionLeftAt.has_value() == o.regionLeftAt.has_value();
+  }
+};
+
 // optimizer.step() or an equivalent parameter update.
 struct OptimizerStepEvent {
   SourceLocation location;
   std::string optimizer;  // description: "'opt'"
   AutocastState autocast;
-  // Where an op under autocast last filled the weight-cast cache that no
-  // clear_cache() emptied since; unset when the cache is known to be empty.
-  std::optional<SourceLocation> cacheFilledAt;
-  std::optional<SourceLocation> regionLeftAt;  // autocast disabled here without clear_cache()
+  AutocastCacheState autocastCache;
   std::vector<Note> callChain;
 };
 

@@ -33,7 +33,13 @@ struct NumericHealthOptions {
   double underflowShare = 0.25;  // DL303: share of nonzero gradient values below Half's normal range
   unsigned gradientCheckEvery = 1;  // DL301/DL303: count the gradients at one check point in N
   unsigned castCheckEvery = 16;  // DL302: count every cast to Half up to the 64th, then one in N
+  // Values are counted only for the rules that use them and are selected:
+  // `dtype-lint run` passes the Checks in effect as kChecksVariable.
+  bool countGradients = true;  // DL301 or DL303
+  bool countCasts = true;  // DL302
 };
+
+inline constexpr const char* kChecksVariable = "DTYPE_LINT_CHECKS";  // "DL2*,-DL209", as Checks:
 
 // Each option of NumericHealthOptions, by the names it goes by.
 enum class NumericHealthOption { NonFiniteSkippedSteps, UnderflowShare, GradientCheckEvery, CastCheckEvery };
@@ -52,8 +58,9 @@ std::string optionText(const NumericHealthOptions& options, NumericHealthOption 
 // "cuda") the checks could not read.
 std::string uncountedDeviceNote(const std::string& device);
 
-// The options' environment variables over the defaults; each malformed value
-// is named in `error` ("; " between them) and its default kept.
+// The options' environment variables over the defaults, and which counts the
+// selected rules need; each malformed value is named in `error` ("; "
+// between them) and its default kept.
 NumericHealthOptions numericHealthOptionsFrom(const std::function<const char*(const char*)>& getenv,
                                               std::string& error);
 
@@ -83,8 +90,10 @@ class NumericHealthRules {
   explicit NumericHealthRules(NumericHealthOptions options = {}) : options_(options) {}
 
   // Whether to count at this check point / this cast (the cadence).
-  bool sampleGradients() { return gradientPoints_++ % options_.gradientCheckEvery == 0; }
-  bool sampleCast() { return ++casts_ <= kAlwaysCheckedCasts || casts_ % options_.castCheckEvery == 0; }
+  bool sampleGradients() { return options_.countGradients && gradientPoints_++ % options_.gradientCheckEvery == 0; }
+  bool sampleCast() {
+    return options_.countCasts && (++casts_ <= kAlwaysCheckedCasts || casts_ % options_.castCheckEvery == 0);
+  }
 
   // DL301 and DL303 at an unscale or a step.
   void onGradients(const GradientCheck& check, const SourceLocation& at, std::vector<Finding>& out);
