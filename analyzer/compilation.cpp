@@ -61,6 +61,30 @@ std::string realPath(llvm::StringRef path) {
   return std::string(out);
 }
 
+bool isPythonFile(llvm::StringRef path) { return llvm::sys::path::extension(path) == ".py"; }
+
+// The .py files under a directory, as a linter for Python finds them: hidden
+// directories, caches, virtual environments and installed packages left out.
+template <typename Add>
+size_t addPythonFilesUnder(const std::string& directory, Add& add) {
+  size_t found = 0;
+  std::error_code ec;
+  std::set<std::string> visited{realPath(directory)};
+  for (llvm::sys::fs::recursive_directory_iterator it(directory, ec), end; it != end && !ec; it.increment(ec)) {
+    const llvm::StringRef name = llvm::sys::path::filename(it->path());
+    if (llvm::sys::fs::is_directory(it->path())) {
+      llvm::SmallString<256> marker(it->path());
+      llvm::sys::path::append(marker, "pyvenv.cfg");
+      if (name.startswith(".") || name == "__pycache__" || name == "site-packages" || name == "node_modules" ||
+          llvm::sys::fs::exists(marker) || !visited.insert(realPath(it->path())).second)
+        it.no_push();
+    } else if (isPythonFile(it->path()) && llvm::sys::fs::is_regular_file(it->path())) {
+      found += add(absolute(it->path()), false);
+    }
+  }
+  return found;
+}
+
 bool isSourceFile(llvm::StringRef path) {
   const llvm::StringRef ext = llvm::sys::path::extension(path);
   return ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c++" || ext == ".cu";
@@ -129,11 +153,6 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
     if (llvm::StringRef(real).startswith("/proc/") || llvm::StringRef(real).startswith("/sys/"))
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "a file of the kernel's, not a source: '%s'",
                                      p.c_str());
-    if (llvm::sys::path::extension(p) == ".py")
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "'%s' is Python: the analyzer reads C++ (the runtime hooks check Python: "
-                                     "dtype-lint run -- python %s)",
-                                     p.c_str(), p.c_str());
     inputs.push_back(absolute(p));
   }
 
@@ -166,17 +185,19 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
 
   // Each file once, however it was reached (an explicit input is also under a
   // symlinked directory): explicit files first, then directories.
-  std::set<std::string> files, outside, analyzedRealPaths;
+  std::set<std::string> files, outside, python, analyzedRealPaths;
   auto add = [&](const std::string& file, bool outsideDatabase) {
     if (!analyzedRealPaths.insert(realPath(file)).second) return false;
-    files.insert(file);
-    if (outsideDatabase) outside.insert(file);
+    if (isPythonFile(file)) python.insert(file);
+    else files.insert(file);
+    if (outsideDatabase && !isPythonFile(file)) outside.insert(file);
     return true;
   };
   for (const std::string& input : inputs)
     if (!llvm::sys::fs::is_directory(input) && add(input, !inDatabase.count(input))) work.named.push_back(input);
   for (const std::string& input : inputs) {
     if (!llvm::sys::fs::is_directory(input)) continue;
+    const size_t pythonFound = addPythonFilesUnder(input, add);
     const std::string prefix = input + "/";
     size_t found = 0, missing = 0;
     for (const std::string& f : inDatabase) {
@@ -190,7 +211,7 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
       ++found;
     }
     work.missingFiles += missing;
-    if (found) continue;
+    if (found || (pythonFound && !missing)) continue;
     if (db && missing)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "the %zu entries under '%s' in '%s' name files that do not exist (first: '%s')",
@@ -210,12 +231,13 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
         ++found;
       }
     }
-    if (!found)
+    if (!found && !pythonFound)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no C++ source files under '%s' and no compile_commands.json found",
+                                     "no C++ or Python source files under '%s' and no compile_commands.json found",
                                      input.c_str());
   }
   work.files.assign(files.begin(), files.end());
+  work.pythonFiles.assign(python.begin(), python.end());
   work.outsideDatabase.assign(outside.begin(), outside.end());
   work.database = std::make_unique<DatabaseWithFallback>(std::move(db));
   return work;

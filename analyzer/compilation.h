@@ -17,6 +17,7 @@ struct WorkList {
   std::string databasePath;  // empty when none was found
   std::vector<std::string> files;  // absolute, sorted, unique
   std::vector<std::string> outsideDatabase;  // analyzed with fallbackFlags()
+  std::vector<std::string> pythonFiles;  // absolute, sorted, unique: the Python front end's
   std::vector<std::string> named;  // the files named as inputs (not found under a directory)
   size_t missingFiles = 0;  // database entries under the inputs whose files do not exist
   std::string firstMissingFile;

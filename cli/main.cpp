@@ -21,6 +21,7 @@
 #include "dtype_lint/findings_pipeline.h"
 #include "fixes.h"
 #include "merge_command.h"
+#include "python_analysis.h"
 #include "report_output.h"
 #include "rule_pages.h"
 #include "run_command.h"
@@ -349,6 +350,32 @@ std::vector<std::string> shardOf(const std::vector<std::string>& sorted, unsigne
   return std::vector<std::string>(sorted.begin() + begin, sorted.begin() + end);
 }
 
+// The Python front end's findings, through the same pipeline as the C++
+// analyzer's (each file's configuration), then both in one order.
+void addPythonFindings(analyzer::AnalysisResult& result, const std::vector<std::string>& files,
+                       const analyzer::AnalysisOptions& options) {
+  python::PythonAnalysisResult python = python::analyzePythonFiles(files);
+  std::map<std::string, FindingBatch> byFile;
+  for (Finding& finding : python.findings) {
+    FindingBatch& batch = byFile[finding.location.file];
+    auto config = options.configs.find(finding.location.file);
+    batch.policy = config != options.configs.end() ? config->second.policy : options.configs.at(files.front()).policy;
+    batch.findings.push_back(std::move(finding));
+  }
+  std::vector<FindingBatch> batches;
+  for (auto& [file, batch] : byFile) batches.push_back(std::move(batch));
+  SourceText source;
+  std::vector<Finding> selected = finalizeFindings(std::move(batches), options.commandLine, source);
+  FindingBatch both;
+  both.findings = std::move(result.findings);
+  both.findings.insert(both.findings.end(), std::make_move_iterator(selected.begin()),
+                       std::make_move_iterator(selected.end()));
+  std::vector<FindingBatch> one;
+  one.push_back(std::move(both));
+  result.findings = finalizeFindings(std::move(one), FindingPolicy{}, source);
+  for (Note& note : python.toolNotes) addToolNote(result.toolNotes, std::move(note));
+}
+
 int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& output) {
   if (paths.empty()) return cli::toolError("no input paths (usage: dtype-lint [options] <file or directory>...)");
   constexpr unsigned kMaxJobs = 1024;  // each worker reserves 512 MiB of stack address space
@@ -370,14 +397,16 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
                             "' a directory: " + (error ? error.message() : std::string("a file is in the way")));
   auto work = analyzer::selectWork(paths, buildDir);
   if (!work) return cli::toolError(llvm::toString(work.takeError()));
-  auto configs = analyzer::configsFor(work->files, configFile);
+  std::vector<std::string> allFiles = work->files;
+  allFiles.insert(allFiles.end(), work->pythonFiles.begin(), work->pythonFiles.end());
+  auto configs = analyzer::configsFor(allFiles, configFile);
   if (!configs) return configError(configs.takeError());
   // A config's ExcludePaths leave its files out of the analysis, not only out
   // of the report; a file the user named is said to be left out.
   for (const std::string& file : work->named)
     if (const analyzer::Config& config = (*configs)[file]; config.policy.excludes(file))
       std::cerr << "dtype-lint: note: '" << file << "' is left out by the ExcludePaths of '" << config.path << "'\n";
-  for (auto* files : {&work->files, &work->outsideDatabase})
+  for (auto* files : {&work->files, &work->outsideDatabase, &work->pythonFiles})
     llvm::erase_if(*files, [&](const std::string& file) { return (*configs)[file].policy.excludes(file); });
   if (!extraArgs.empty() || !extraArgsBefore.empty()) {
     // As clang-tidy does: after the driver name, and at the end of every command.
@@ -395,6 +424,7 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
         index > count)
       return cli::toolError("--shard: '" + shard + "' is not I/N with 1 <= I <= N");
     work->files = shardOf(work->files, index, count);
+    work->pythonFiles = shardOf(work->pythonFiles, index, count);
     llvm::erase_if(work->outsideDatabase,
                    [&](const std::string& file) { return !llvm::is_contained(work->files, file); });
   }
@@ -428,7 +458,9 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
     };
   llvm::CrashRecoveryContext::Enable();
   auto analyzedAt = std::chrono::system_clock::now();
-  analyzer::AnalysisResult result = analyzer::analyze(*work->database, work->files, options);
+  analyzer::AnalysisResult result;
+  if (!work->files.empty()) result = analyzer::analyze(*work->database, work->files, options);
+  if (!work->pythonFiles.empty()) addPythonFindings(result, work->pythonFiles, options);
   if (!exportFixesFile.empty())
     if (llvm::Error error = cli::exportFixes(exportFixesFile, result.findings))
       return cli::toolError(llvm::toString(std::move(error)));
@@ -443,7 +475,9 @@ int analyzePaths(const FindingPolicy& commandLine, const cli::OutputOptions& out
       if (!*count) break;
       applied += *count;
       analyzedAt = std::chrono::system_clock::now();
-      result = analyzer::analyze(*work->database, work->files, options);
+      result = analyzer::AnalysisResult{};
+      if (!work->files.empty()) result = analyzer::analyze(*work->database, work->files, options);
+      if (!work->pythonFiles.empty()) addPythonFindings(result, work->pythonFiles, options);
     }
     for (const std::string& file : changedSince)
       std::cerr << "dtype-lint: note: '" << file << "' changed during the analysis: its fixes were not applied\n";

@@ -3,9 +3,10 @@
 
 Usage: scripts/heldout_eval.py DIR [RULE_PREFIX] [--runtime BIN_DIR | --python PYTHON] [-- extra dtype-lint args]
 
-Every `// dtype-lint-expect: DLnnn` marker in DIR/*.cpp is an expected finding
-(file, line, rule). Static (default): the files are analyzed with fallback
-flags (or a compile_commands.json found next to them). --runtime BIN_DIR: each
+Every `// dtype-lint-expect: DLnnn` marker in DIR/*.cpp (`#` in DIR/*.py) is an
+expected finding (file, line, rule). Static (default): the .cpp and .py files
+are analyzed with fallback flags (or a compile_commands.json found next to
+them), and only markers of rules checked statically are expected. --runtime BIN_DIR: each
 DIR/X.cpp's program BIN_DIR/X (built with -g) runs under `dtype-lint run`, and
 only the markers of rules the runtime hooks check are expected. --python
 PYTHON: each DIR/*.py script runs as `PYTHON X.py` under `dtype-lint run`
@@ -34,7 +35,12 @@ for option in ("--runtime", "--python"):
         del args[at:at + 2]
 directory, prefix = args[0], (args[1] if len(args) > 1 else "DL")
 # Programs may span several files in subdirectories; markers may sit in headers.
-files = sorted(glob.glob(os.path.join(directory, "**", "*.py" if python else "*.cpp"), recursive=True))
+files = sorted(glob.glob(os.path.join(directory, "**", "*.py"), recursive=True)) if python else []
+if binaries is None and python is None:  # static: C++ and Python sources alike
+    files = sorted(glob.glob(os.path.join(directory, "**", "*.cpp"), recursive=True) +
+                   glob.glob(os.path.join(directory, "**", "*.py"), recursive=True))
+elif binaries is not None:
+    files = sorted(glob.glob(os.path.join(directory, "**", "*.cpp"), recursive=True))
 marked = sorted(set(files) | set(glob.glob(os.path.join(directory, "**", "*.h"), recursive=True)))
 
 
@@ -49,7 +55,9 @@ if binaries is None and python is None:
     if run.returncode == 2:
         sys.exit(run.stderr)
     found = {key(f) for f in json.loads(run.stdout)["findings"]}
-    checked = None
+    listing = subprocess.run([tool, "--list-rules", "--format=json"], capture_output=True, text=True,
+                             check=True).stdout
+    checked = {rule["id"] for rule in json.loads(listing)["rules"] if "static" in rule["frontEnds"]}
 else:
     # The Python hooks follow the whole scaler protocol (GradScaler's API is
     # known): every marker is expected there, as in samples/python/.

@@ -91,7 +91,7 @@ std::vector<Case> cases() {
          writeFile(d / "src" / "notes.txt", "text");
          return "src";
        },
-       Expect::ToolError, "no C++ source files under"},
+       Expect::ToolError, "no C++ or Python source files under"},
       {"EmptySource", [](P d) { return writeFile(d / "empty.cpp", ""); }, Expect::Normal},
       {"BinarySource", [](P d) { return writeFile(d / "blob.cpp", repeated(kBinary, 64)); }, Expect::Normal,
        "compile error(s)"},
@@ -132,8 +132,18 @@ std::vector<Case> cases() {
          return writeFile(d / "a" / "b" / "x.cpp", kPlain);
        },
        Expect::Normal, "x.cpp' is left out by the ExcludePaths of '"},
-      {"PythonSourceGiven", [](P d) { return writeFile(d / "script.py", "import torch\n"); }, Expect::ToolError,
-       "is Python: the analyzer reads C++ (the runtime hooks check Python: dtype-lint run -- python "},
+      // Python sources: the Python front end reads whatever it is given.
+      {"PythonSyntaxError", [](P d) { return writeFile(d / "broken.py", "def train(:\n    x = (\n"); }, Expect::Normal,
+       "syntax error at line 1: findings cover what parsed"},
+      {"PythonBinary", [](P d) { return writeFile(d / "blob.py", repeated(kBinary, 64)); }, Expect::Normal},
+      {"PythonDeepNesting", [](P d) { return writeFile(d / "deep.py", "x = " + std::string(20000, '(') + "\n"); },
+       Expect::Normal},
+      {"PythonImportCycle",
+       [](P d) {
+         writeFile(d / "a.py", "from b import g\ndef f():\n    return g()\n");
+         return writeFile(d / "b.py", "from a import f\ndef g():\n    return f()\nf()\n");
+       },
+       Expect::Normal},
       {"KernelFile", [](P) { return "/proc/self/status"; }, Expect::ToolError,
        "a file of the kernel's, not a source: '/proc/self/status'"},
       // Compile databases.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli_test_support.h"
 #include "expectations.h"
@@ -19,6 +20,7 @@ using dtype_lint::testing::expectToolError;
 using dtype_lint::testing::lineCount;
 using dtype_lint::testing::readFile;
 using dtype_lint::testing::TempDir;
+using dtype_lint::testing::writeFile;
 
 const std::string kSource = DTYPE_LINT_SOURCE_DIR;
 const std::string kBuild = std::string("-p ") + DTYPE_LINT_BINARY_DIR;
@@ -70,6 +72,40 @@ TEST(Cli, JsonListsEachFindingWithItsLine) {
   dtype_lint::testing::LineRules lines;
   for (const auto& f : json.at("findings")) lines.emplace(f.at("location").at("line"), f.at("rule"));
   EXPECT_EQ(lines, dtype_lint::testing::readMarkers(kBuggy));
+}
+
+// A tree of C++ and Python: one report of both languages, in every format,
+// with each file's own configuration and NOLINT comments.
+TEST_F(TempDir, CppAndPythonInOneReport) {
+  const std::string python = kSource + "/samples/python/DL201_double_unscale/buggy.py";
+  const std::string sarifFile = (dir_ / "report.sarif").string();
+  CommandResult sarif = dtypeLint(kBuild + " --format sarif -o " + sarifFile + " " + kBuggy + " " + python);
+  EXPECT_EQ(sarif.exitCode, 1) << sarif.err;
+  std::set<std::pair<std::string, std::string>> reported;
+  const auto report = nlohmann::json::parse(readFile(sarifFile));
+  for (const auto& r : report.at("runs").at(0).at("results"))
+    reported.emplace(
+        fs::path(r.at("locations").at(0).at("physicalLocation").at("artifactLocation").at("uri").get<std::string>())
+            .filename()
+            .string(),
+        r.at("ruleId").get<std::string>());
+  EXPECT_TRUE(reported.count({"buggy.cpp", "DL101"}));
+  EXPECT_TRUE(reported.count({"buggy.py", "DL201"}));
+
+  const CommandResult text = dtypeLint(kBuild + " " + kBuggy + " " + python);
+  EXPECT_NE(text.out.find("buggy.py:16:5: error: gradients of 'optimizer' unscaled again"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("[DL101-mixed-dtype-matmul]"), std::string::npos) << text.out;
+
+  // A directory of Python scripts alone needs no compilation database; # NOLINT works.
+  std::string script = readFile(python);
+  script.replace(script.find("# dtype-lint-expect: DL201"), 26, "# NOLINT(DL201)");
+  writeFile(dir_ / "scripts" / "train.py", script);
+  writeFile(dir_ / "scripts" / ".venv" / "pyvenv.cfg", "home = /usr/bin\n");
+  writeFile(dir_ / "scripts" / ".venv" / "lib" / "torch_like.py", readFile(python));
+  const CommandResult directory = dtypeLint("--format json " + (dir_ / "scripts").string());
+  EXPECT_EQ(directory.exitCode, 0) << directory.err << directory.out;
+  EXPECT_TRUE(nlohmann::json::parse(directory.out).at("findings").empty()) << directory.out;
 }
 
 TEST(Cli, RuleFilterExcludesRules) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The front ends report facts and the rules decide (docs/ARCHITECTURE.md):
-no code of analyzer/ or runtime_hooks/ names a rule. Comments may (they say
+no code of analyzer/, python_analyzer/ or runtime_hooks/ names a rule. Comments may (they say
 which rule a fact is for); string literals, RuleId handles and identifiers may
 not. Exit 1 with each offending line."""
 import re
@@ -20,7 +20,7 @@ def code_of(path: Path) -> str:
 
 
 offences = []
-for folder in ("analyzer", "runtime_hooks"):
+for folder in ("analyzer", "python_analyzer", "runtime_hooks"):
     for path in sorted((ROOT / folder).rglob("*")):
         if path.suffix not in (".cpp", ".h", ".cu", ".py"):
             continue

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pre-commit hook as a project uses it: a repository with a compilation
 # database in build/, a staged buggy file fails the hook with its finding, the
-# fixed one passes. Usage: pre_commit_test.sh SOURCE_DIR BUILD_DIR PRE_COMMIT
+# fixed one passes; a staged Python script likewise. Usage: pre_commit_test.sh SOURCE_DIR BUILD_DIR PRE_COMMIT
 set -euo pipefail
 source_dir=$1 build_dir=$2 pre_commit=$3
 work=$(mktemp -d)
@@ -38,4 +38,17 @@ git add src/train.cpp
   echo "FAIL: the hook failed on the fixed file"; cat "$work/out"; exit 1; }
 expect "dtype-lint"
 expect "Passed"
-echo "pre-commit hook: buggy file fails with its findings, fixed file passes"
+
+# A Python training script: no database needed.
+python_sample="$source_dir/samples/python/DL201_double_unscale"
+cp "$python_sample/buggy.py" src/train.py
+git add src/train.py
+if "$pre_commit" try-repo "$source_dir" dtype-lint --files src/train.py > "$work/out" 2>&1; then
+  echo "FAIL: the hook passed on a buggy Python file"; cat "$work/out"; exit 1
+fi
+expect "src/train.py:16:5: error: gradients of 'optimizer' unscaled again before 'scaler'.update()"
+cp "$python_sample/fixed.py" src/train.py
+git add src/train.py
+"$pre_commit" try-repo "$source_dir" dtype-lint --files src/train.py > "$work/out" 2>&1 || {
+  echo "FAIL: the hook failed on the fixed Python file"; cat "$work/out"; exit 1; }
+echo "pre-commit hook: buggy files (C++ and Python) fail with their findings, fixed files pass"

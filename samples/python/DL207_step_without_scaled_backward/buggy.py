@@ -8,7 +8,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=1e-2)
 scaler = torch.amp.GradScaler("cpu")
 for step in range(3):
     optimizer.zero_grad()
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.autocast("cpu", dtype=torch.float16):
         loss = model(torch.randn(8, 16)).float().pow(2).mean()
     loss.backward()
     scaler.step(optimizer)  # dtype-lint-expect: DL207

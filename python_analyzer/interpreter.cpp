@@ -1,0 +1,1853 @@
+#include "interpreter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dl304_optimizer_epsilon.h"
+#include "dtype_lint/op_contracts.h"
+#include "torch_names.h"
+
+namespace dtype_lint::python {
+
+namespace fs = std::filesystem;
+using Kind = Value::Kind;
+
+namespace {
+
+constexpr size_t kMaxCallDepth = 8;
+constexpr size_t kMaxExpressionDepth = 256;
+constexpr size_t kMaxBlockDepth = 256;
+constexpr size_t kStepBudget = 20000;  // statements per root, loops' two passes and calls included
+
+std::string unquote(std::string_view text) {
+  // 'x', "x", f"x", r'x', """x""": the content between the quotes.
+  size_t start = text.find_first_of("'\"");
+  if (start == std::string_view::npos) return std::string(text);
+  const char quote = text[start];
+  size_t quotes = text.compare(start, 3, std::string(3, quote)) == 0 ? 3 : 1;
+  if (text.size() < start + 2 * quotes) return {};
+  return std::string(text.substr(start + quotes, text.size() - start - 2 * quotes));
+}
+
+Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
+
+// The dtype an op autocast casts runs in: the enabled device's (CUDA's where
+// both are on), by its list: the low-precision dtype, Float, or unknown (promote).
+DtypeSet autocastResult(const std::string& op, const AutocastState& autocast) {
+  const bool cuda = autocast.cuda.enabled == Tristate::On;
+  const DeviceAutocast& device = cuda ? autocast.cuda : autocast.cpu;
+  switch (autocastPolicy(op, cuda ? Device::CUDA : Device::CPU, TorchVersion{2, 0})) {
+  case AutocastPolicy::LowerPrecision: return device.dtype;
+  case AutocastPolicy::Fp32: return DtypeSet(ScalarType::Float);
+  default: return DtypeSet::unknown();
+  }
+}
+
+}  // namespace
+
+// Where a statement runs: its file, where control leaves to, the calls that led here.
+struct Interpreter::Frame {
+  ModuleFile* module = nullptr;
+  bool topLevel = false;
+  std::vector<State>* returns = nullptr;
+  std::vector<Value>* returnValues = nullptr;
+  std::vector<State>* breaks = nullptr;
+  std::vector<State>* continues = nullptr;
+  std::vector<Note> callChain;
+  bool inCustomBackward = false;  // a custom autograd Function's backward, or what it calls
+  std::optional<Note> forwardUnderAutocast;  // where that Function's forward ran under autocast
+};
+
+// A call's arguments, evaluated.
+struct Interpreter::Call {
+  Node node;
+  std::vector<Value> args;
+  std::vector<Node> argNodes;
+  std::map<std::string, Value> kwargs;
+  std::map<std::string, Node> kwargNodes;
+  bool spread = false;  // *args or **kwargs: the arguments are not all known
+
+  const Value* kw(const std::string& name) const {
+    auto it = kwargs.find(name);
+    return it == kwargs.end() ? nullptr : &it->second;
+  }
+  // The argument at `position`, or by `name`.
+  const Value* arg(size_t position, const std::string& name) const {
+    if (const Value* v = kw(name)) return v;
+    return position < args.size() ? &args[position] : nullptr;
+  }
+  Node argNode(size_t position, const std::string& name) const {
+    if (auto it = kwargNodes.find(name); it != kwargNodes.end()) return it->second;
+    return position < argNodes.size() ? argNodes[position] : Node();
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Files and imports.
+
+ModuleFile* Interpreter::load(const std::string& path) {
+  std::error_code error;
+  const std::string canonical = fs::weakly_canonical(path, error).string();
+  const std::string key = error ? path : canonical;
+  if (auto it = modules_.find(key); it != modules_.end()) return it->second.get();
+  std::string why;
+  auto source = SourceFile::parse(path, why);
+  if (!source) {
+    toolNotes_.push_back(Note{SourceLocation::startOf(path), why});
+    return nullptr;
+  }
+  lines_ += source->lines();
+  if (unsigned line = source->firstErrorLine())
+    toolNotes_.push_back(
+        Note{SourceLocation::startOf(path), fmt::format("syntax error at line {}: findings cover what parsed", line)});
+  auto module = std::make_unique<ModuleFile>();
+  module->source = std::move(source);
+  ModuleFile* raw = module.get();
+  modules_[key] = std::move(module);
+  return raw;
+}
+
+std::string Interpreter::resolveImport(const std::string& importer, std::string_view dotted, int parentLevels) const {
+  std::string relative(dotted);
+  std::replace(relative.begin(), relative.end(), '.', '/');
+  fs::path dir = fs::path(importer).parent_path();
+  // Only files of the analyzed tree: under the directory of an input (an
+  // installed torch or transformers is library code, not followed).
+  auto inTree = [&](const fs::path& p) {
+    const std::string text = fs::weakly_canonical(p).string();
+    return std::any_of(roots_.begin(), roots_.end(), [&](const std::string& root) {
+      return text.size() > root.size() && text.compare(0, root.size(), root) == 0 && text[root.size()] == '/';
+    });
+  };
+  auto candidate = [&](const fs::path& base) -> std::string {
+    for (const fs::path& p : {base / (relative + ".py"), base / relative / "__init__.py"})
+      if (!relative.empty() && fs::is_regular_file(p) && inTree(p)) return p.string();
+    return {};
+  };
+  if (parentLevels > 0) {  // from . import x, from ..pkg import y
+    for (int i = 1; i < parentLevels; ++i) dir = dir.parent_path();
+    return candidate(dir);
+  }
+  // The importing file's directory and the directories above it (a package's root).
+  for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    if (std::string found = candidate(dir); !found.empty()) return found;
+    if (dir == dir.parent_path()) break;
+  }
+  return {};
+}
+
+void Interpreter::executeModule(ModuleFile& module, bool asMain) {
+  if (module.executed) return;
+  module.executed = true;
+  State state;
+  state.locals["__name__"] = Value::string(asMain ? "__main__" : fs::path(module.source->path()).stem().string());
+  Frame frame;
+  frame.module = &module;
+  frame.topLevel = true;
+  execBlock(module.source->root(), state, frame);
+  module.globals = state.locals;
+  module.finalState = std::move(state);
+  module.finalState.reached = true;
+}
+
+void Interpreter::run(const std::vector<std::string>& files) {
+  inputs_ = files;
+  for (const std::string& file : files) roots_.insert(fs::weakly_canonical(fs::absolute(file)).parent_path().string());
+  for (const std::string& file : files) {
+    steps_ = 0;
+    if (ModuleFile* module = load(file)) executeModule(*module, /*asMain=*/true);
+  }
+  // What no run reached: from unknown arguments, with the objects the
+  // module's top level made, whose protocol state is unknown.
+  std::vector<ModuleFile*> loaded;
+  for (auto& [path, module] : modules_) loaded.push_back(module.get());
+  for (ModuleFile* module : loaded) {
+    auto rootState = [&] {
+      State state = module->finalState;
+      state.locals.clear();
+      state.autocast = AutocastState{};
+      state.protocol = ScalerProtocol{};
+      state.protocol.adoptDeclarations(module->finalState.protocol);
+      return state;
+    };
+    Frame frame;
+    frame.module = module;
+    for (size_t i = 0; i < module->classes.size(); ++i) {
+      const ClassInfo& cls = *module->classes[i];
+      if (std::none_of(cls.methods.begin(), cls.methods.end(),
+                       [&](const auto& m) { return !analyzed_.count(m.second); }))
+        continue;
+      steps_ = 0;
+      State state = rootState();
+      Call construct;
+      construct.node = cls.definition;
+      construct.spread = true;
+      Value instance = instantiate(cls, construct, state, frame);
+      const State afterInit = state;
+      for (const auto& [name, method] : cls.methods) {
+        if (analyzed_.count(method)) continue;
+        State methodState = afterInit;
+        methodState.protocol = ScalerProtocol{};
+        methodState.protocol.adoptDeclarations(afterInit.protocol);
+        Call unknownArgs;
+        unknownArgs.node = method->definition;
+        unknownArgs.spread = true;
+        callFunction(*method, instance, unknownArgs, methodState, frame);
+      }
+    }
+    for (size_t i = 0; i < module->functions.size(); ++i) {
+      const FunctionInfo* function = module->functions[i].get();
+      if (analyzed_.count(function) || function->owner) continue;
+      steps_ = 0;
+      State state = rootState();
+      Call unknownArgs;
+      unknownArgs.node = function->definition;
+      unknownArgs.spread = true;
+      callFunction(*function, std::nullopt, unknownArgs, state, frame);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Statements.
+
+void Interpreter::execBlock(const Node& block, State& state, Frame& frame) {
+  if (blockDepth_ >= kMaxBlockDepth) return;  // deeper than Python compiles: not followed
+  ++blockDepth_;
+  for (const Node& statement : block.children()) {
+    if (!state.reached) break;
+    exec(statement, state, frame);
+  }
+  --blockDepth_;
+}
+
+void Interpreter::exec(const Node& statement, State& state, Frame& frame) {
+  if (++steps_ > kStepBudget) {
+    if (steps_ == kStepBudget + 1)
+      toolNotes_.push_back(noteAt(statement, "the analysis stopped here: the file's paths exceed its budget"));
+    state.reached = false;
+    return;
+  }
+  const std::string_view kind = statement.kind();
+  if (kind == "expression_statement") {
+    for (const Node& child : statement.children()) {
+      if (child.is("assignment") || child.is("augmented_assignment")) execAssignment(child, state, frame);
+      else eval(child, state, frame);
+    }
+  } else if (kind == "if_statement") {
+    execIf(statement, state, frame);
+  } else if (kind == "for_statement" || kind == "while_statement") {
+    execLoop(statement, state, frame);
+  } else if (kind == "with_statement") {
+    execWith(statement, state, frame);
+  } else if (kind == "try_statement") {
+    execTry(statement, state, frame);
+  } else if (kind == "function_definition") {
+    defineFunction(statement, {}, state, frame);
+  } else if (kind == "class_definition") {
+    defineClass(statement, {}, state, frame);
+  } else if (kind == "decorated_definition") {
+    std::vector<Node> decorators;
+    for (const Node& child : statement.children())
+      if (child.is("decorator")) decorators.push_back(child);
+    const Node definition = statement.field("definition");
+    if (definition.is("function_definition")) defineFunction(definition, decorators, state, frame);
+    else if (definition.is("class_definition")) defineClass(definition, decorators, state, frame);
+  } else if (kind == "return_statement") {
+    Value result = Value::none();
+    if (auto children = statement.children(); !children.empty()) result = eval(children.front(), state, frame);
+    if (frame.returns) {
+      frame.returns->push_back(state);
+      frame.returnValues->push_back(result);
+    }
+    state.reached = false;
+  } else if (kind == "raise_statement") {
+    for (const Node& child : statement.children()) eval(child, state, frame);
+    state.reached = false;
+  } else if (kind == "break_statement" || kind == "continue_statement") {
+    auto* targets = kind == "break_statement" ? frame.breaks : frame.continues;
+    if (targets) targets->push_back(state);
+    if (kind == "continue_statement") state.protocol.leaveIteration(statement.location());
+    state.reached = false;
+  } else if (kind == "import_statement" || kind == "import_from_statement") {
+    execImport(statement, state, frame);
+  } else if (kind == "assert_statement" || kind == "delete_statement") {
+    for (const Node& child : statement.children()) eval(child, state, frame);
+  } else if (kind == "block" || kind == "module") {
+    execBlock(statement, state, frame);
+  }
+  // pass, global, nonlocal, print (Python 2), type aliases: nothing to follow.
+}
+
+void Interpreter::execAssignment(const Node& assignment, State& state, Frame& frame) {
+  const Node target = assignment.field("left");
+  const Node right = assignment.field("right");
+  if (!right) return;  // a bare annotation: `x: int`
+  Value value;
+  if (assignment.is("augmented_assignment")) {
+    // x += y, loss /= accumulation: the binary op on the current value.
+    const Value left = eval(target, state, frame);
+    const Value other = eval(right, state, frame);
+    std::string op(assignment.field("operator").text());
+    if (!op.empty() && op.back() == '=') op.pop_back();
+    if (left.isGradient && op == "/" && (right.is("identifier") || right.is("attribute")))
+      state.manualScaling.gradientsDividedBy(std::hash<std::string>{}(std::string(right.text())), assignment.location(),
+                                             findings_);
+    if (left.is(Kind::Tensor) && (other.is(Kind::Tensor) || other.is(Kind::Number) || other.is(Kind::Unknown))) {
+      value = left;
+      if (other.is(Kind::Tensor) && left.dtype.single() && other.dtype.single() && op != "@")
+        value.dtype = DtypeSet(promote(*left.dtype.single(), *other.dtype.single()));
+      else if (other.is(Kind::Tensor) && !(left.dtype == other.dtype)) value.dtype = DtypeSet::unknown();
+    } else if (left.is(Kind::Number) && other.is(Kind::Number)) {
+      value = left;
+      if (op == "+") value.number += other.number;
+      else if (op == "-") value.number -= other.number;
+      else if (op == "*") value.number *= other.number;
+      else value = Value::unknown();
+    }
+  } else {
+    value = eval(right, state, frame);
+  }
+  // a = b = value
+  Node first = target;
+  assign(first, value, state, frame);
+  if (right.is("assignment")) execAssignment(right, state, frame);
+}
+
+void Interpreter::assign(const Node& target, const Value& value, State& state, Frame& frame) {
+  Value named = value;
+  if (named.is(Kind::Tensor) && !target.is("pattern_list") && !target.is("tuple_pattern")) {
+    named.description = describe(target);
+    // `x = batch.half()`: the cast is where 'x' became Half.
+    if (named.origin && named.origin->location.line == target.location().line &&
+        named.origin->message.find(" became ") != std::string::npos)
+      named.origin->message = named.description + named.origin->message.substr(named.origin->message.rfind(" became "));
+  }
+  if (named.is(Kind::Object)) {
+    // An object is named after the first place that holds it: 'model', 'self.scaler'.
+    if (auto it = state.heap.find(named.object); it != state.heap.end() && it->second.name.empty()) {
+      const std::string name(target.text());
+      it->second.name = "'" + name + "'";
+      // A Sequential's layers by their index: 'model[0]'.
+      for (size_t i = 0; i < it->second.children.size(); ++i)
+        if (auto child = state.heap.find(it->second.children[i]);
+            child != state.heap.end() && child->second.name.empty())
+          child->second.name = fmt::format("'{}[{}]'", name, i);
+    }
+  }
+  if (target.is("identifier")) {
+    state.locals[std::string(target.text())] = named;
+  } else if (target.is("attribute")) {
+    const Value object = eval(target.field("object"), state, frame);
+    if (object.is(Kind::Object))
+      if (auto it = state.heap.find(object.object); it != state.heap.end())
+        it->second.attributes[std::string(target.field("attribute").text())] = named;
+  } else if (target.is("pattern_list") || target.is("tuple_pattern") || target.is("list_pattern") ||
+             target.is("tuple") || target.is("list")) {
+    const auto targets = target.children();
+    for (size_t i = 0; i < targets.size(); ++i)
+      assign(targets[i],
+             value.is(Kind::List) && value.items.size() == targets.size() ? value.items[i] : Value::unknown(), state,
+             frame);
+  } else if (target.is("subscript")) {
+    const Value container = eval(target.field("value"), state, frame);
+    (void)container;  // d["k"] = v: containers are not followed through stores
+  } else if (target.is("parenthesized_expression")) {
+    for (const Node& child : target.children()) assign(child, value, state, frame);
+  }
+}
+
+void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
+  const Value condition = eval(statement.field("condition"), state, frame);
+  const auto truth = condition.truth();
+  std::vector<Node> alternatives;
+  for (const Node& child : statement.children())
+    if (child.is("elif_clause") || child.is("else_clause")) alternatives.push_back(child);
+  if (truth == true) return execBlock(statement.field("consequence"), state, frame);
+  State otherwise = state;
+  if (truth != false) execBlock(statement.field("consequence"), state, frame);
+  else state.reached = false;
+  // The rest of the chain, as a nested if on the path where the condition failed.
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    const Node& clause = alternatives[i];
+    if (!otherwise.reached) break;
+    if (clause.is("else_clause")) {
+      execBlock(clause.field("body"), otherwise, frame);
+      state.join(otherwise);
+      return;
+    }
+    const auto clauseTruth = eval(clause.field("condition"), otherwise, frame).truth();
+    if (clauseTruth == false) continue;
+    State taken = otherwise;
+    execBlock(clause.field("consequence"), taken, frame);
+    state.join(taken);
+    if (clauseTruth == true) return;
+  }
+  state.join(otherwise);
+}
+
+void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
+  const bool isFor = statement.is("for_statement");
+  Value element = Value::unknown();
+  if (isFor) {
+    const Value iterable = eval(statement.field("right"), state, frame);
+    // for opt in (self.enc_opt, self.dec_opt): each element in turn is not
+    // followed; one object all along is.
+    if (iterable.is(Kind::List) && !iterable.items.empty()) {
+      element = iterable.items.front();
+      for (const Value& item : iterable.items) element = joinValues(element, item);
+    }
+    // for p in model.parameters(): a parameter, of the module's dtype.
+    if (iterable.is(Kind::Parameters)) element = Value::tensor(parametersOf(iterable.object, state));
+  } else {
+    const auto truth = eval(statement.field("condition"), state, frame).truth();
+    if (truth == false) return;
+  }
+  // The body runs twice: the second pass sees what the first left (a
+  // protocol call repeated every iteration); paths leave by break, or by
+  // the loop's end.
+  std::vector<State> breaks, continues;
+  auto* savedBreaks = frame.breaks;
+  auto* savedContinues = frame.continues;
+  frame.breaks = &breaks;
+  frame.continues = &continues;
+  const bool endless = !isFor && eval(statement.field("condition"), state, frame).truth() == true;
+  for (int pass = 0; pass < 2 && state.reached; ++pass) {
+    if (isFor) assign(statement.field("left"), element, state, frame);
+    execBlock(statement.field("body"), state, frame);
+    for (const State& c : continues) state.join(c);
+    continues.clear();
+    if (!isFor && !endless) eval(statement.field("condition"), state, frame);
+  }
+  frame.breaks = savedBreaks;
+  frame.continues = savedContinues;
+  if (endless) state.reached = false;
+  for (const State& b : breaks) state.join(b);
+}
+
+void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
+  std::vector<AutocastState> saved;
+  std::vector<Value> regions;
+  const Node clause = statement.children().empty() ? Node() : statement.children().front();
+  for (const Node& item : clause.children()) {
+    if (!item.is("with_item")) continue;
+    Node value = item.field("value");
+    Node alias;
+    if (value.is("as_pattern")) {
+      alias = value.field("alias");
+      value = value.children().empty() ? Node() : value.children().front();
+    }
+    const Value v = eval(value, state, frame);
+    if (v.is(Kind::Autocast)) {
+      saved.emplace_back();
+      enterAutocast(v, value, state, saved.back());
+      regions.push_back(v);
+    }
+    if (alias) {
+      for (const Node& target : alias.children()) assign(target, v, state, frame);
+      if (alias.is("identifier")) assign(alias, v, state, frame);
+    }
+  }
+  execBlock(statement.field("body"), state, frame);
+  // Leaving the regions, innermost first; a return or break inside leaves them too.
+  while (!saved.empty()) {
+    if (state.reached) {
+      if (state.autocast.anyOn()) state.bfloat16Loss.regionLeft(state.autocast);
+      state.autocast = saved.back();
+    }
+    saved.pop_back();
+  }
+}
+
+void Interpreter::enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved) {
+  saved = state.autocast;
+  if (region.enabled == Tristate::Off) return;
+  auto set = [&](DeviceAutocast& device, DtypeSet defaultDtype) {
+    device.enabled = region.enabled;
+    device.dtype = region.dtype.isBottom() ? defaultDtype : region.dtype;
+    device.enabledAt = at.location();
+  };
+  if (region.text != "cpu") set(state.autocast.cuda, DtypeSet(ScalarType::Half));
+  if (region.text != "cuda") set(state.autocast.cpu, DtypeSet(ScalarType::BFloat16));
+  if (region.enabled == Tristate::On) state.bfloat16Loss.regionEntered();
+}
+
+void Interpreter::execTry(const Node& statement, State& state, Frame& frame) {
+  const State entry = state;
+  execBlock(statement.field("body"), state, frame);
+  Node finally;
+  for (const Node& clause : statement.children()) {
+    if (clause.is("else_clause")) {
+      if (state.reached) execBlock(clause.field("body"), state, frame);
+    } else if (clause.is("except_clause") || clause.is("except_group_clause")) {
+      // The handler runs from where the body may have raised: its start is the one state known.
+      State handler = entry;
+      for (const Node& child : clause.children())
+        if (child.is("block")) execBlock(child, handler, frame);
+      state.join(handler);
+    } else if (clause.is("finally_clause")) {
+      finally = clause;
+    }
+  }
+  if (finally)
+    for (const Node& child : finally.children())
+      if (child.is("block")) execBlock(child, state, frame);
+}
+
+void Interpreter::execImport(const Node& statement, State& state, Frame& frame) {
+  const std::string& importer = frame.module->source->path();
+  auto bindModule = [&](const std::string& dotted, int levels) -> Value {
+    const std::string path = resolveImport(importer, dotted, levels);
+    if (path.empty()) return Value::name(dotted);
+    ModuleFile* module = load(path);
+    if (!module) return Value::unknown();
+    if (!module->executed) {
+      const size_t steps = steps_;
+      executeModule(*module, /*asMain=*/false);
+      steps_ = steps;
+    }
+    Value v = Value::make(Kind::Name);
+    v.text = "file:" + path;
+    return v;
+  };
+  if (statement.is("import_statement")) {
+    for (const Node& name : statement.children()) {
+      if (name.is("aliased_import")) {
+        const std::string dotted(name.field("name").text());
+        state.locals[std::string(name.field("alias").text())] = bindModule(dotted, 0);
+      } else {
+        // import torch.nn: binds `torch`.
+        const std::string dotted(name.text());
+        const std::string head = dotted.substr(0, dotted.find('.'));
+        const Value bound = bindModule(dotted, 0);
+        state.locals[head] = bound.text.rfind("file:", 0) == 0 && head == dotted ? bound : Value::name(head);
+      }
+    }
+    return;
+  }
+  // from X import a, b as c
+  const Node moduleName = statement.field("module_name");
+  std::string dotted(moduleName.text());
+  int levels = 0;
+  if (moduleName.is("relative_import")) {
+    levels = static_cast<int>(
+        std::count(dotted.begin(), dotted.end(), '.') -
+        std::count(dotted.begin() + static_cast<long>(dotted.find_first_not_of('.') == std::string::npos
+                                                          ? dotted.size()
+                                                          : dotted.find_first_not_of('.')),
+                   dotted.end(), '.'));
+    dotted = dotted.substr(static_cast<size_t>(levels));
+  }
+  const std::string path = resolveImport(importer, dotted, levels);
+  ModuleFile* module = path.empty() ? nullptr : load(path);
+  if (module && !module->executed) {
+    const size_t steps = steps_;
+    executeModule(*module, /*asMain=*/false);
+    steps_ = steps;
+  }
+  for (const Node& name : statement.children()) {
+    if (name == moduleName) continue;
+    Node imported = name, alias = name;
+    if (name.is("aliased_import")) {
+      imported = name.field("name");
+      alias = name.field("alias");
+    }
+    if (!imported.is("dotted_name") && !imported.is("identifier")) continue;
+    const std::string what(imported.text());
+    Value value;
+    if (module) {
+      auto it = module->globals.find(what);
+      if (it != module->globals.end()) {
+        value = it->second;
+        // Objects the imported file made live in its final state's heap.
+        if (value.is(Kind::Object) && !state.heap.count(value.object))
+          if (auto object = module->finalState.heap.find(value.object); object != module->finalState.heap.end())
+            state.heap.insert(*object);
+      } else {
+        const std::string sub = resolveImport(path, what, 1);  // from pkg import submodule
+        if (!sub.empty()) {
+          if (ModuleFile* submodule = load(sub)) {
+            if (!submodule->executed) {
+              const size_t steps = steps_;
+              executeModule(*submodule, false);
+              steps_ = steps;
+            }
+            value = Value::name("file:" + sub);
+          }
+        }
+      }
+    } else if (path.empty()) {
+      value = Value::name(dotted.empty() ? what : dotted + "." + what);
+    }
+    state.locals[std::string(alias.text())] = value;
+  }
+}
+
+void Interpreter::defineFunction(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame) {
+  const auto key = std::pair{&definition.file(), definition.startByte()};
+  FunctionInfo*& info = functionsByNode_[key];
+  if (!info) {
+    auto owned = std::make_unique<FunctionInfo>();
+    owned->definition = definition;
+    owned->decorators = std::move(decorators);
+    owned->module = frame.module;
+    owned->name = std::string(definition.field("name").text());
+    info = owned.get();
+    frame.module->functions.push_back(std::move(owned));
+  }
+  Value v = Value::make(Kind::Function);
+  v.function = info;
+  state.locals[info->name] = v;
+}
+
+void Interpreter::defineClass(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame) {
+  const auto key = std::pair{&definition.file(), definition.startByte()};
+  ClassInfo*& info = classesByNode_[key];
+  if (!info) {
+    auto owned = std::make_unique<ClassInfo>();
+    owned->definition = definition;
+    owned->module = frame.module;
+    owned->name = std::string(definition.field("name").text());
+    for (const Node& decorator : decorators)
+      if (decorator.text().find("dataclass") != std::string_view::npos) owned->isDataclass = true;
+    for (const Node& base : definition.field("superclasses").children())
+      if (!base.is("keyword_argument")) owned->bases.push_back(eval(base, state, frame));
+    for (const Node& member : definition.field("body").children()) {
+      Node function = member;
+      std::vector<Node> memberDecorators;
+      if (member.is("decorated_definition")) {
+        for (const Node& child : member.children())
+          if (child.is("decorator")) memberDecorators.push_back(child);
+        function = member.field("definition");
+      }
+      if (function.is("function_definition")) {
+        auto method = std::make_unique<FunctionInfo>();
+        method->definition = function;
+        method->decorators = std::move(memberDecorators);
+        method->module = frame.module;
+        method->owner = owned.get();
+        method->name = std::string(function.field("name").text());
+        owned->methods[method->name] = method.get();
+        functionsByNode_[{&function.file(), function.startByte()}] = method.get();
+        frame.module->functions.push_back(std::move(method));
+      } else if (member.is("expression_statement")) {
+        for (const Node& child : member.children()) {
+          if (!child.is("assignment")) continue;
+          const Node left = child.field("left");
+          if (!left.is("identifier")) continue;
+          const std::string field(left.text());
+          if (child.field("type")) owned->fields.push_back(field);
+          if (const Node right = child.field("right")) owned->attributes[field] = right;
+        }
+      }
+    }
+    info = owned.get();
+    frame.module->classes.push_back(std::move(owned));
+  }
+  Value v = Value::make(Kind::Class);
+  v.cls = info;
+  state.locals[info->name] = v;
+}
+
+// ---------------------------------------------------------------------------
+// Expressions.
+
+std::string Interpreter::describe(const Node& expression) const {
+  const std::string_view text = expression.text();
+  if (text.size() <= 40 && text.find('\n') == std::string_view::npos) return "'" + std::string(text) + "'";
+  return "the " + std::string(expression.kind() == "call" ? "call's result" : "expression");
+}
+
+Value Interpreter::lookup(const std::string& name, State& state, Frame& frame) {
+  if (auto it = state.locals.find(name); it != state.locals.end()) return it->second;
+  if (!frame.topLevel)
+    if (auto it = frame.module->globals.find(name); it != frame.module->globals.end()) return it->second;
+  if (name == "True" || name == "False") return Value::boolean(name == "True");
+  if (name == "None") return Value::none();
+  return Value::name(name);  // a builtin: print, len, getattr, isinstance...
+}
+
+Value Interpreter::eval(const Node& expression, State& state, Frame& frame) {
+  if (!expression || !state.reached) return {};
+  // Expressions nested deeper than code is written (generated or hostile
+  // input) are not followed: the evaluation recurses.
+  if (evalDepth_ >= kMaxExpressionDepth) return {};
+  ++evalDepth_;
+  Value value = evalExpression(expression, state, frame);
+  --evalDepth_;
+  return value;
+}
+
+Value Interpreter::evalExpression(const Node& expression, State& state, Frame& frame) {
+  const std::string_view kind = expression.kind();
+  if (kind == "identifier") return lookup(std::string(expression.text()), state, frame);
+  if (kind == "attribute") return evalAttribute(expression, state, frame);
+  if (kind == "call") return evalCall(expression, state, frame);
+  if (kind == "binary_operator") return evalBinary(expression, state, frame);
+  if (kind == "comparison_operator") return evalComparison(expression, state, frame);
+  if (kind == "subscript") return evalSubscript(expression, state, frame);
+  if (kind == "parenthesized_expression") {
+    auto children = expression.children();
+    return children.empty() ? Value::unknown() : eval(children.front(), state, frame);
+  }
+  if (kind == "string") {
+    if (expression.children().size() > 3) return Value::unknown();  // f-strings with fields
+    return Value::string(unquote(expression.text()));
+  }
+  if (kind == "integer" || kind == "float") {
+    Value v = Value::make(Kind::Number);
+    std::string digits(expression.text());
+    digits.erase(std::remove(digits.begin(), digits.end(), '_'), digits.end());
+    try {
+      v.number = std::stod(digits);
+    } catch (...) {
+      return Value::unknown();
+    }
+    return v;
+  }
+  if (kind == "true" || kind == "false") return Value::boolean(kind == "true");
+  if (kind == "none") return Value::none();
+  if (kind == "unary_operator") {
+    Value operand = eval(expression.field("argument"), state, frame);
+    if (operand.is(Kind::Number) && expression.field("operator").text() == "-") operand.number = -operand.number;
+    return operand.is(Kind::Number) || operand.is(Kind::Tensor) ? operand : Value::unknown();
+  }
+  if (kind == "not_operator") {
+    const auto truth = eval(expression.field("argument"), state, frame).truth();
+    return truth ? Value::boolean(!*truth) : Value::unknown();
+  }
+  if (kind == "boolean_operator") {
+    const Value left = eval(expression.field("left"), state, frame);
+    const bool isAnd = expression.field("operator").text() == "and";
+    const auto truth = left.truth();
+    if (truth && *truth != isAnd) return left;  // short circuit
+    const Value right = eval(expression.field("right"), state, frame);
+    if (truth) return right;
+    return right.truth() == !isAnd ? right : Value::unknown();
+  }
+  if (kind == "conditional_expression") {
+    auto parts = expression.children();
+    if (parts.size() != 3) return Value::unknown();
+    const auto truth = eval(parts[1], state, frame).truth();
+    if (truth == true) return eval(parts[0], state, frame);
+    if (truth == false) return eval(parts[2], state, frame);
+    return joinValues(eval(parts[0], state, frame), eval(parts[2], state, frame));
+  }
+  if (kind == "list" || kind == "tuple" || kind == "expression_list") {
+    Value v = Value::make(Kind::List);
+    for (const Node& item : expression.children()) v.items.push_back(eval(item, state, frame));
+    return v;
+  }
+  if (kind == "dictionary") {
+    Value v = Value::make(Kind::Dict);
+    for (const Node& pair : expression.children()) {
+      if (!pair.is("pair")) return Value::unknown();
+      v.keys.push_back(eval(pair.field("key"), state, frame));
+      v.items.push_back(eval(pair.field("value"), state, frame));
+    }
+    return v;
+  }
+  if (kind == "list_comprehension" || kind == "generator_expression") {
+    // [p for p in model.parameters() if p.requires_grad]: the parameters it filters.
+    for (const Node& clause : expression.children())
+      if (clause.is("for_in_clause")) {
+        const Value iterable = eval(clause.field("right"), state, frame);
+        if (iterable.is(Kind::Parameters)) return iterable;
+      }
+    return Value::unknown();
+  }
+  if (kind == "lambda") return Value::unknown();
+  if (kind == "await") {
+    auto children = expression.children();
+    return children.empty() ? Value::unknown() : eval(children.front(), state, frame);
+  }
+  if (kind == "named_expression") {
+    const Value v = eval(expression.field("value"), state, frame);
+    assign(expression.field("name"), v, state, frame);
+    return v;
+  }
+  if (kind == "concatenated_string") return Value::unknown();
+  return Value::unknown();
+}
+
+Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& frame) {
+  const Value object = eval(expression.field("object"), state, frame);
+  const std::string attribute(expression.field("attribute").text());
+  switch (object.kind) {
+  case Kind::Name: {
+    if (object.text.rfind("file:", 0) == 0) {  // a module of the analyzed tree
+      for (auto& [path, module] : modules_)
+        if ("file:" + module->source->path() == object.text || "file:" + path == object.text) {
+          auto it = module->globals.find(attribute);
+          if (it == module->globals.end()) return Value::unknown();
+          if (it->second.is(Kind::Object) && !state.heap.count(it->second.object))
+            if (auto o = module->finalState.heap.find(it->second.object); o != module->finalState.heap.end())
+              state.heap.insert(*o);
+          return it->second;
+        }
+      return Value::unknown();
+    }
+    const std::string dotted = object.text + "." + attribute;
+    if (auto dtype = torchDtype(dotted)) return Value::dtypeOf(DtypeSet(*dtype));
+    return Value::name(dotted);
+  }
+  case Kind::Tensor:
+    if (attribute == "dtype") return object.dtype.single() ? Value::dtypeOf(object.dtype) : Value::unknown();
+    if (attribute == "grad") {
+      Value gradient = Value::tensor(object.dtype);
+      gradient.isGradient = true;
+      return gradient;
+    }
+    if (attribute == "T" || attribute == "mT" || attribute == "data") return object;
+    return Value::unknown();
+  case Kind::Object: {
+    auto it = state.heap.find(object.object);
+    if (it == state.heap.end()) return Value::unknown();
+    const Object& o = it->second;
+    if (auto a = o.attributes.find(attribute); a != o.attributes.end()) return a->second;
+    if (o.cls) {
+      if (const FunctionInfo* method = findMethod(*o.cls, attribute)) {
+        Value bound = Value::make(Kind::Method);
+        bound.function = method;
+        bound.object = object.object;
+        return bound;
+      }
+      // A class attribute: a dataclass field's default, a constant.
+      for (const ClassInfo* cls = o.cls; cls;) {
+        if (auto c = cls->attributes.find(attribute); c != cls->attributes.end()) {
+          Frame classFrame;
+          classFrame.module = cls->module;
+          return eval(c->second, state, classFrame);
+        }
+        const ClassInfo* base = nullptr;
+        for (const Value& b : cls->bases)
+          if (b.is(Kind::Class)) base = b.cls;
+        cls = base;
+      }
+    }
+    if (o.type == Object::Type::Pretrained && attribute == "dtype")
+      return o.parameters.single() ? Value::dtypeOf(o.parameters) : Value::unknown();
+    return Value::unknown();
+  }
+  case Kind::Class: {
+    if (const FunctionInfo* method = findMethod(*object.cls, attribute)) {
+      Value f = Value::make(Kind::Function);
+      f.function = method;
+      return f;
+    }
+    if (auto c = object.cls->attributes.find(attribute); c != object.cls->attributes.end()) {
+      Frame classFrame;
+      classFrame.module = object.cls->module;
+      return eval(c->second, state, classFrame);
+    }
+    return Value::unknown();
+  }
+  default: return Value::unknown();
+  }
+}
+
+Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& frame) {
+  const Value container = eval(expression.field("value"), state, frame);
+  const Node index = expression.field("subscript");
+  const Value key = eval(index, state, frame);
+  if (container.is(Kind::Tensor)) {
+    Value v = container;
+    v.description.clear();
+    return v;
+  }
+  if (container.is(Kind::Dict)) {
+    if (!key.is(Kind::String) && !key.is(Kind::Number)) {
+      // An unknown key: the values all alike, or unknown.
+      if (container.items.empty()) return Value::unknown();
+      Value joined = container.items.front();
+      for (const Value& item : container.items) joined = joinValues(joined, item);
+      return joined;
+    }
+    for (size_t i = 0; i < container.keys.size(); ++i)
+      if (container.keys[i].sameConstant(key)) return container.items[i];
+    return Value::unknown();
+  }
+  if (container.is(Kind::List) && key.is(Kind::Number)) {
+    const long i = static_cast<long>(key.number);
+    const long n = static_cast<long>(container.items.size());
+    if (i >= -n && i < n) return container.items[static_cast<size_t>(i < 0 ? i + n : i)];
+  }
+  if (container.is(Kind::Object)) {
+    // A ModuleList's or Sequential's element.
+    auto it = state.heap.find(container.object);
+    if (it != state.heap.end() && it->second.type == Object::Type::Container && !it->second.children.empty()) {
+      if (key.is(Kind::Number) && key.number >= 0 && key.number < it->second.children.size())
+        return Value::objectRef(Kind::Object, it->second.children[static_cast<size_t>(key.number)]);
+    }
+  }
+  return Value::unknown();
+}
+
+Value Interpreter::evalComparison(const Node& expression, State& state, Frame& frame) {
+  const auto parts = expression.allChildren();
+  if (parts.size() < 3) return Value::unknown();
+  const Value left = eval(parts.front(), state, frame);
+  const Value right = eval(parts.back(), state, frame);
+  std::string op;
+  for (size_t i = 1; i + 1 < parts.size(); ++i) op += (op.empty() ? "" : " ") + std::string(parts[i].text());
+  if (parts.size() > 3 && op != "is not" && op != "not in") return Value::unknown();  // chains
+  if (op == "is" || op == "is not") {
+    const bool negate = op == "is not";
+    if (right.is(Kind::None) && (left.is(Kind::None) || left.is(Kind::Object) || left.is(Kind::Tensor)))
+      return Value::boolean(left.is(Kind::None) != negate);
+    return Value::unknown();
+  }
+  if (op == "==" || op == "!=") {
+    const bool known = (left.is(Kind::String) || left.is(Kind::Number) || left.is(Kind::Bool) || left.is(Kind::Dtype) ||
+                        left.is(Kind::None)) &&
+                       left.kind == right.kind &&
+                       (!left.is(Kind::Dtype) || (left.dtype.single() && right.dtype.single()));
+    if (!known) return Value::unknown();
+    return Value::boolean(left.sameConstant(right) == (op == "=="));
+  }
+  if (op == "in" || op == "not in") {
+    if (!left.is(Kind::String) && !left.is(Kind::Number)) return Value::unknown();
+    if (right.is(Kind::List) || right.is(Kind::Dict)) {
+      const auto& candidates = right.is(Kind::Dict) ? right.keys : right.items;
+      bool found = false;
+      for (const Value& c : candidates) {
+        if (!c.is(Kind::String) && !c.is(Kind::Number)) return Value::unknown();
+        found = found || c.sameConstant(left);
+      }
+      return Value::boolean(found == (op == "in"));
+    }
+    if (right.is(Kind::String) && left.is(Kind::String))
+      return Value::boolean((right.text.find(left.text) != std::string::npos) == (op == "in"));
+    return Value::unknown();
+  }
+  if (left.is(Kind::Number) && right.is(Kind::Number)) {
+    if (op == "<") return Value::boolean(left.number < right.number);
+    if (op == "<=") return Value::boolean(left.number <= right.number);
+    if (op == ">") return Value::boolean(left.number > right.number);
+    if (op == ">=") return Value::boolean(left.number >= right.number);
+  }
+  return Value::unknown();
+}
+
+Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame) {
+  const Node leftNode = expression.field("left"), rightNode = expression.field("right");
+  const Value left = eval(leftNode, state, frame);
+  const Value right = eval(rightNode, state, frame);
+  const std::string op(expression.field("operator").text());
+  if (left.is(Kind::Number) && right.is(Kind::Number)) {
+    Value v = left;
+    if (op == "+") v.number += right.number;
+    else if (op == "-") v.number -= right.number;
+    else if (op == "*") v.number *= right.number;
+    else if (op == "/" && right.number != 0) v.number /= right.number;
+    else if (op == "**") v.number = std::pow(left.number, right.number);
+    else return Value::unknown();
+    return v;
+  }
+  if (left.is(Kind::String) && right.is(Kind::String) && op == "+") return Value::string(left.text + right.text);
+  if (!left.is(Kind::Tensor) && !right.is(Kind::Tensor)) return Value::unknown();
+  Call call;
+  call.node = expression;
+  call.args = {left, right};
+  call.argNodes = {leftNode, rightNode};
+  if (op == "@") return tensorOp("matmul", {left, right}, call, state, frame);
+  static const std::map<std::string, std::string> kOps = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}};
+  auto it = kOps.find(op);
+  if (it == kOps.end()) return Value::unknown();
+  // loss * 1024, loss * LOSS_SCALE: scaling by hand (DL203).
+  if (op == "*" && (left.is(Kind::Tensor) != right.is(Kind::Tensor))) {
+    const bool tensorLeft = left.is(Kind::Tensor);
+    const Value& factor = tensorLeft ? right : left;
+    const Node factorNode = tensorLeft ? rightNode : leftNode;
+    if (factor.is(Kind::Number) || factorNode.is("identifier") || factorNode.is("attribute")) {
+      std::optional<std::string> variable;
+      if (factorNode.is("identifier") || factorNode.is("attribute")) {
+        const std::string_view text = factorNode.text();
+        variable = std::string(text.substr(text.rfind('.') == std::string_view::npos ? 0 : text.rfind('.') + 1));
+      }
+      const std::optional<double> constant = factor.is(Kind::Number) ? std::optional(factor.number) : std::nullopt;
+      ManualScaling scaling = manualScalingOf(expression.location(), constant, variable, describe(factorNode));
+      scaling.fixed = constant.has_value();
+      if (scaling.largeConstant || scaling.namedAsScale) {
+        Value v = tensorLeft ? left : right;
+        v.manual = scaling;
+        v.factor = variable ? std::hash<std::string>{}(std::string(factorNode.text())) : 0;
+        v.description.clear();
+        v.castInAutocast.reset();
+        return v;
+      }
+    }
+  }
+  // A tensor and a Python number: the tensor's dtype (a number does not promote it).
+  if (!left.is(Kind::Tensor) || !right.is(Kind::Tensor)) {
+    Value v = left.is(Kind::Tensor) ? left : right;
+    if (!left.is(Kind::Number) && !right.is(Kind::Number) && !left.is(Kind::Tensor) == !right.is(Kind::Tensor))
+      return Value::unknown();
+    if (!(left.is(Kind::Number) || right.is(Kind::Number))) v.dtype = DtypeSet::unknown();
+    v.description.clear();
+    v.castInAutocast.reset();
+    return v;
+  }
+  return tensorOp(it->second, {left, right}, call, state, frame);
+}
+
+// ---------------------------------------------------------------------------
+// Calls.
+
+Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
+  const Node function = callNode.field("function");
+  Call call;
+  call.node = callNode;
+  const Node arguments = callNode.field("arguments");
+  if (arguments.is("generator_expression")) {
+    call.args.push_back(eval(arguments, state, frame));
+    call.argNodes.push_back(arguments);
+  } else {
+    for (const Node& argument : arguments.children()) {
+      if (argument.is("keyword_argument")) {
+        const std::string name(argument.field("name").text());
+        call.kwargs[name] = eval(argument.field("value"), state, frame);
+        call.kwargNodes[name] = argument.field("value");
+      } else if (argument.is("list_splat") || argument.is("dictionary_splat")) {
+        eval(argument.children().empty() ? Node() : argument.children().front(), state, frame);
+        call.spread = true;
+      } else {
+        call.args.push_back(eval(argument, state, frame));
+        call.argNodes.push_back(argument);
+      }
+    }
+  }
+  if (!state.reached) return {};
+  // obj.method(...): by what obj is.
+  if (function.is("attribute")) {
+    const Node objectNode = function.field("object");
+    const std::string method(function.field("attribute").text());
+    const Value object = eval(objectNode, state, frame);
+    if (object.is(Kind::Tensor)) {
+      Value self = object;
+      if (self.description.empty()) self.description = describe(objectNode);
+      return callTensorMethod(self, method, call, state, frame);
+    }
+    if (object.is(Kind::ScaledLoss) && method == "backward") {
+      const ObjectRef scaler{object.object, state.heap.count(object.object) ? state.heap[object.object].name : ""};
+      state.protocol.scaledBackward(scaler, callNode.location(), object.scaledAt.value_or(callNode.location()));
+      return Value::none();
+    }
+    if (object.is(Kind::Object)) {
+      auto it = state.heap.find(object.object);
+      if (it != state.heap.end()) {
+        // self.encoder(x): an attribute that holds a module, or a function.
+        if (auto attribute = it->second.attributes.find(method); attribute != it->second.attributes.end()) {
+          const Value held = attribute->second;
+          if (held.is(Kind::Object)) return callModule(held.object, call, state, frame);
+          if (held.is(Kind::Function)) return callFunction(*held.function, std::nullopt, call, state, frame);
+          if (held.is(Kind::Method))
+            return callFunction(*held.function, Value::objectRef(Kind::Object, held.object), call, state, frame);
+          if (held.is(Kind::Name)) return callLibrary(held.text, call, state, frame);
+          if (held.is(Kind::Class)) return instantiate(*held.cls, call, state, frame);
+        }
+        if (it->second.cls)
+          if (const FunctionInfo* m = findMethod(*it->second.cls, method))
+            return callFunction(*m, object, call, state, frame);
+      }
+      return callObjectMethod(object.object, method, call, state, frame);
+    }
+    if (object.is(Kind::Class) && method == "apply") return applyCustomFunction(*object.cls, call, state, frame);
+    if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
+      if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
+        for (size_t i = 0; i < object.keys.size(); ++i)
+          if (object.keys[i].sameConstant(call.args[0])) return object.items[i];
+        return call.args.size() > 1 ? call.args[1] : Value::none();
+      }
+      if (object.is(Kind::String) && (method == "lower" || method == "strip" || method == "upper")) {
+        Value v = object;
+        if (method == "lower") std::transform(v.text.begin(), v.text.end(), v.text.begin(), ::tolower);
+        if (method == "upper") std::transform(v.text.begin(), v.text.end(), v.text.begin(), ::toupper);
+        return v;
+      }
+      return Value::unknown();
+    }
+  }
+  const Value callee = eval(function, state, frame);
+  switch (callee.kind) {
+  case Kind::Function: return callFunction(*callee.function, std::nullopt, call, state, frame);
+  case Kind::Method:
+    return callFunction(*callee.function, Value::objectRef(Kind::Object, callee.object), call, state, frame);
+  case Kind::Class: return instantiate(*callee.cls, call, state, frame);
+  case Kind::Object: return callModule(callee.object, call, state, frame);
+  case Kind::Name: return callLibrary(callee.text, call, state, frame);
+  default: break;
+  }
+  // Objects handed to code the analysis cannot see may be driven there.
+  for (const Value& arg : call.args)
+    if (arg.is(Kind::Object)) state.protocol.forgetScaler(arg.object);
+  return Value::unknown();
+}
+
+// MyFunction.apply(...): its forward with a ctx that keeps what forward
+// saves, then its backward on a gradient of the output's dtype, as autograd
+// runs it later (the ops in it are the backward's: DL102, DL103).
+Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& state, Frame& frame) {
+  const FunctionInfo* forward = findMethod(cls, "forward");
+  if (!forward) return Value::unknown();
+  Object context;
+  context.type = Object::Type::Settings;
+  context.typeName = "ctx";
+  context.name = "'ctx'";
+  const Value ctx = makeObject(std::move(context), state);
+  call.args.insert(call.args.begin(), ctx);
+  call.argNodes.insert(call.argNodes.begin(), Node());
+  const AutocastState forwardAutocast = state.autocast;
+  const Value output = callFunction(*forward, std::nullopt, call, state, frame);
+  const FunctionInfo* backward = findMethod(cls, "backward");
+  if (!backward || !state.reached) return output;
+  Call gradient;
+  gradient.node = call.node;
+  gradient.args = {ctx, Value::tensor(output.is(Kind::Tensor) ? output.dtype : DtypeSet::unknown())};
+  gradient.argNodes = {Node(), Node()};
+  Frame autograd = frame;
+  autograd.inCustomBackward = true;
+  if (const auto at =
+          forwardAutocast.cuda.enabled == Tristate::On ? forwardAutocast.cuda.enabledAt : forwardAutocast.cpu.enabledAt;
+      at && forwardAutocast.anyOn())
+    autograd.forwardUnderAutocast = Note{*at, "its forward ran under autocast, enabled here"};
+  State backwardState = state;
+  backwardState.autocast = AutocastState{};  // autograd runs backward outside the forward's region
+  callFunction(*backward, std::nullopt, gradient, backwardState, autograd);
+  // What backward stores into ctx stays with it; the protocol and autocast are the caller's.
+  if (backwardState.reached) state.heap = backwardState.heap;
+  return output;
+}
+
+const FunctionInfo* Interpreter::findMethod(const ClassInfo& cls, const std::string& name) const {
+  if (auto it = cls.methods.find(name); it != cls.methods.end()) return it->second;
+  for (const Value& base : cls.bases)
+    if (base.is(Kind::Class))
+      if (const FunctionInfo* m = findMethod(*base.cls, name)) return m;
+  return nullptr;
+}
+
+bool Interpreter::derivesFrom(const ClassInfo& cls, std::string_view libraryBase) const {
+  for (const Value& base : cls.bases) {
+    if (base.is(Kind::Name) && isLibraryName(base.text, libraryBase)) return true;
+    if (base.is(Kind::Class) && derivesFrom(*base.cls, libraryBase)) return true;
+  }
+  return false;
+}
+
+Value Interpreter::makeObject(Object object, State& state) {
+  const ObjectId id = nextObject_++;
+  state.heap[id] = std::move(object);
+  return Value::objectRef(Kind::Object, id);
+}
+
+Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Value> self, Call& call, State& state,
+                                Frame& frame) {
+  if (callStack_.size() >= kMaxCallDepth ||
+      std::find(callStack_.begin(), callStack_.end(), &function) != callStack_.end())
+    return Value::unknown();
+  analyzed_.insert(&function);
+  if (frame.topLevel) frame.module->globals = state.locals;
+  const Node definition = function.definition;
+  bool isStatic = false;
+  Value region;
+  for (const Node& decorator : function.decorators) {
+    const std::string_view text = decorator.text();
+    if (text == "@staticmethod") isStatic = true;
+    if (text == "@classmethod") self = Value::unknown();  // cls
+    if (text.find("autocast") != std::string_view::npos) {
+      // @torch.autocast(...) / @torch.cuda.amp.autocast(): the body runs in the region.
+      auto children = decorator.children();
+      if (!children.empty()) region = eval(children.front(), state, frame);
+    }
+  }
+
+  // Parameters: self, positional, keyword, defaults (evaluated in the defining file).
+  std::map<std::string, Value> locals;
+  size_t position = 0;
+  bool selfBound = !self || isStatic;
+  Frame defining;
+  defining.module = function.module;
+  for (const Node& parameter : definition.field("parameters").children()) {
+    Node nameNode = parameter;
+    Node defaultNode;
+    if (parameter.is("default_parameter") || parameter.is("typed_default_parameter")) {
+      nameNode = parameter.field("name");
+      defaultNode = parameter.field("value");
+    } else if (parameter.is("typed_parameter")) {
+      auto children = parameter.children();
+      nameNode = children.empty() ? Node() : children.front();
+    }
+    if (!nameNode.is("identifier")) continue;  // *args, **kwargs, /, *
+    const std::string name(nameNode.text());
+    if (!selfBound) {
+      locals[name] = *self;
+      selfBound = true;
+      continue;
+    }
+    Value value = Value::unknown();
+    if (const Value* given = call.kw(name)) value = *given;
+    else if (position < call.args.size()) value = call.args[position];
+    else if (defaultNode && !call.spread) value = eval(defaultNode, state, defining);
+    ++position;
+    // Inside the callee, a tensor goes by its parameter's name.
+    if (value.is(Kind::Tensor)) value.description = "'" + name + "'";
+    locals[name] = value;
+  }
+
+  Frame callee;
+  callee.module = function.module;
+  callee.callChain = frame.callChain;
+  callee.inCustomBackward = frame.inCustomBackward;
+  callee.forwardUnderAutocast = frame.forwardUnderAutocast;
+  if (call.node && !call.node.is("function_definition") && !call.node.is("class_definition"))
+    callee.callChain.insert(callee.callChain.begin(), noteAt(call.node, "called from here"));
+  std::vector<State> returns;
+  std::vector<Value> returnValues;
+  callee.returns = &returns;
+  callee.returnValues = &returnValues;
+
+  std::map<std::string, Value> callerLocals = std::move(state.locals);
+  state.locals = std::move(locals);
+  AutocastState saved;
+  const bool inRegion = region.is(Kind::Autocast);
+  if (inRegion) enterAutocast(region, definition, state, saved);
+  callStack_.push_back(&function);
+  execBlock(definition.field("body"), state, callee);
+  callStack_.pop_back();
+  Value result = state.reached ? Value::none() : Value::unknown();
+  bool first = !state.reached;
+  for (size_t i = 0; i < returns.size(); ++i) {
+    result = first ? returnValues[i] : joinValues(result, returnValues[i]);
+    first = false;
+    state.join(returns[i]);
+  }
+  if (inRegion && state.reached) state.autocast = saved;
+  state.locals = std::move(callerLocals);
+  return result;
+}
+
+Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, Frame& frame) {
+  Object object;
+  object.type = Object::Type::Instance;
+  object.cls = &cls;
+  object.typeName = cls.name;
+  object.isModule = derivesFrom(cls, "torch.nn.Module");
+  if (derivesFrom(cls, "torch.autograd.Function")) return Value::unknown();
+  // Class-level defaults (a dataclass's fields), then the constructor's arguments.
+  Frame classFrame;
+  classFrame.module = cls.module;
+  for (const std::string& field : cls.fields)
+    if (auto it = cls.attributes.find(field); it != cls.attributes.end()) {
+      Value v = eval(it->second, state, classFrame);
+      object.attributes[field] = v;
+    }
+  Value self = makeObject(std::move(object), state);
+  const FunctionInfo* init = findMethod(cls, "__init__");
+  if (init) {
+    callFunction(*init, self, call, state, frame);
+  } else if (cls.isDataclass || !cls.fields.empty()) {
+    Object& o = state.heap[self.object];
+    for (size_t i = 0; i < call.args.size() && i < cls.fields.size(); ++i) o.attributes[cls.fields[i]] = call.args[i];
+    for (const auto& [name, value] : call.kwargs) o.attributes[name] = value;
+  }
+  if (const FunctionInfo* post = findMethod(cls, "__post_init__")) {
+    Call none;
+    none.node = call.node;
+    callFunction(*post, self, none, state, frame);
+  }
+  return self;
+}
+
+// Every module of the tree under `id`: itself, its attributes' and children's modules.
+DtypeSet Interpreter::parametersOf(ObjectId id, const State& state, std::optional<Note>* origin) const {
+  DtypeSet dtype;
+  std::set<ObjectId> seen;
+  std::vector<ObjectId> work{id};
+  while (!work.empty()) {
+    const ObjectId current = work.back();
+    work.pop_back();
+    if (!seen.insert(current).second) continue;
+    auto it = state.heap.find(current);
+    if (it == state.heap.end()) continue;
+    const Object& o = it->second;
+    if (o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) {
+      dtype = dtype.join(o.parameters);
+      if (origin && !*origin && o.parametersOrigin) *origin = o.parametersOrigin;
+    }
+    for (ObjectId child : o.children) work.push_back(child);
+    for (const auto& [name, value] : o.attributes) {
+      if (value.is(Kind::Object)) work.push_back(value.object);
+      if (value.is(Kind::List))
+        for (const Value& item : value.items)
+          if (item.is(Kind::Object)) work.push_back(item.object);
+    }
+  }
+  return dtype.isBottom() ? DtypeSet::unknown() : dtype;
+}
+
+void Interpreter::convertModule(ObjectId id, DtypeSet to, const Node& at, State& state) {
+  auto root = state.heap.find(id);
+  if (root == state.heap.end()) return;
+  const std::string name = root->second.name.empty() ? describe(at) : root->second.name;
+  const Note origin = noteAt(at, fmt::format("the parameters of {} became {} here", name, to.toString()));
+  std::set<ObjectId> seen;
+  std::vector<ObjectId> work{id};
+  while (!work.empty()) {
+    const ObjectId current = work.back();
+    work.pop_back();
+    if (!seen.insert(current).second) continue;
+    auto it = state.heap.find(current);
+    if (it == state.heap.end()) continue;
+    Object& o = it->second;
+    if (o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) {
+      o.parameters = to;
+      o.parametersOrigin = origin;
+    }
+    for (ObjectId child : o.children) work.push_back(child);
+    for (const auto& [n, value] : o.attributes)
+      if (value.is(Kind::Object)) work.push_back(value.object);
+  }
+  // The optimizers made over these parameters before the conversion.
+  for (auto& [optimizerId, o] : state.heap)
+    if (o.type == Object::Type::Optimizer && seen.count(o.module)) {
+      std::optional<Note> parametersOrigin;
+      const DtypeSet now = parametersOf(o.module, state, &parametersOrigin);
+      state.protocol.parametersBecame(ObjectRef{optimizerId, o.name}, now, parametersOrigin);
+      if (o.epsilon && now.single())
+        checkOptimizerEpsilon("'" + o.typeName + "'", *o.epsilon, now, parametersOrigin, o.createdAt, findings_);
+    }
+}
+
+Value Interpreter::castTensor(const Value& tensor, DtypeSet to, const Node& at, State& state) {
+  Value v = Value::tensor(
+      to, noteAt(at, fmt::format("{} became {} here", tensor.description.empty() ? "the tensor" : tensor.description,
+                                 to.toString())));
+  if (!state.autocast.definitelyOff() && to.single() && !tensor.dtype.isUnknown())
+    v.castInAutocast = ExplicitCast{tensor.dtype, *to.single(), at.location()};
+  return v;
+}
+
+bool Interpreter::emitOp(OpEvent event, State& state, Frame& frame) {
+  event.autocast = state.autocast;
+  event.callChain = frame.callChain;
+  event.inCustomBackward = frame.inCustomBackward;
+  event.forwardUnderAutocast = frame.forwardUnderAutocast;
+  event.writtenInFile = false;  // no fixes from the Python front end yet
+  rules_.onOp(event, findings_);
+  return rules_.raises(event);
+}
+
+Value Interpreter::tensorOp(const std::string& op, const std::vector<Value>& inputs, Call& call, State& state,
+                            Frame& frame, bool explicitDtype, const Value* destination) {
+  OpEvent event;
+  event.op = op;
+  event.location = call.node.location();
+  event.explicitDtype = explicitDtype;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].is(Kind::Tensor)) continue;
+    Operand operand;
+    operand.description = inputs[i].description.empty() && i < call.argNodes.size() && call.argNodes[i]
+                              ? describe(call.argNodes[i])
+                              : inputs[i].description;
+    operand.dtype = inputs[i].dtype;
+    operand.origin = inputs[i].origin;
+    operand.castInAutocast = inputs[i].castInAutocast;
+    event.inputs.push_back(std::move(operand));
+  }
+  if (destination && destination->is(Kind::Tensor)) {
+    Operand out;
+    out.description = destination->description;
+    out.dtype = destination->dtype;
+    out.origin = destination->origin;
+    event.destination = out;
+  }
+  if (needsFullReductionToBeSensitive(op)) event.reducesAllDims = call.args.size() <= 1 && !call.kw("dim");
+  if (emitOp(event, state, frame)) return Value::unknown();
+  // The result's dtype: autocast's cast, else the op's own rule.
+  DtypeSet result = DtypeSet::unknown();
+  const Tristate casts = rules_.autocastCasts(op, state.autocast);
+  if (casts == Tristate::On) {
+    result = autocastResult(op, state.autocast);
+  } else if (casts == Tristate::Off && !event.inputs.empty()) {
+    DtypeSet joined = event.inputs.front().dtype;
+    bool same = true;
+    for (const Operand& o : event.inputs) same = same && o.dtype == joined;
+    if (same) result = joined;
+    else if (promotesOperands(op)) {
+      auto a = event.inputs[0].dtype.single(), b = event.inputs.size() > 1 ? event.inputs[1].dtype.single() : a;
+      if (a && b) result = DtypeSet(promote(*a, *b));
+    }
+  }
+  if (destination && destination->is(Kind::Tensor)) return *destination;
+  return Value::tensor(result);
+}
+
+Value Interpreter::callTensorMethod(const Value& self, const std::string& method, Call& call, State& state,
+                                    Frame& frame) {
+  if (auto to = conversionMethod(method)) return castTensor(self, DtypeSet(*to), call.node, state);
+  if (method == "to" || method == "type") {
+    for (const Value* arg :
+         std::initializer_list<const Value*>{call.kw("dtype"), call.args.empty() ? nullptr : &call.args[0],
+                                             call.args.size() > 1 ? &call.args[1] : nullptr}) {
+      if (!arg) continue;
+      if (arg->is(Kind::Dtype)) return castTensor(self, arg->dtype, call.node, state);
+      if (arg->is(Kind::Tensor)) return castTensor(self, arg->dtype, call.node, state);
+    }
+    return call.spread ? Value::unknown() : self;  // a device
+  }
+  if (method == "backward") {
+    tensorOp("backward", {self}, call, state, frame);
+    state.protocol.unscaledBackward(call.node.location());
+    if (self.manual) {
+      // A hand-written dynamic scaler checks the gradients for inf/NaN in the same file.
+      const std::string& text = call.node.file().text();
+      const bool checksNonFinite = text.find("isfinite") != std::string::npos ||
+                                   text.find("isinf") != std::string::npos || text.find("isnan") != std::string::npos;
+      state.manualScaling.backward(*self.manual, self.factor, call.node.location(), checksNonFinite, findings_);
+    }
+    return Value::none();
+  }
+  // p.grad.div_(LOSS_SCALE), p.grad.mul_(1 / LOSS_SCALE): the scale divided back by hand.
+  if (self.isGradient && (method == "div_" || method == "mul_") && !call.argNodes.empty()) {
+    Node factor = call.argNodes[0];
+    if (method == "mul_" && factor.is("binary_operator") && factor.field("operator").text() == "/")
+      factor = factor.field("right");
+    if (factor.is("identifier") || factor.is("attribute"))
+      state.manualScaling.gradientsDividedBy(std::hash<std::string>{}(std::string(factor.text())), call.node.location(),
+                                             findings_);
+    return self;
+  }
+  if (method == "item" || method == "tolist" || method == "numel" || method == "dim" || method == "size")
+    return Value::unknown();
+  std::vector<Value> inputs{self};
+  for (const Value& arg : call.args)
+    if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+  const Value* dtype = call.kw("dtype");
+  if (dtype && dtype->is(Kind::Dtype) && (isPrecisionSensitive(method) || needsFullReductionToBeSensitive(method))) {
+    tensorOp(method, inputs, call, state, frame, /*explicitDtype=*/true);
+    return Value::tensor(dtype->dtype);
+  }
+  if (isMatmulFamily(method) || isPrecisionSensitive(method) || promotesOperands(method))
+    return tensorOp(method, inputs, call, state, frame);
+  if (preservesDtype(method)) {
+    Value v = self;
+    v.description.clear();
+    v.castInAutocast.reset();
+    return v;
+  }
+  if (returnsBool(method)) return Value::tensor(DtypeSet(ScalarType::Bool));
+  if (returnsLong(method)) return Value::tensor(DtypeSet(ScalarType::Int64));
+  return Value::unknown();
+}
+
+Value Interpreter::optimizerFor(const std::string& className, Call& call, State& state) {
+  Object optimizer;
+  optimizer.type = Object::Type::Optimizer;
+  optimizer.typeName = className;
+  const Value* params = call.arg(0, "params");
+  DtypeSet dtype = DtypeSet::unknown();
+  std::optional<Note> origin;
+  if (params && params->is(Kind::Parameters)) {
+    optimizer.module = params->object;
+    dtype = parametersOf(params->object, state, &origin);
+  } else if (params && params->is(Kind::List)) {
+    // Parameter groups: [{"params": enc.parameters(), "lr": ...}, ...].
+    DtypeSet joined;
+    bool allKnown = !params->items.empty();
+    for (const Value& group : params->items) {
+      const Value* groupParams = nullptr;
+      if (group.is(Kind::Parameters)) groupParams = &group;
+      if (group.is(Kind::Dict))
+        for (size_t i = 0; i < group.keys.size(); ++i)
+          if (group.keys[i].is(Kind::String) && group.keys[i].text == "params") groupParams = &group.items[i];
+      if (!groupParams || !groupParams->is(Kind::Parameters)) {
+        allKnown = false;
+        continue;
+      }
+      if (!optimizer.module) optimizer.module = groupParams->object;
+      joined = joined.join(parametersOf(groupParams->object, state, origin ? nullptr : &origin));
+    }
+    if (allKnown) dtype = joined;
+  }
+  // DL304: the eps the optimizer uses, given or its default; checked again
+  // where its parameters change dtype later (model.half() after it was made).
+  std::optional<double> eps = defaultEpsilon(className);
+  if (const Value* given = call.kw("eps"); given && given->is(Kind::Number)) eps = given->number;
+  else if (call.kw("eps") || call.spread) eps.reset();
+  optimizer.epsilon = eps;
+  optimizer.createdAt = call.node.location();
+  const ObjectId module = optimizer.module;
+  Value v = makeObject(std::move(optimizer), state);
+  state.protocol.declareOptimizer(ObjectRef{v.object, ""}, dtype, origin, module);
+  if (eps && dtype.single())
+    checkOptimizerEpsilon("'" + className + "'", *eps, dtype, origin, call.node.location(), findings_);
+  return v;
+}
+
+Value Interpreter::autocastRegion(const std::string& name, Call& call, State& state) {
+  Value region = Value::make(Kind::Autocast);
+  region.enabled = Tristate::On;
+  if (isLibraryName(name, "torch.cuda.amp.autocast")) region.text = "cuda";
+  else if (isLibraryName(name, "torch.cpu.amp.autocast")) region.text = "cpu";
+  else if (const Value* device = call.arg(0, "device_type"); device && device->is(Kind::String))
+    region.text = device->text;
+  else region.text = "";
+  if (const Value* dtype = call.arg(
+          isLibraryName(name, "torch.autocast") || isLibraryName(name, "torch.amp.autocast") ? 1 : 99, "dtype")) {
+    region.dtype = dtype->is(Kind::Dtype) ? dtype->dtype : DtypeSet::unknown();
+  }
+  if (const Value* enabled = call.arg(isLibraryName(name, "torch.cuda.amp.autocast") ? 0 : 99, "enabled")) {
+    const auto truth = enabled->truth();
+    region.enabled = truth ? (*truth ? Tristate::On : Tristate::Off) : Tristate::Unknown;
+  }
+  (void)state;
+  return region;
+}
+
+Value Interpreter::callLibrary(const std::string& name, Call& call, State& state, Frame& frame) {
+  const Node at = call.node;
+  const std::string last = name.substr(name.rfind('.') + 1);
+  // Settings read at run time: their defaults.
+  if (name == "os.getenv" || name == "os.environ.get")
+    return call.args.size() > 1 ? call.args[1] : (call.kw("default") ? *call.kw("default") : Value::unknown());
+  if (name == "getattr" && call.args.size() >= 2 && call.args[1].is(Kind::String)) {
+    const Value& object = call.args[0];
+    if (object.is(Kind::Name)) {
+      const std::string dotted = object.text + "." + call.args[1].text;
+      if (auto dtype = torchDtype(dotted)) return Value::dtypeOf(DtypeSet(*dtype));
+      return Value::name(dotted);
+    }
+    if (object.is(Kind::Object))
+      if (auto it = state.heap.find(object.object); it != state.heap.end())
+        if (auto a = it->second.attributes.find(call.args[1].text); a != it->second.attributes.end()) return a->second;
+    return call.args.size() > 2 ? call.args[2] : Value::unknown();
+  }
+  if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
+  if (name == "bool" && !call.args.empty() && call.args[0].truth()) return Value::boolean(*call.args[0].truth());
+  if (name == "int" || name == "float")
+    return !call.args.empty() && call.args[0].is(Kind::Number) ? call.args[0] : Value::unknown();
+  if (name == "dataclasses.field" || name == "field")
+    return call.kw("default") ? *call.kw("default") : Value::unknown();
+  if (name == "filter" && call.args.size() == 2 && call.args[1].is(Kind::Parameters)) return call.args[1];
+  if (name == "list" && call.args.size() == 1 && call.args[0].is(Kind::Parameters)) return call.args[0];
+  if (isLibraryName(name, "argparse.ArgumentParser")) {
+    Object parser;
+    parser.type = Object::Type::ArgumentParser;
+    parser.typeName = "ArgumentParser";
+    return makeObject(std::move(parser), state);
+  }
+  if (isLibraryName(name, "contextlib.nullcontext")) {
+    Value region = Value::make(Kind::Autocast);
+    region.enabled = Tristate::Off;
+    return region;
+  }
+  if (isAutocastName(name)) return autocastRegion(name, call, state);
+  if (isLibraryName(name, "torch.amp.GradScaler") || isLibraryName(name, "torch.cuda.amp.GradScaler") ||
+      isLibraryName(name, "torch.cpu.amp.GradScaler") || (last == "GradScaler" && name.rfind("torch.", 0) == 0)) {
+    Object scaler;
+    scaler.type = Object::Type::Scaler;
+    scaler.typeName = "GradScaler";
+    Value v = makeObject(std::move(scaler), state);
+    const Value* enabled = call.arg(99, "enabled");
+    state.protocol.declareScaler(ObjectRef{v.object, ""}, enabled && enabled->truth() != true);
+    return v;
+  }
+  if (name.rfind("torch.optim.", 0) == 0 && name.find("lr_scheduler") == std::string::npos && !last.empty() &&
+      std::isupper(static_cast<unsigned char>(last[0])))
+    return optimizerFor(last, call, state);
+  if (name == "torch.nn.utils.clip_grad_norm_" || name == "torch.nn.utils.clip_grad_value_") {
+    const Value* params = call.arg(0, "parameters");
+    if (params && params->is(Kind::Parameters)) state.protocol.clip(nullptr, params->object, at.location(), findings_);
+    return Value::tensor(DtypeSet(ScalarType::Float));
+  }
+  if (last == "from_pretrained") {
+    Object model;
+    model.type = Object::Type::Pretrained;
+    model.typeName = name;
+    model.isModule = true;
+    const Value* dtype = call.kw("torch_dtype");
+    if (!dtype) dtype = call.kw("dtype");
+    if (!dtype) model.parameters = DtypeSet(ScalarType::Float);
+    else if (dtype->is(Kind::Dtype)) model.parameters = dtype->dtype;
+    else model.parameters = DtypeSet::unknown();
+    if (dtype && dtype->is(Kind::Dtype))
+      model.parametersOrigin = noteAt(at, fmt::format("loaded with torch_dtype={} here", dtype->dtype.toString()));
+    // Tokenizers, configs and processors have from_pretrained too: only a model's matters.
+    if (name.find("Tokenizer") != std::string::npos || name.find("Config") != std::string::npos ||
+        name.find("Processor") != std::string::npos)
+      return Value::unknown();
+    return makeObject(std::move(model), state);
+  }
+  // Wrappers that hand the model back.
+  if ((name == "torch.compile" || last == "get_peft_model" || last == "prepare_model_for_kbit_training" ||
+       last == "DistributedDataParallel" || last == "DataParallel" || last == "FullyShardedDataParallel") &&
+      !call.args.empty() && call.args[0].is(Kind::Object))
+    return call.args[0];
+  if (name.rfind("torch.nn.", 0) == 0 && !last.empty() && std::isupper(static_cast<unsigned char>(last[0])) &&
+      name.find("torch.nn.functional") != 0 && name.find("torch.nn.utils") != 0) {
+    Object module;
+    module.isModule = true;
+    module.typeName = last;
+    const LayerKind layer = layerKind(last);
+    if (layer.container) {
+      module.type = Object::Type::Container;
+      for (const Value& arg : call.args) {
+        if (arg.is(Kind::Object)) module.children.push_back(arg.object);
+        if (arg.is(Kind::List))
+          for (const Value& item : arg.items)
+            if (item.is(Kind::Object)) module.children.push_back(item.object);
+        if (arg.is(Kind::Dict))
+          for (const Value& item : arg.items)
+            if (item.is(Kind::Object)) module.children.push_back(item.object);
+      }
+    } else if (layer.loss) {
+      module.type = Object::Type::Loss;
+      module.op = layer.op;
+    } else {
+      module.type = Object::Type::Layer;
+      module.op = layer.op;
+      if (!layer.hasParameters) module.parameters = DtypeSet();
+      if (const Value* dtype = call.kw("dtype"); dtype && dtype->is(Kind::Dtype)) {
+        module.parameters = dtype->dtype;
+        module.parametersOrigin = noteAt(at, fmt::format("made with dtype={} here", dtype->dtype.toString()));
+      }
+    }
+    return makeObject(std::move(module), state);
+  }
+  // Tensor factories.
+  if (name.rfind("torch.", 0) == 0 && factoryKind(last) != FactoryKind::NotFactory) {
+    const Value* dtype = call.kw("dtype");
+    if (dtype && dtype->is(Kind::Dtype))
+      return Value::tensor(dtype->dtype, noteAt(at, fmt::format("made {} here", dtype->dtype.toString())));
+    if (dtype) return Value::tensor(DtypeSet::unknown());
+    switch (factoryKind(last)) {
+    case FactoryKind::DefaultFloat: return Value::tensor(DtypeSet(ScalarType::Float));
+    case FactoryKind::Long: return Value::tensor(DtypeSet(ScalarType::Int64));
+    case FactoryKind::Like:
+      if (!call.args.empty() && call.args[0].is(Kind::Tensor))
+        return Value::tensor(call.args[0].dtype, call.args[0].origin);
+      return Value::unknown();
+    case FactoryKind::NotFactory: break;
+    }
+  }
+  // Tensor ops by function: torch.matmul, torch.nn.functional.linear...
+  if (isLibraryName(name, "torch." + last) || isLibraryName(name, "torch.nn.functional." + last)) {
+    std::vector<Value> inputs;
+    for (const Value& arg : call.args)
+      if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+    if (inputs.empty()) return Value::unknown();
+    const Value* out = call.kw("out");
+    std::string op = last;
+    if (out) op += "_out";
+    const Value* dtype = call.kw("dtype");
+    if (dtype && dtype->is(Kind::Dtype)) {
+      tensorOp(op, inputs, call, state, frame, /*explicitDtype=*/true, out);
+      return Value::tensor(dtype->dtype);
+    }
+    if (isMatmulFamily(last) || isPrecisionSensitive(last) || promotesOperands(last) || isLoss(last) || out)
+      return tensorOp(op, inputs, call, state, frame, false, out);
+    if (preservesDtype(last)) {
+      Value v = inputs.front();
+      v.description.clear();
+      v.castInAutocast.reset();
+      return v;
+    }
+    return Value::unknown();
+  }
+  // Library code the analysis does not see may drive the scalers handed to it.
+  for (const Value& arg : call.args)
+    if (arg.is(Kind::Object))
+      if (auto it = state.heap.find(arg.object); it != state.heap.end() && it->second.type == Object::Type::Scaler)
+        state.protocol.forgetScaler(arg.object);
+  return Value::unknown();
+}
+
+Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call& call, State& state, Frame& frame) {
+  auto it = state.heap.find(id);
+  if (it == state.heap.end()) return Value::unknown();
+  Object& object = it->second;
+  const SourceLocation at = call.node.location();
+  auto ref = [&](ObjectId which) {
+    auto o = state.heap.find(which);
+    return ObjectRef{which, o == state.heap.end() ? "" : o->second.name};
+  };
+  auto optimizerArgument = [&]() -> std::optional<ObjectRef> {
+    const Value* arg = call.arg(0, "optimizer");
+    if (!arg || !arg->is(Kind::Object)) return std::nullopt;
+    auto o = state.heap.find(arg->object);
+    if (o == state.heap.end() || o->second.type != Object::Type::Optimizer) return std::nullopt;
+    return ref(arg->object);
+  };
+  switch (object.type) {
+  case Object::Type::Scaler: {
+    const ObjectRef scaler = ref(id);
+    if (method == "scale") {
+      state.bfloat16Loss.scaled(scaler, state.protocol.mayBeDisabled(id), at, state.autocast, findings_);
+      if (const Value* loss = call.arg(0, "outputs"); loss && loss->manual)
+        state.manualScaling.scaledInsideScaler(*loss->manual, loss->factor, at, findings_);
+      Value scaled = Value::objectRef(Kind::ScaledLoss, id);
+      scaled.scaledAt = at;
+      return scaled;
+    }
+    if (method == "unscale_") {
+      if (auto optimizer = optimizerArgument()) state.protocol.unscale(scaler, *optimizer, at, findings_);
+      else state.protocol.unscaleUnidentifiedOptimizer(scaler);
+      return Value::none();
+    }
+    if (method == "step") {
+      if (auto optimizer = optimizerArgument()) {
+        state.protocol.step(scaler, *optimizer, at, findings_);
+        state.protocol.optimizerSteppedByScaler(*optimizer, at);
+      } else {
+        state.protocol.stepUnidentifiedOptimizer(scaler);
+      }
+      return Value::unknown();
+    }
+    if (method == "update") {
+      state.protocol.update(scaler, at, findings_);
+      return Value::none();
+    }
+    return Value::unknown();
+  }
+  case Object::Type::Optimizer:
+    if (method == "step") state.protocol.optimizerStep(ref(id), at, findings_);
+    else if (method == "zero_grad") state.protocol.zeroGrad(ref(id));
+    return Value::unknown();
+  case Object::Type::Settings:
+    if (method == "save_for_backward") {
+      Value saved = Value::make(Kind::List);
+      saved.items = call.args;
+      object.attributes["saved_tensors"] = saved;
+      return Value::none();
+    }
+    return Value::unknown();
+  case Object::Type::ArgumentParser: {
+    if (method == "add_argument") {
+      std::string dest;
+      if (const Value* d = call.kw("dest"); d && d->is(Kind::String)) dest = d->text;
+      for (const Value& arg : call.args)
+        if (dest.empty() && arg.is(Kind::String) && arg.text.rfind("--", 0) == 0) dest = arg.text.substr(2);
+      if (dest.empty() && !call.args.empty() && call.args[0].is(Kind::String) && call.args[0].text[0] != '-')
+        dest = call.args[0].text;
+      std::replace(dest.begin(), dest.end(), '-', '_');
+      if (dest.empty()) return Value::unknown();
+      Value value = Value::none();
+      const Value* action = call.kw("action");
+      if (const Value* given = call.kw("default")) value = *given;
+      else if (action && action->is(Kind::String) && action->text == "store_true") value = Value::boolean(false);
+      else if (action && action->is(Kind::String) && action->text == "store_false") value = Value::boolean(true);
+      else if (call.kw("required")) value = Value::unknown();
+      object.attributes[dest] = value;
+      return Value::unknown();
+    }
+    if (method == "set_defaults") {
+      for (const auto& [name, value] : call.kwargs) object.attributes[name] = value;
+      return Value::none();
+    }
+    if (method == "add_argument_group" || method == "add_mutually_exclusive_group")
+      return Value::objectRef(Kind::Object, id);
+    if (method == "parse_args" || method == "parse_known_args") {
+      Object settings;
+      settings.type = Object::Type::Settings;
+      settings.typeName = "Namespace";
+      settings.attributes = object.attributes;
+      Value args = makeObject(std::move(settings), state);
+      if (method == "parse_args") return args;
+      Value pair = Value::make(Kind::List);
+      pair.items = {args, Value::unknown()};
+      return pair;
+    }
+    return Value::unknown();
+  }
+  default: break;
+  }
+  if (!object.isModule) return Value::unknown();
+  // A module's own methods.
+  if (auto to = conversionMethod(method)) {
+    convertModule(id, DtypeSet(*to), call.node, state);
+    return Value::objectRef(Kind::Object, id);
+  }
+  if (method == "to" || method == "type") {
+    for (const Value* arg :
+         std::initializer_list<const Value*>{call.kw("dtype"), call.args.empty() ? nullptr : &call.args[0],
+                                             call.args.size() > 1 ? &call.args[1] : nullptr})
+      if (arg && arg->is(Kind::Dtype)) {
+        convertModule(id, arg->dtype, call.node, state);
+        break;
+      }
+    return Value::objectRef(Kind::Object, id);
+  }
+  if (method == "parameters") return Value::objectRef(Kind::Parameters, id);
+  if (method == "cuda" || method == "cpu" || method == "train" || method == "eval" || method == "requires_grad_" ||
+      method == "apply" || method == "to_empty")
+    return Value::objectRef(Kind::Object, id);
+  if (method == "forward" || method == "__call__") return callModule(id, call, state, frame);
+  return Value::unknown();
+}
+
+Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& frame) {
+  auto it = state.heap.find(id);
+  if (it == state.heap.end()) return Value::unknown();
+  const Object object = it->second;
+  if (object.cls) {
+    const FunctionInfo* forward = findMethod(*object.cls, object.isModule ? "forward" : "__call__");
+    if (!forward) forward = findMethod(*object.cls, "__call__");
+    return forward ? callFunction(*forward, Value::objectRef(Kind::Object, id), call, state, frame) : Value::unknown();
+  }
+  if (call.args.empty() || !call.args[0].is(Kind::Tensor)) return Value::unknown();
+  Value input = call.args[0];
+  if (input.description.empty()) input.description = describe(call.argNodes[0]);
+  switch (object.type) {
+  case Object::Type::Container: {
+    Value current = input;
+    for (ObjectId child : object.children) {
+      Call next = call;
+      next.args = {current};
+      current = callModule(child, next, state, frame);
+      if (!current.is(Kind::Tensor)) return Value::unknown();
+    }
+    return current;
+  }
+  case Object::Type::Loss: {
+    std::vector<Value> inputs{input};
+    return tensorOp(object.op, inputs, call, state, frame);
+  }
+  case Object::Type::Layer: {
+    if (object.parameters.isBottom()) {  // ReLU, Dropout: no parameters
+      Value v = input;
+      v.description.clear();
+      v.castInAutocast.reset();
+      return v;
+    }
+    if (object.op.empty()) return Value::unknown();
+    OpEvent event;
+    event.op = object.op;
+    event.location = call.node.location();
+    Operand x;
+    x.description = "input " + input.description;
+    x.dtype = input.dtype;
+    x.origin = input.origin;
+    x.castInAutocast = input.castInAutocast;
+    Operand parameters;
+    parameters.description = "the parameters of " + (object.name.empty() ? std::string("the module") : object.name);
+    parameters.dtype = object.parameters;
+    parameters.origin = object.parametersOrigin;
+    if (!parameters.origin && object.parameters.single() == ScalarType::Float) parameters.origin.reset();
+    event.inputs = {x, parameters};
+    if (emitOp(event, state, frame)) return Value::unknown();
+    const Tristate casts = rules_.autocastCasts(object.op, state.autocast);
+    if (casts == Tristate::On) return Value::tensor(autocastResult(object.op, state.autocast));
+    if (casts == Tristate::Off && input.dtype == object.parameters) return Value::tensor(input.dtype);
+    if (casts == Tristate::Off && isTableLookup(object.op)) return Value::tensor(object.parameters);
+    return Value::unknown();
+  }
+  default: return Value::unknown();
+  }
+}
+
+}  // namespace dtype_lint::python

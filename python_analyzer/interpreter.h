@@ -1,0 +1,136 @@
+// The Python front end's analysis: runs a program's files abstractly, in
+// order, following dtypes, modules, autocast regions and scaler calls
+// through functions, classes and the files they import, and hands the rule
+// core the same events and protocol calls the C++ analyzer does.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/dtype_flow_rules.h"
+#include "dtype_lint/finding.h"
+#include "syntax.h"
+#include "values.h"
+
+namespace dtype_lint::python {
+
+struct ModuleFile;
+
+struct FunctionInfo {
+  Node definition;  // function_definition
+  std::vector<Node> decorators;
+  ModuleFile* module = nullptr;
+  const ClassInfo* owner = nullptr;  // a method's class
+  std::string name;
+};
+
+struct ClassInfo {
+  Node definition;
+  ModuleFile* module = nullptr;
+  std::string name;
+  std::vector<Value> bases;
+  std::map<std::string, const FunctionInfo*> methods;
+  std::map<std::string, Node> attributes;  // class-level assignments and annotated fields' defaults
+  std::vector<std::string> fields;  // a dataclass's, in order
+  bool isDataclass = false;
+};
+
+struct ModuleFile {
+  std::unique_ptr<SourceFile> source;
+  std::map<std::string, Value> globals;
+  bool executed = false;
+  std::vector<std::unique_ptr<FunctionInfo>> functions;
+  std::vector<std::unique_ptr<ClassInfo>> classes;
+  State finalState;  // after its top level ran: the objects its globals refer to
+};
+
+class Interpreter {
+ public:
+  explicit Interpreter(TorchVersion torch) : rules_(torch) {}
+
+  // Runs each file as a program (`__name__ == "__main__"`), then every
+  // function and method no run reached, from unknown arguments.
+  void run(const std::vector<std::string>& files);
+
+  std::vector<Finding>& findings() { return findings_; }
+  std::vector<Note>& toolNotes() { return toolNotes_; }
+  size_t linesParsed() const { return lines_; }
+
+ private:
+  struct Frame;
+  struct Call;
+
+  ModuleFile* load(const std::string& path);
+  // The file an import names, relative to the importing file or above it; empty when none is there.
+  std::string resolveImport(const std::string& importer, std::string_view dotted, int parentLevels) const;
+  void executeModule(ModuleFile& module, bool asMain);
+
+  // Statements.
+  void execBlock(const Node& block, State& state, Frame& frame);
+  void exec(const Node& statement, State& state, Frame& frame);
+  void execAssignment(const Node& assignment, State& state, Frame& frame);
+  void assign(const Node& target, const Value& value, State& state, Frame& frame);
+  void execIf(const Node& statement, State& state, Frame& frame);
+  void execLoop(const Node& statement, State& state, Frame& frame);
+  void execWith(const Node& statement, State& state, Frame& frame);
+  void execTry(const Node& statement, State& state, Frame& frame);
+  void execImport(const Node& statement, State& state, Frame& frame);
+  void defineFunction(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
+  void defineClass(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
+
+  // Expressions.
+  Value eval(const Node& expression, State& state, Frame& frame);
+  Value evalExpression(const Node& expression, State& state, Frame& frame);
+  Value evalAttribute(const Node& expression, State& state, Frame& frame);
+  Value evalCall(const Node& call, State& state, Frame& frame);
+  Value evalBinary(const Node& expression, State& state, Frame& frame);
+  Value evalComparison(const Node& expression, State& state, Frame& frame);
+  Value evalSubscript(const Node& expression, State& state, Frame& frame);
+  Value lookup(const std::string& name, State& state, Frame& frame);
+
+  // Calls, by what is called.
+  Value callLibrary(const std::string& name, Call& call, State& state, Frame& frame);
+  Value callTensorMethod(const Value& self, const std::string& method, Call& call, State& state, Frame& frame);
+  Value callObjectMethod(ObjectId id, const std::string& method, Call& call, State& state, Frame& frame);
+  Value callModule(ObjectId id, Call& call, State& state, Frame& frame);
+  Value callFunction(const FunctionInfo& function, std::optional<Value> self, Call& call, State& state, Frame& frame);
+  Value instantiate(const ClassInfo& cls, Call& call, State& state, Frame& frame);
+  Value applyCustomFunction(const ClassInfo& cls, Call& call, State& state, Frame& frame);
+  const FunctionInfo* findMethod(const ClassInfo& cls, const std::string& name) const;
+  bool derivesFrom(const ClassInfo& cls, std::string_view libraryBase) const;
+
+  // What the calls do.
+  Value makeObject(Object object, State& state);
+  Value tensorOp(const std::string& op, const std::vector<Value>& inputs, Call& call, State& state, Frame& frame,
+                 bool explicitDtype = false, const Value* destination = nullptr);
+  // Hands the op to the rules; whether it raises (nothing is known of its result then).
+  bool emitOp(OpEvent event, State& state, Frame& frame);
+  Value castTensor(const Value& tensor, DtypeSet to, const Node& at, State& state);
+  void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);
+  DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
+  Value optimizerFor(const std::string& className, Call& call, State& state);
+  Value autocastRegion(const std::string& name, Call& call, State& state);
+  void enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved);
+  std::string describe(const Node& expression) const;
+
+  DtypeFlowRules rules_;
+  std::map<std::string, std::unique_ptr<ModuleFile>> modules_;
+  std::map<std::pair<const SourceFile*, uint32_t>, FunctionInfo*> functionsByNode_;
+  std::map<std::pair<const SourceFile*, uint32_t>, ClassInfo*> classesByNode_;
+  std::vector<std::string> inputs_;
+  std::set<std::string> roots_;  // the inputs' directories: imports resolve under them
+  std::set<const FunctionInfo*> analyzed_;
+  std::vector<const FunctionInfo*> callStack_;
+  std::vector<Finding> findings_;
+  std::vector<Note> toolNotes_;
+  ObjectId nextObject_ = 1;
+  size_t lines_ = 0;
+  size_t steps_ = 0;  // statements run in the current root: a budget
+  size_t evalDepth_ = 0;
+  size_t blockDepth_ = 0;
+};
+
+}  // namespace dtype_lint::python

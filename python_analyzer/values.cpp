@@ -1,0 +1,123 @@
+#include "values.h"
+
+namespace dtype_lint::python {
+
+std::optional<bool> Value::truth() const {
+  switch (kind) {
+  case Kind::Bool: return flag;
+  case Kind::Number: return number != 0;
+  case Kind::String: return !text.empty();
+  case Kind::None: return false;
+  case Kind::Object:
+  case Kind::Function:
+  case Kind::Class: return true;
+  default: return std::nullopt;
+  }
+}
+
+bool Value::sameConstant(const Value& o) const {
+  if (kind != o.kind) return false;
+  switch (kind) {
+  case Kind::None: return true;
+  case Kind::Bool: return flag == o.flag;
+  case Kind::Number: return number == o.number;
+  case Kind::String:
+  case Kind::Name: return text == o.text;
+  case Kind::Dtype: return dtype == o.dtype;
+  default: return false;
+  }
+}
+
+Value joinValues(const Value& a, const Value& b) {
+  using Kind = Value::Kind;
+  // An object on one path and None on the other (`GradScaler() if amp else
+  // None`): its uses are guarded; on the paths that use it, it is the object.
+  if (a.is(Kind::None) && b.is(Kind::Object)) return b;
+  if (b.is(Kind::None) && a.is(Kind::Object)) return a;
+  if (a.kind != b.kind) return Value::unknown();
+  Value v = a;
+  switch (a.kind) {
+  case Kind::Unknown: return v;
+  case Kind::None:
+  case Kind::Bool:
+  case Kind::Number:
+  case Kind::String:
+  case Kind::Name: return a.sameConstant(b) ? v : Value::unknown();
+  case Kind::Dtype: v.dtype = a.dtype.join(b.dtype); return v;
+  case Kind::Tensor:
+    v.dtype = a.dtype.join(b.dtype);
+    if (!b.origin || (a.origin && a.origin->location.line != b.origin->location.line && v.dtype != a.dtype))
+      v.origin.reset();
+    if (!b.castInAutocast) v.castInAutocast.reset();
+    if (!b.manual || a.factor != b.factor) v.manual.reset();
+    v.isGradient = a.isGradient && b.isGradient;
+    if (a.description != b.description) v.description.clear();
+    return v;
+  case Kind::Object:
+  case Kind::Parameters:
+  case Kind::ScaledLoss: return a.object == b.object ? v : Value::unknown();
+  case Kind::Autocast:
+    if (a.text != b.text) return Value::unknown();
+    if (a.enabled != b.enabled) v.enabled = Tristate::Unknown;
+    v.dtype = a.dtype.join(b.dtype);
+    return v;
+  case Kind::Function:
+  case Kind::Method: return a.function == b.function && a.object == b.object ? v : Value::unknown();
+  case Kind::Class: return a.cls == b.cls ? v : Value::unknown();
+  case Kind::List:
+  case Kind::Dict:
+    if (a.items.size() != b.items.size() || a.keys.size() != b.keys.size()) return Value::unknown();
+    for (size_t i = 0; i < a.items.size(); ++i) v.items[i] = joinValues(a.items[i], b.items[i]);
+    for (size_t i = 0; i < a.keys.size(); ++i) v.keys[i] = joinValues(a.keys[i], b.keys[i]);
+    return v;
+  }
+  return Value::unknown();
+}
+
+namespace {
+
+void joinAutocast(AutocastState& mine, const AutocastState& theirs) {
+  for (auto [m, t] : {std::pair{&mine.cpu, &theirs.cpu}, std::pair{&mine.cuda, &theirs.cuda}}) {
+    if (m->enabled != t->enabled) m->enabled = Tristate::Unknown;
+    m->dtype = m->dtype.join(t->dtype);
+    if (!m->enabledAt) m->enabledAt = t->enabledAt;
+  }
+}
+
+template <typename Map>
+void joinNames(Map& mine, const Map& theirs) {
+  for (auto it = mine.begin(); it != mine.end();) {
+    auto other = theirs.find(it->first);
+    if (other == theirs.end()) {
+      it = mine.erase(it);
+      continue;
+    }
+    it->second = joinValues(it->second, other->second);
+    ++it;
+  }
+}
+
+}  // namespace
+
+void State::join(const State& other) {
+  if (!other.reached) return;
+  if (!reached) {
+    *this = other;
+    return;
+  }
+  joinNames(locals, other.locals);
+  for (auto& [id, object] : heap) {
+    auto theirs = other.heap.find(id);
+    if (theirs == other.heap.end()) continue;
+    object.parameters = object.parameters.join(theirs->second.parameters);
+    if (!object.parametersOrigin) object.parametersOrigin = theirs->second.parametersOrigin;
+    joinNames(object.attributes, theirs->second.attributes);
+  }
+  for (const auto& [id, object] : other.heap) heap.emplace(id, object);
+  joinAutocast(autocast, other.autocast);
+  protocol.join(other.protocol);
+  bfloat16Loss.join(other.bfloat16Loss);
+  manualScaling.join(other.manualScaling);
+}
+
+}  // namespace dtype_lint::python

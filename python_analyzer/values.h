@@ -1,0 +1,150 @@
+// The Python front end's abstract values and state: what a name holds (a
+// tensor of some dtypes, a module, an optimizer, a scaler, a setting's
+// constant), the objects those refer to, and the process state the rules
+// follow (autocast, the scaler protocol). Paths that meet are joined: a fact
+// survives only where both paths agree on it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dtype_lint/dl209_scaler_with_bfloat16.h"
+#include "dtype_lint/events.h"
+#include "dtype_lint/scaler_protocol.h"
+#include "syntax.h"
+
+namespace dtype_lint::python {
+
+using ObjectId = uintptr_t;
+struct FunctionInfo;
+struct ClassInfo;
+
+struct Value {
+  enum class Kind {
+    Unknown,
+    None,
+    Bool,
+    Number,
+    String,
+    Dtype,  // torch.float16
+    Tensor,
+    Name,  // a library name not modelled further: "torch.nn.functional.gelu"
+    Object,  // a module, optimizer, scaler, settings object... (the heap's)
+    Parameters,  // model.parameters()
+    ScaledLoss,  // scaler.scale(loss)
+    Autocast,  // torch.autocast(...), or contextlib.nullcontext() (enabled Off)
+    Function,
+    Class,
+    Method,  // a user function bound to an object
+    List,  // list or tuple
+    Dict,
+  } kind = Kind::Unknown;
+
+  bool flag = false;  // Bool
+  double number = 0;  // Number
+  std::string text;  // String; Name: the dotted name; Autocast: the device type ("cuda", "cpu"; empty: unknown)
+  DtypeSet dtype;  // Dtype; Tensor; Autocast: the dtype it casts to
+  std::optional<Note> origin;  // Tensor: where it got its dtype
+  std::optional<ExplicitCast> castInAutocast;  // Tensor: made by a cast under autocast
+  std::optional<ManualScaling> manual;  // Tensor: a loss multiplied by a scale by hand (DL203)
+  uintptr_t factor = 0;  // Tensor: that scale's variable, by its name's hash
+  bool isGradient = false;  // Tensor: a parameter's .grad
+  ObjectId object = 0;  // Object; Parameters (the module); ScaledLoss (the scaler); Method (self)
+  std::optional<SourceLocation> scaledAt;  // ScaledLoss
+  Tristate enabled = Tristate::On;  // Autocast
+  const FunctionInfo* function = nullptr;  // Function, Method
+  const ClassInfo* cls = nullptr;  // Class
+  std::vector<Value> items;  // List; Dict: the values
+  std::vector<Value> keys;  // Dict
+  std::string description;  // how a message names it: "'x'"
+
+  static Value unknown() { return {}; }
+  static Value none() { return make(Kind::None); }
+  static Value boolean(bool b) {
+    Value v = make(Kind::Bool);
+    v.flag = b;
+    return v;
+  }
+  static Value string(std::string s) {
+    Value v = make(Kind::String);
+    v.text = std::move(s);
+    return v;
+  }
+  static Value name(std::string dotted) {
+    Value v = make(Kind::Name);
+    v.text = std::move(dotted);
+    return v;
+  }
+  static Value dtypeOf(DtypeSet d) {
+    Value v = make(Kind::Dtype);
+    v.dtype = d;
+    return v;
+  }
+  static Value tensor(DtypeSet d, std::optional<Note> origin = std::nullopt) {
+    Value v = make(Kind::Tensor);
+    v.dtype = d;
+    v.origin = std::move(origin);
+    return v;
+  }
+  static Value objectRef(Kind kind, ObjectId id) {
+    Value v = make(kind);
+    v.object = id;
+    return v;
+  }
+  static Value make(Kind kind) {
+    Value v;
+    v.kind = kind;
+    return v;
+  }
+
+  bool is(Kind k) const { return kind == k; }
+  // A Bool, Number, String or None whose truth is known.
+  std::optional<bool> truth() const;
+  bool sameConstant(const Value& o) const;
+};
+
+Value joinValues(const Value& a, const Value& b);
+
+// What the analysis keeps of an object.
+struct Object {
+  enum class Type {
+    Instance,  // of a class of the analyzed code
+    Layer,  // torch.nn.Linear, Conv2d, Embedding, LayerNorm...: parameters of their own
+    Container,  // torch.nn.Sequential, ModuleList, ModuleDict: the modules in `children`
+    Pretrained,  // from_pretrained(): a library model with parameters of one dtype
+    Loss,  // torch.nn.CrossEntropyLoss()...: a module with no parameters
+    Optimizer,
+    Scaler,
+    ArgumentParser,  // argparse: the defaults of its arguments
+    Settings,  // parse_args()'s namespace, a dataclass instance...: attributes only
+  } type = Type::Instance;
+  const ClassInfo* cls = nullptr;
+  std::string typeName;  // "Linear", "AdamW", the class's name
+  std::string name;  // "'model'": how messages name it
+  bool isModule = false;
+  DtypeSet parameters = DtypeSet(ScalarType::Float);  // Layer, Pretrained
+  std::optional<Note> parametersOrigin;
+  std::map<std::string, Value> attributes;
+  std::vector<ObjectId> children;  // Container
+  ObjectId module = 0;  // Optimizer: the module whose parameters it updates
+  std::optional<double> epsilon;  // Optimizer: its eps, where known
+  SourceLocation createdAt;
+  std::string op;  // Layer, Loss: the ATen op a call runs ("linear", "cross_entropy")
+};
+
+struct State {
+  bool reached = true;
+  std::map<std::string, Value> locals;
+  std::map<ObjectId, Object> heap;
+  AutocastState autocast;
+  ScalerProtocol protocol;
+  BFloat16LossSource bfloat16Loss;
+  PendingManualScaling manualScaling;  // DL203's backward()s whose gradients may be divided back
+
+  void join(const State& other);
+};
+
+}  // namespace dtype_lint::python

@@ -1,0 +1,231 @@
+// The Python front end on real Python: every `# dtype-lint-expect` marker of
+// samples/python/ that names a rule checked statically is found, and nothing
+// else; messages name dtypes and related places; settings, imports and
+// classes are followed; bad input never stops it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "expectations.h"
+#include "python_analysis.h"
+
+namespace dtype_lint::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> pythonSamples() {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::recursive_directory_iterator(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python"))
+    if (entry.path().extension() == ".py") out.push_back(entry.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string sampleName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = fs::relative(info.param, std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python").string();
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+class PythonSamplesStatically : public ::testing::TestWithParam<std::string> {};
+
+// The same markers the runtime test requires at run time, where the rule is
+// checked statically (DL301-DL303 are the runtime's alone).
+TEST_P(PythonSamplesStatically, FindingsMatchTheStaticMarkers) {
+  const std::string script = GetParam();
+  const python::PythonAnalysisResult result = python::analyzePythonFiles({script});
+  const std::string diff =
+      compare(checkedBy(FrontEnd::Static, readMarkers(script)), findingsIn(result.findings, script), script);
+  EXPECT_TRUE(diff.empty()) << diff;
+  EXPECT_TRUE(result.toolNotes.empty()) << result.toolNotes.front().message;
+}
+INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamplesStatically, ::testing::ValuesIn(pythonSamples()), sampleName);
+
+// A program written to a temporary directory: files by name.
+class PythonProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dtype_lint_python_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::vector<Finding> findings(const std::vector<std::string>& files) {
+    return python::analyzePythonFiles(files).findings;
+  }
+  fs::path dir_;
+};
+
+const Finding* withRule(const std::vector<Finding>& findings, std::string_view rule) {
+  for (const Finding& f : findings)
+    if (f.rule->id == rule) return &f;
+  return nullptr;
+}
+
+TEST_F(PythonProgram, MixedMatmulInAModulesForwardNamesBothDtypesAndTheCall) {
+  const std::string file = write("train.py", R"(import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+head = Head()
+features = torch.randn(8, 16).to(torch.float16)
+print(head(features))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, "DL101");
+  EXPECT_EQ(out[0].location.line, 11u);
+  EXPECT_NE(out[0].message.find("(input 'x': Half, the parameters of 'self.proj': Float)"), std::string::npos)
+      << out[0].message;
+  bool origin = false, call = false;
+  for (const Note& note : out[0].notes) {
+    origin = origin || (note.location.line == 15 && note.message.find("became Half here") != std::string::npos);
+    call = call || (note.location.line == 16 && note.message == "called from here");
+  }
+  EXPECT_TRUE(origin && call);
+}
+
+// The precision a script runs in comes from its settings: argparse's
+// default, an environment variable's default, a dataclass field; a setting
+// whose default is safe gives nothing.
+TEST_F(PythonProgram, SettingsAreFollowedByTheirDefaults) {
+  const std::string script = R"(import argparse
+import os
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Config:
+    lr: float = 1e-3
+    precision: str = os.environ.get("PRECISION", "PRECISION_DEFAULT")
+
+
+def build(cfg, args):
+    dtype = {"fp16": torch.float16, "fp32": torch.float32}[cfg.precision]
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    if args.half_weights:
+        model.to(dtype)
+    return model
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--half-weights", action="store_true", default=HALF_DEFAULT)
+args = parser.parse_args()
+cfg = Config()
+model = build(cfg, args)
+opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+scaler = torch.cuda.amp.GradScaler()
+for batch in range(10):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(torch.randn(4, 8)).float().mean()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+)";
+  auto variant = [&](const std::string& precision, const std::string& half) {
+    std::string text = script;
+    text.replace(text.find("PRECISION_DEFAULT"), 17, precision);
+    text.replace(text.find("HALF_DEFAULT"), 12, half);
+    return findings({write("train.py", text)});
+  };
+  const auto buggy = variant("fp16", "True");
+  const Finding* unscale = withRule(buggy, "DL202");
+  ASSERT_TRUE(unscale);
+  EXPECT_EQ(unscale->location.line, 33u);
+  EXPECT_TRUE(variant("fp32", "True").empty());
+  EXPECT_TRUE(variant("fp16", "False").empty());
+}
+
+// A scaler, an optimizer and a model that live in a trainer class in one
+// file, driven from another file that imports it.
+TEST_F(PythonProgram, ImportsAndClassMembersAreFollowed) {
+  write("lib/trainer.py", R"(import torch
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.AdamW(model.parameters(), lr=1e-4, eps=1e-6)
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, batch):
+        with torch.autocast("cuda"):
+            loss = self.model(batch).float().mean()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.opt)
+        self.scaler.unscale_(self.opt)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.scaler.update()
+)");
+  const std::string main = write("lib/main.py", R"(import torch
+from trainer import Trainer
+
+trainer = Trainer(torch.nn.Linear(4, 4))
+trainer.step(torch.randn(2, 4))
+)");
+  const auto out = findings({main});
+  const Finding* late = withRule(out, "DL206");
+  ASSERT_TRUE(late);
+  EXPECT_EQ(late->location.file, (dir_ / "lib/trainer.py").string());
+  EXPECT_EQ(late->location.line, 15u);
+  EXPECT_EQ(out.size(), 1u);
+}
+
+// Library calls the front end does not model make values unknown, never findings.
+TEST_F(PythonProgram, UnknownLibrariesGiveNothing) {
+  const std::string file = write("train.py", R"(import torch
+import accelerate
+import deepspeed
+
+engine = deepspeed.initialize(model=torch.nn.Linear(4, 4))[0]
+accelerator = accelerate.Accelerator(mixed_precision="fp16")
+model, opt = accelerator.prepare(torch.nn.Linear(4, 4), None)
+for batch in range(3):
+    loss = model(torch.randn(2, 4).half()).mean()
+    accelerator.backward(loss)
+    opt.step()
+    engine.backward(loss)
+    engine.step()
+)");
+  EXPECT_TRUE(findings({file}).empty());
+}
+
+TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
+  const std::string file = write("train.py", R"(import torch
+scaler = torch.amp.GradScaler("cuda")
+opt = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+scaler.step(opt)
+scaler.step(opt)
+def broken(:
+    pass
+)");
+  const python::PythonAnalysisResult result = python::analyzePythonFiles({file});
+  ASSERT_EQ(result.toolNotes.size(), 1u);
+  EXPECT_NE(result.toolNotes[0].message.find("syntax error at line 6"), std::string::npos);
+  EXPECT_TRUE(withRule(result.findings, "DL204"));
+}
+
+}  // namespace
+}  // namespace dtype_lint::testing
