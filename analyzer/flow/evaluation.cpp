@@ -175,6 +175,11 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (isa<CXXThisExpr>(e) && ctx_.thisModule) return *ctx_.thisModule;
   const CXXRecordDecl* impl = moduleImplClass(e->getType());
   if (!impl) return {};
+  // Net(impl): a holder made around an existing module (a clone converted
+  // to Half) is that module, not a new one.
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e);
+      construct && construct->getNumArgs() == 1 && isSmartPointer(construct->getArg(0)->getType()))
+    return evalModule(construct->getArg(0));
   // A builder's result: build_model(cfg) returns what its return statements do.
   if (const FunctionResult* built = userCallResult(e); built && !built->returned.dtype.isBottom())
     return built->returned;

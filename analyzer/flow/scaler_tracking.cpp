@@ -74,7 +74,7 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
     if (var->getType()->isReferenceType() || var->getType()->isPointerType())
       return var->getInit() && !isa<ParmVarDecl>(var)
                  ? objectRef(var->getInit())
-                 : ObjectRef{isa<ParmVarDecl>(var) ? reinterpret_cast<uintptr_t>(var) : 0, flow_.describe(e)};
+                 : declarationRef(isa<ParmVarDecl>(var) ? var : nullptr, flow_.describe(e));
   }
   if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) {
     // A reference member: the object its initializer bound it to, when seen.
@@ -82,7 +82,13 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
     auto it = bound.find(cast<ValueDecl>(d->getCanonicalDecl()));
     return it != bound.end() ? it->second : ObjectRef{0, flow_.describe(e)};
   }
-  return ObjectRef{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
+  return declarationRef(cast<ValueDecl>(d->getCanonicalDecl()), quotedName(d));
+}
+
+ObjectRef ScalerTracking::declarationRef(const ValueDecl* d, std::string name) {
+  const auto id = reinterpret_cast<uintptr_t>(d);
+  if (id) declarationIds_.insert(id);
+  return ObjectRef{id, std::move(name)};
 }
 
 void ScalerTracking::refreshOptimizerDtype(const ObjectRef& optimizer) {
@@ -186,7 +192,7 @@ std::optional<ObjectRef> ScalerTracking::optimizerOfFunction() {
     if (isOptimizerType(param->getType())) {
       if (only) return std::nullopt;
       auto it = aliases_.find(param);
-      only = it != aliases_.end() ? it->second : ObjectRef{reinterpret_cast<uintptr_t>(param), quotedName(param)};
+      only = it != aliases_.end() ? it->second : declarationRef(param, quotedName(param));
     }
   return only;
 }
@@ -212,8 +218,8 @@ std::optional<ObjectRef> ScalerTracking::rawOpScaler(const CallExpr* call, unsig
     if (arg >= call->getNumArgs()) continue;
     finder.TraverseStmt(const_cast<Expr*>(call->getArg(arg)));
     if (finder.found)
-      return ObjectRef{reinterpret_cast<uintptr_t>(finder.found->getCanonicalDecl()),
-                       "the scaler of '" + finder.found->getNameAsString() + "'"};
+      return declarationRef(cast<ValueDecl>(finder.found->getCanonicalDecl()),
+                            "the scaler of '" + finder.found->getNameAsString() + "'");
   }
   return std::nullopt;
 }
@@ -395,7 +401,8 @@ std::optional<UnscaleSpelling> ScalerTracking::unscaleSpelling(const CallExpr* c
 
   const FunctionDecl* function = flow_.function();
   // A name usable here: a local or parameter of this function, or a member of its class.
-  auto inScope = [function](uintptr_t id) -> const ValueDecl* {
+  auto inScope = [function, this](uintptr_t id) -> const ValueDecl* {
+    if (!declarationIds_.count(id)) return nullptr;  // a keyed object (optimizers_["enc"]) has no one name
     const auto* d = reinterpret_cast<const ValueDecl*>(id);
     if (const auto* var = dyn_cast<VarDecl>(d)) return var->getParentFunctionOrMethod() == function ? d : nullptr;
     const auto* method = dyn_cast<CXXMethodDecl>(function);

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "config.h"
@@ -27,6 +28,8 @@ class ScalerTracking {
   // Id 0 is an object the analysis cannot tell apart from others (an element of
   // a container, a reference member): the protocol follows no transition on it.
   ObjectRef objectRef(const clang::Expr* e);
+  // The object a declaration names, by its address (0: none).
+  ObjectRef declarationRef(const clang::ValueDecl* d, std::string name);
 
   // A scaler method of the configured API (the classifier saw it is one).
   void transferScalerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
@@ -109,6 +112,9 @@ class ScalerTracking {
   FlowQueries& flow_;
   const ScalerApi& api_;
   std::map<const clang::ValueDecl*, ObjectRef> aliases_;  // parameters naming the caller's scalers and optimizers
+  // The ids objectRef made from a declaration's address (others are keyed:
+  // a declaration's mixed with a key's hash): only these name a declaration.
+  std::set<uintptr_t> declarationIds_;
   std::optional<std::map<const clang::DeclStmt*, std::vector<const clang::CallExpr*>>> groupUnscales_;
 };
 

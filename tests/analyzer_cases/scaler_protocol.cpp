@@ -511,6 +511,20 @@ void optimizers_in_a_map_walked_with_bindings() {
   scaler.update();
 }
 
+// An optimizer kept in a map under a name the code spells, its module's
+// gradients clipped before any unscale: the fix's unscale cannot name a keyed
+// optimizer, so the finding comes without one (it crashed the analysis once).
+void keyed_optimizer_clipped_before_the_unscale() {
+  torch::nn::Linear gate(8, 1);
+  std::map<std::string, std::unique_ptr<torch::optim::Optimizer>> optimizers;
+  optimizers["gate"] = std::make_unique<torch::optim::SGD>(gate->parameters(), 0.1);
+  GradScaler scaler;
+  scaler.scale(loss_of(gate)).backward();
+  torch::nn::utils::clip_grad_norm_(gate->parameters(), 1.0);  // dtype-lint-expect: DL205
+  scaler.step(*optimizers["gate"]);
+  scaler.update();
+}
+
 // Optimizers kept in a map under names the code spells, stepped by name.
 struct NamedOptimizersTrainer {
   NamedOptimizersTrainer() {
