@@ -35,6 +35,18 @@ std::string unquote(std::string_view text) {
 
 Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
 
+// Whether an expression's last name says it holds a module ("model",
+// "self.teacher", "netD"), not a tensor.
+bool namesAModule(std::string_view expression) {
+  std::string name(expression.substr(expression.rfind('.') == std::string_view::npos ? 0 : expression.rfind('.') + 1));
+  if (name.find('(') != std::string::npos) name = std::string(expression);  // model.cuda(): the receiver's name
+  std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+  for (const char* word : {"model", "net", "module", "teacher", "student", "encoder", "decoder", "backbone",
+                           "generator", "discriminator", "classifier"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
+
 // The dtype an op autocast casts runs in: the enabled device's (CUDA's where
 // both are on), by its list: the low-precision dtype, Float, or unknown (promote).
 DtypeSet autocastResult(const std::string& op, const AutocastState& autocast) {
@@ -402,7 +414,14 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
       for (const Value& item : iterable.items) element = joinValues(element, item);
     }
     // for p in model.parameters(): a parameter, of the module's dtype.
-    if (iterable.is(Kind::Parameters)) element = Value::tensor(parametersOf(iterable.object, state));
+    if (iterable.is(Kind::Parameters)) {
+      element = Value::tensor(parametersOf(iterable.object, state));
+      if (iterable.named) {  // for name, p in model.named_parameters()
+        Value pair = Value::make(Kind::List);
+        pair.items = {Value::unknown(), element};
+        element = pair;
+      }
+    }
   } else {
     const auto truth = eval(statement.field("condition"), state, frame).truth();
     if (truth == false) return;
@@ -755,8 +774,11 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     // [p for p in model.parameters() if p.requires_grad]: the parameters it filters.
     for (const Node& clause : expression.children())
       if (clause.is("for_in_clause")) {
-        const Value iterable = eval(clause.field("right"), state, frame);
-        if (iterable.is(Kind::Parameters)) return iterable;
+        Value iterable = eval(clause.field("right"), state, frame);
+        if (iterable.is(Kind::Parameters)) {
+          iterable.named = false;  // [p for n, p in model.named_parameters() if ...]
+          return iterable;
+        }
       }
     return Value::unknown();
   }
@@ -1031,6 +1053,31 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       Value self = object;
       if (self.description.empty()) self.description = describe(objectNode);
       return callTensorMethod(self, method, call, state, frame);
+    }
+    // x.half(), x.to(dtype=torch.float32) on a value the analysis does not
+    // know (a parameter, a library's result): a tensor converted to that dtype.
+    if (object.is(Kind::Unknown) && !call.spread) {
+      // model.cuda().half() on a model passed in: by its name, a module
+      // whose parameters take the dtype (a trainer's optimizer over them).
+      if (conversionMethod(method) && namesAModule(objectNode.text())) {
+        Object module;
+        module.type = Object::Type::Pretrained;
+        module.isModule = true;
+        module.typeName = "module";
+        module.name = describe(objectNode);
+        module.parameters = DtypeSet(*conversionMethod(method));
+        module.parametersOrigin = noteAt(
+            callNode, fmt::format("the parameters of {} became {} here", module.name, module.parameters.toString()));
+        return makeObject(std::move(module), state);
+      }
+      Value self = Value::tensor(DtypeSet::unknown());
+      self.description = describe(objectNode);
+      // loss.backward() on a loss the analysis could not follow: still a backward of an unscaled loss.
+      if (conversionMethod(method) || method == "backward") return callTensorMethod(self, method, call, state, frame);
+      if (method == "to" || method == "type") {
+        const Value converted = callTensorMethod(self, method, call, state, frame);
+        if (converted.is(Kind::Tensor) && !converted.dtype.isUnknown()) return converted;
+      }
     }
     if (object.is(Kind::ScaledLoss) && method == "backward") {
       const ObjectRef scaler{object.object, state.heap.count(object.object) ? state.heap[object.object].name : ""};
@@ -1783,6 +1830,11 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     return Value::objectRef(Kind::Object, id);
   }
   if (method == "parameters") return Value::objectRef(Kind::Parameters, id);
+  if (method == "named_parameters") {
+    Value named = Value::objectRef(Kind::Parameters, id);
+    named.named = true;
+    return named;
+  }
   if (method == "cuda" || method == "cpu" || method == "train" || method == "eval" || method == "requires_grad_" ||
       method == "apply" || method == "to_empty")
     return Value::objectRef(Kind::Object, id);

@@ -52,6 +52,7 @@ struct Value {
   std::optional<ManualScaling> manual;  // Tensor: a loss multiplied by a scale by hand (DL203)
   uintptr_t factor = 0;  // Tensor: that scale's variable, by its name's hash
   bool isGradient = false;  // Tensor: a parameter's .grad
+  bool named = false;  // Parameters: named_parameters(), (name, parameter) pairs
   ObjectId object = 0;  // Object; Parameters (the module); ScaledLoss (the scaler); Method (self)
   std::optional<SourceLocation> scaledAt;  // ScaledLoss
   Tristate enabled = Tristate::On;  // Autocast
