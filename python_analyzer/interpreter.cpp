@@ -1080,6 +1080,9 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       }
     }
     if (object.is(Kind::ScaledLoss) && method == "backward") {
+      // The scale keeps the loss's dtype: a Half loss is still backpropagated in Half (DL106).
+      if (!object.items.empty() && object.items.front().is(Kind::Tensor))
+        tensorOp("backward", {object.items.front()}, call, state, frame);
       const ObjectRef scaler{object.object, state.heap.count(object.object) ? state.heap[object.object].name : ""};
       state.protocol.scaledBackward(scaler, callNode.location(), object.scaledAt.value_or(callNode.location()));
       return Value::none();
@@ -1739,6 +1742,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
         state.manualScaling.scaledInsideScaler(*loss->manual, loss->factor, at, findings_);
       Value scaled = Value::objectRef(Kind::ScaledLoss, id);
       scaled.scaledAt = at;
+      if (const Value* loss = call.arg(0, "outputs"); loss && loss->is(Kind::Tensor)) scaled.items = {*loss};
       return scaled;
     }
     if (method == "unscale_") {
