@@ -484,7 +484,8 @@ void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
 
 void Interpreter::enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved) {
   saved = state.autocast;
-  if (region.enabled == Tristate::Off) return;
+  // nullcontext(): nothing changes; autocast(enabled=False): the device's autocast is off inside.
+  if (region.enabled == Tristate::Off && region.text.empty() && region.dtype.isBottom() && !region.flag) return;
   auto set = [&](DeviceAutocast& device, DtypeSet defaultDtype) {
     device.enabled = region.enabled;
     device.dtype = region.dtype.isBottom() ? defaultDtype : region.dtype;
@@ -1278,7 +1279,20 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   }
   if (inRegion && state.reached) state.autocast = saved;
   state.locals = std::move(callerLocals);
+  // A helper that swaps submodules (inject_lora: setattr(parent, name,
+  // LoRALinear(child))) leaves the modules handed to it with parameters of
+  // dtypes the analysis did not see.
+  const std::string_view body = definition.text();
+  if (body.find("setattr(") != std::string_view::npos || body.find("add_module(") != std::string_view::npos)
+    for (const Value& arg : call.args)
+      if (arg.is(Kind::Object)) forgetParameters(arg.object, state);
   return result;
+}
+
+void Interpreter::forgetParameters(ObjectId id, State& state) {
+  auto it = state.heap.find(id);
+  if (it == state.heap.end() || !it->second.isModule) return;
+  convertModule(id, DtypeSet::unknown(), Node(), state);
 }
 
 Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, Frame& frame) {
@@ -1343,8 +1357,11 @@ DtypeSet Interpreter::parametersOf(ObjectId id, const State& state, std::optiona
 void Interpreter::convertModule(ObjectId id, DtypeSet to, const Node& at, State& state) {
   auto root = state.heap.find(id);
   if (root == state.heap.end()) return;
-  const std::string name = root->second.name.empty() ? describe(at) : root->second.name;
-  const Note origin = noteAt(at, fmt::format("the parameters of {} became {} here", name, to.toString()));
+  const std::string name = root->second.name.empty() ? (at ? describe(at) : "the module") : root->second.name;
+  const std::optional<Note> origin =
+      at && !to.isUnknown()
+          ? std::optional(noteAt(at, fmt::format("the parameters of {} became {} here", name, to.toString())))
+          : std::nullopt;
   std::set<ObjectId> seen;
   std::vector<ObjectId> work{id};
   while (!work.empty()) {
@@ -1542,6 +1559,7 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
 Value Interpreter::autocastRegion(const std::string& name, Call& call, State& state) {
   Value region = Value::make(Kind::Autocast);
   region.enabled = Tristate::On;
+  region.flag = true;  // an autocast region (nullcontext() is one with nothing to change)
   if (isLibraryName(name, "torch.cuda.amp.autocast")) region.text = "cuda";
   else if (isLibraryName(name, "torch.cpu.amp.autocast")) region.text = "cpu";
   else if (const Value* device = call.arg(0, "device_type"); device && device->is(Kind::String))
@@ -1636,8 +1654,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   // Wrappers that hand the model back.
   if ((name == "torch.compile" || last == "get_peft_model" || last == "prepare_model_for_kbit_training" ||
        last == "DistributedDataParallel" || last == "DataParallel" || last == "FullyShardedDataParallel") &&
-      !call.args.empty() && call.args[0].is(Kind::Object))
+      !call.args.empty() && call.args[0].is(Kind::Object)) {
+    // PEFT adds adapters (Float where the base is Half) and casts some layers: their dtypes are not known.
+    if (last == "get_peft_model" || last == "prepare_model_for_kbit_training")
+      forgetParameters(call.args[0].object, state);
     return call.args[0];
+  }
   if (name.rfind("torch.nn.", 0) == 0 && !last.empty() && std::isupper(static_cast<unsigned char>(last[0])) &&
       name.find("torch.nn.functional") != 0 && name.find("torch.nn.utils") != 0) {
     Object module;

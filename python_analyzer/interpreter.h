@@ -110,6 +110,8 @@ class Interpreter {
   bool emitOp(OpEvent event, State& state, Frame& frame);
   Value castTensor(const Value& tensor, DtypeSet to, const Node& at, State& state);
   void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);
+  // The module's parameters may now have any dtype (adapters added, layers swapped).
+  void forgetParameters(ObjectId id, State& state);
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
   Value autocastRegion(const std::string& name, Call& call, State& state);

@@ -57,6 +57,12 @@ Value joinValues(const Value& a, const Value& b) {
   case Kind::Parameters:
   case Kind::ScaledLoss: return a.object == b.object ? v : Value::unknown();
   case Kind::Autocast:
+    // `autocast(...) if amp else nullcontext()`: the region, maybe not entered.
+    if (!a.flag || !b.flag) {
+      v = a.flag ? a : b;
+      if (a.flag != b.flag || a.enabled != b.enabled) v.enabled = Tristate::Unknown;
+      return v;
+    }
     if (a.text != b.text) return Value::unknown();
     if (a.enabled != b.enabled) v.enabled = Tristate::Unknown;
     v.dtype = a.dtype.join(b.dtype);

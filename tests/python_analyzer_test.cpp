@@ -212,6 +212,53 @@ for batch in range(3):
   EXPECT_TRUE(findings({file}).empty());
 }
 
+// Where the dtypes are not what the code shows, nothing is reported: an
+// autocast(enabled=False) island inside a region, adapters a helper swaps in
+// (LoRA on a Half base: the trainable parameters are Float), a region that
+// is a nullcontext() on some settings.
+TEST_F(PythonProgram, NothingWhereTheDtypesAreNotKnown) {
+  write("lora.py", R"(import torch
+
+
+class LoRALinear(torch.nn.Module):
+    def __init__(self, base, r):
+        super().__init__()
+        self.base = base
+        self.a = torch.nn.Linear(base.in_features, r, bias=False)
+
+    def forward(self, x):
+        return self.base(x) + self.a(x.float()).sum()
+
+
+def inject_lora(model, r=8):
+    for name, child in list(model.named_children()):
+        setattr(model, name, LoRALinear(child, r))
+    return model
+)");
+  const std::string train = write("train.py", R"(import contextlib
+
+import torch
+from lora import inject_lora
+
+model = torch.nn.Sequential(torch.nn.Linear(8, 8)).half()
+model = inject_lora(model)
+trainable = [p for p in model.parameters() if p.requires_grad]
+optimizer = torch.optim.AdamW(trainable, lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+amp = torch.autocast("cuda", dtype=torch.float16) if torch.cuda.is_available() else contextlib.nullcontext()
+q, k = torch.randn(4, 8), torch.randn(4, 8)
+with amp:
+    with torch.autocast(device_type="cuda", enabled=False):
+        scores = torch.matmul(q.float(), k.float().t())
+    loss = scores.float().mean()
+scaler.scale(loss).backward()
+scaler.step(optimizer)
+scaler.update()
+)");
+  const auto out = findings({train});
+  EXPECT_TRUE(out.empty()) << out.front().rule->id << " " << out.front().message;
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
