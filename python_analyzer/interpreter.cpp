@@ -1371,7 +1371,8 @@ void Interpreter::convertModule(ObjectId id, DtypeSet to, const Node& at, State&
     auto it = state.heap.find(current);
     if (it == state.heap.end()) continue;
     Object& o = it->second;
-    if (o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) {
+    // Layers without parameters (ReLU, pooling, dropout) stay without.
+    if ((o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) && !o.parameters.isBottom()) {
       o.parameters = to;
       o.parametersOrigin = origin;
     }

@@ -259,6 +259,23 @@ scaler.update()
   EXPECT_TRUE(out.empty()) << out.front().rule->id << " " << out.front().message;
 }
 
+// model.half() converts the layers with parameters; ReLU and pooling pass
+// the Half activations on: the loss on the output is computed in Half.
+TEST_F(PythonProgram, AConvertedModelsOutputKeepsItsDtypeThroughParameterFreeLayers) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn.functional as F
+
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Dropout(0.1), torch.nn.Linear(8, 4))
+model.half()
+logits = model(torch.randn(2, 8).half())
+loss = F.cross_entropy(logits, torch.zeros(2).long())
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, "DL105");
+  EXPECT_EQ(out[0].location.line, 7u);
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
