@@ -1268,8 +1268,11 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   const bool inRegion = region.is(Kind::Autocast);
   if (inRegion) enterAutocast(region, definition, state, saved);
   callStack_.push_back(&function);
+  const size_t findingsBefore = findings_.size();
   execBlock(definition.field("body"), state, callee);
   callStack_.pop_back();
+  for (size_t i = findingsBefore; i < findings_.size(); ++i)
+    if (!placedAtCall_.count(i) && placeAtCall(findings_[i], function, call.node)) placedAtCall_.insert(i);
   Value result = state.reached ? Value::none() : Value::unknown();
   bool first = !state.reached;
   for (size_t i = 0; i < returns.size(); ++i) {
@@ -1287,6 +1290,30 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     for (const Value& arg : call.args)
       if (arg.is(Kind::Object)) forgetParameters(arg.object, state);
   return result;
+}
+
+// A protocol finding made in a helper whose earlier events (the first
+// unscale, the scaled backward) all happened outside it: the helper alone
+// does nothing wrong, calling it there does. It is reported at the call,
+// with the helper's place as a note (as the C++ analyzer does).
+bool Interpreter::placeAtCall(Finding& finding, const FunctionInfo& function, const Node& callNode) {
+  if (!callNode || callNode.is("function_definition") || callNode.is("class_definition") || finding.notes.empty() ||
+      !isCallOrderFinding(finding))
+    return false;
+  auto within = [](const Node& scope, const SourceLocation& at) {
+    const SourceLocation range = scope.location();
+    return at.file == range.file && at.line >= range.line && at.line <= range.endLine;
+  };
+  const SourceLocation& at = finding.location;
+  if (!within(function.definition, at)) return false;  // made in a callee
+  // Every earlier event happened outside the helper: in the caller, or in
+  // another helper it called (clip_gradients, then grad_norm_for_logging).
+  if (!std::all_of(finding.notes.begin(), finding.notes.end(),
+                   [&](const Note& n) { return !within(function.definition, n.location); }))
+    return false;
+  finding.notes.insert(finding.notes.begin(), Note{finding.location, "in '" + function.name + "' here"});
+  finding.location = callNode.location();
+  return true;
 }
 
 void Interpreter::forgetParameters(ObjectId id, State& state) {

@@ -112,6 +112,8 @@ class Interpreter {
   void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);
   // The module's parameters may now have any dtype (adapters added, layers swapped).
   void forgetParameters(ObjectId id, State& state);
+  // Whether it moved the finding to the call (once: a caller further up leaves it there).
+  bool placeAtCall(Finding& finding, const FunctionInfo& function, const Node& callNode);
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
   Value autocastRegion(const std::string& name, Call& call, State& state);
@@ -127,6 +129,7 @@ class Interpreter {
   std::set<const FunctionInfo*> analyzed_;
   std::vector<const FunctionInfo*> callStack_;
   std::vector<Finding> findings_;
+  std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call
   std::vector<Note> toolNotes_;
   ObjectId nextObject_ = 1;
   size_t lines_ = 0;

@@ -276,6 +276,38 @@ loss = F.cross_entropy(logits, torch.zeros(2).long())
   EXPECT_EQ(out[0].location.line, 7u);
 }
 
+// A helper that is right by itself, called where its unscale comes a second
+// time: the call is what is out of order, and the finding names the helper.
+TEST_F(PythonProgram, AProtocolFindingOfAHelperIsReportedAtItsCall) {
+  const std::string file = write("train.py", R"(import torch
+
+
+def log_grad_norm(scaler, optimizer, params):
+    scaler.unscale_(optimizer)
+    return sum(p.grad.norm() for p in params)
+
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+with torch.autocast("cuda"):
+    loss = model(torch.randn(2, 4)).float().mean()
+scaler.scale(loss).backward()
+scaler.unscale_(optimizer)
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+print(log_grad_norm(scaler, optimizer, model.parameters()))
+scaler.step(optimizer)
+scaler.update()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, "DL201");
+  EXPECT_EQ(out[0].location.line, 17u);
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes[0].location.line, 5u);
+  EXPECT_EQ(out[0].notes[0].message, "in 'log_grad_norm' here");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
