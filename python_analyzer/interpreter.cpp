@@ -1354,28 +1354,37 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   return self;
 }
 
-// Every module of the tree under `id`: itself, its attributes' and children's modules.
-DtypeSet Interpreter::parametersOf(ObjectId id, const State& state, std::optional<Note>* origin) const {
-  DtypeSet dtype;
+// The objects of the module tree under `id`: itself, its children's and its
+// attributes' (lists of modules included), each once.
+std::vector<ObjectId> Interpreter::treeOf(ObjectId id, const State& state) const {
+  std::vector<ObjectId> tree;
   std::set<ObjectId> seen;
   std::vector<ObjectId> work{id};
   while (!work.empty()) {
     const ObjectId current = work.back();
     work.pop_back();
-    if (!seen.insert(current).second) continue;
     auto it = state.heap.find(current);
-    if (it == state.heap.end()) continue;
+    if (it == state.heap.end() || !seen.insert(current).second) continue;
+    tree.push_back(current);
     const Object& o = it->second;
-    if (o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) {
-      dtype = dtype.join(o.parameters);
-      if (origin && !*origin && o.parametersOrigin) *origin = o.parametersOrigin;
-    }
     for (ObjectId child : o.children) work.push_back(child);
     for (const auto& [name, value] : o.attributes) {
       if (value.is(Kind::Object)) work.push_back(value.object);
       if (value.is(Kind::List))
         for (const Value& item : value.items)
           if (item.is(Kind::Object)) work.push_back(item.object);
+    }
+  }
+  return tree;
+}
+
+DtypeSet Interpreter::parametersOf(ObjectId id, const State& state, std::optional<Note>* origin) const {
+  DtypeSet dtype;
+  for (ObjectId member : treeOf(id, state)) {
+    const Object& o = state.heap.at(member);
+    if (o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) {
+      dtype = dtype.join(o.parameters);
+      if (origin && !*origin && o.parametersOrigin) *origin = o.parametersOrigin;
     }
   }
   return dtype.isBottom() ? DtypeSet::unknown() : dtype;
@@ -1389,27 +1398,18 @@ void Interpreter::convertModule(ObjectId id, DtypeSet to, const Node& at, State&
       at && !to.isUnknown()
           ? std::optional(noteAt(at, fmt::format("the parameters of {} became {} here", name, to.toString())))
           : std::nullopt;
-  std::set<ObjectId> seen;
-  std::vector<ObjectId> work{id};
-  while (!work.empty()) {
-    const ObjectId current = work.back();
-    work.pop_back();
-    if (!seen.insert(current).second) continue;
-    auto it = state.heap.find(current);
-    if (it == state.heap.end()) continue;
-    Object& o = it->second;
+  const std::vector<ObjectId> tree = treeOf(id, state);
+  for (ObjectId member : tree) {
+    Object& o = state.heap.at(member);
     // Layers without parameters (ReLU, pooling, dropout) stay without.
     if ((o.type == Object::Type::Layer || o.type == Object::Type::Pretrained) && !o.parameters.isBottom()) {
       o.parameters = to;
       o.parametersOrigin = origin;
     }
-    for (ObjectId child : o.children) work.push_back(child);
-    for (const auto& [n, value] : o.attributes)
-      if (value.is(Kind::Object)) work.push_back(value.object);
   }
   // The optimizers made over these parameters before the conversion.
   for (auto& [optimizerId, o] : state.heap)
-    if (o.type == Object::Type::Optimizer && seen.count(o.module)) {
+    if (o.type == Object::Type::Optimizer && std::find(tree.begin(), tree.end(), o.module) != tree.end()) {
       std::optional<Note> parametersOrigin;
       const DtypeSet now = parametersOf(o.module, state, &parametersOrigin);
       state.protocol.parametersBecame(ObjectRef{optimizerId, o.name}, now, parametersOrigin);

@@ -114,6 +114,7 @@ class Interpreter {
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
   bool placeAtCall(Finding& finding, const FunctionInfo& function, const Node& callNode);
+  std::vector<ObjectId> treeOf(ObjectId id, const State& state) const;
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
   Value autocastRegion(const std::string& name, Call& call, State& state);

@@ -101,10 +101,10 @@ std::string compare(const LineRules& expected, const LineRules& actual, const st
   return report;
 }
 
-std::vector<std::string> sourceFiles(const std::string& dir) {
+std::vector<std::string> sourceFiles(const std::string& dir, const std::string& extension) {
   std::vector<std::string> out;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".cpp") out.push_back(entry.path().string());
+    if (entry.is_regular_file() && entry.path().extension() == extension) out.push_back(entry.path().string());
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -35,7 +35,7 @@ LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers);
 LineRules findingsIn(const std::vector<Finding>& findings, const std::string& file);
 // Empty when equal; otherwise one line per missing or unexpected finding.
 std::string compare(const LineRules& expected, const LineRules& actual, const std::string& file);
-// The .cpp files of a directory tree, sorted.
-std::vector<std::string> sourceFiles(const std::string& dir);
+// The files of a directory tree with the extension, sorted.
+std::vector<std::string> sourceFiles(const std::string& dir, const std::string& extension = ".cpp");
 
 }  // namespace dtype_lint::testing

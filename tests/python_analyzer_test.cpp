@@ -16,14 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> pythonSamples() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::recursive_directory_iterator(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python"))
-    if (entry.path().extension() == ".py") out.push_back(entry.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string sampleName(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = fs::relative(info.param, std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python").string();
   for (char& c : name)
@@ -43,7 +35,10 @@ TEST_P(PythonSamplesStatically, FindingsMatchTheStaticMarkers) {
   EXPECT_TRUE(diff.empty()) << diff;
   EXPECT_TRUE(result.toolNotes.empty()) << result.toolNotes.front().message;
 }
-INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamplesStatically, ::testing::ValuesIn(pythonSamples()), sampleName);
+INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamplesStatically,
+                         ::testing::ValuesIn(sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python",
+                                                         ".py")),
+                         sampleName);
 
 // A program written to a temporary directory: files by name.
 class PythonProgram : public ::testing::Test {

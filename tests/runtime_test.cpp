@@ -213,11 +213,7 @@ INSTANTIATE_TEST_SUITE_P(Samples, OptimizedBuilds, ::testing::ValuesIn(optimized
 // on first use into the test cache) and report exactly the script's markers,
 // on its own lines; PyTorch's own errors still end the buggy ones.
 std::vector<std::string> pythonSamples() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::recursive_directory_iterator(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python"))
-    if (entry.path().extension() == ".py") out.push_back(entry.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
+  return sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python", ".py");
 }
 
 class PythonSamples : public ::testing::TestWithParam<std::string> {};
