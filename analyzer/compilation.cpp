@@ -188,9 +188,12 @@ llvm::Expected<WorkList> selectWork(const std::vector<std::string>& paths, const
   std::set<std::string> files, outside, python, analyzedRealPaths;
   auto add = [&](const std::string& file, bool outsideDatabase) {
     if (!analyzedRealPaths.insert(realPath(file)).second) return false;
-    if (isPythonFile(file)) python.insert(file);
-    else files.insert(file);
-    if (outsideDatabase && !isPythonFile(file)) outside.insert(file);
+    if (isPythonFile(file)) {
+      python.insert(file);
+    } else {
+      files.insert(file);
+      if (outsideDatabase) outside.insert(file);
+    }
     return true;
   };
   for (const std::string& input : inputs)

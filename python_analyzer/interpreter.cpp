@@ -155,6 +155,8 @@ std::string Interpreter::resolveImport(const std::string& importer, std::string_
 void Interpreter::executeModule(ModuleFile& module, bool asMain) {
   if (module.executed) return;
   module.executed = true;
+  // An imported file's top level does not spend its importer's budget.
+  const size_t importerSteps = steps_;
   State state;
   state.locals["__name__"] = Value::string(asMain ? "__main__" : fs::path(module.source->path()).stem().string());
   Frame frame;
@@ -164,10 +166,26 @@ void Interpreter::executeModule(ModuleFile& module, bool asMain) {
   module.globals = state.locals;
   module.finalState = std::move(state);
   module.finalState.reached = true;
+  steps_ = importerSteps;
+}
+
+ModuleFile* Interpreter::importFile(const std::string& path) {
+  ModuleFile* module = load(path);
+  if (module) executeModule(*module, /*asMain=*/false);
+  return module;
+}
+
+std::optional<Value> Interpreter::importedGlobal(const ModuleFile& module, const std::string& name, State& state) {
+  auto it = module.globals.find(name);
+  if (it == module.globals.end()) return std::nullopt;
+  // Objects the imported file made live in its final state's heap.
+  if (it->second.is(Kind::Object) && !state.heap.count(it->second.object))
+    if (auto object = module.finalState.heap.find(it->second.object); object != module.finalState.heap.end())
+      state.heap.insert(*object);
+  return it->second;
 }
 
 void Interpreter::run(const std::vector<std::string>& files) {
-  inputs_ = files;
   for (const std::string& file : files) roots_.insert(fs::weakly_canonical(fs::absolute(file)).parent_path().string());
   for (const std::string& file : files) {
     steps_ = 0;
@@ -324,9 +342,8 @@ void Interpreter::execAssignment(const Node& assignment, State& state, Frame& fr
   } else {
     value = eval(right, state, frame);
   }
+  assign(target, value, state, frame);
   // a = b = value
-  Node first = target;
-  assign(first, value, state, frame);
   if (right.is("assignment")) execAssignment(right, state, frame);
 }
 
@@ -523,16 +540,7 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
   auto bindModule = [&](const std::string& dotted, int levels) -> Value {
     const std::string path = resolveImport(importer, dotted, levels);
     if (path.empty()) return Value::name(dotted);
-    ModuleFile* module = load(path);
-    if (!module) return Value::unknown();
-    if (!module->executed) {
-      const size_t steps = steps_;
-      executeModule(*module, /*asMain=*/false);
-      steps_ = steps;
-    }
-    Value v = Value::make(Kind::Name);
-    v.text = "file:" + path;
-    return v;
+    return importFile(path) ? Value::name("file:" + path) : Value::unknown();
   };
   if (statement.is("import_statement")) {
     for (const Node& name : statement.children()) {
@@ -554,21 +562,12 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
   std::string dotted(moduleName.text());
   int levels = 0;
   if (moduleName.is("relative_import")) {
-    levels = static_cast<int>(
-        std::count(dotted.begin(), dotted.end(), '.') -
-        std::count(dotted.begin() + static_cast<long>(dotted.find_first_not_of('.') == std::string::npos
-                                                          ? dotted.size()
-                                                          : dotted.find_first_not_of('.')),
-                   dotted.end(), '.'));
-    dotted = dotted.substr(static_cast<size_t>(levels));
+    const size_t dots = std::min(dotted.find_first_not_of('.'), dotted.size());  // from ..pkg: two levels up
+    levels = static_cast<int>(dots);
+    dotted = dotted.substr(dots);
   }
   const std::string path = resolveImport(importer, dotted, levels);
-  ModuleFile* module = path.empty() ? nullptr : load(path);
-  if (module && !module->executed) {
-    const size_t steps = steps_;
-    executeModule(*module, /*asMain=*/false);
-    steps_ = steps;
-  }
+  ModuleFile* module = path.empty() ? nullptr : importFile(path);
   for (const Node& name : statement.children()) {
     if (name == moduleName) continue;
     Node imported = name, alias = name;
@@ -580,25 +579,10 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
     const std::string what(imported.text());
     Value value;
     if (module) {
-      auto it = module->globals.find(what);
-      if (it != module->globals.end()) {
-        value = it->second;
-        // Objects the imported file made live in its final state's heap.
-        if (value.is(Kind::Object) && !state.heap.count(value.object))
-          if (auto object = module->finalState.heap.find(value.object); object != module->finalState.heap.end())
-            state.heap.insert(*object);
-      } else {
-        const std::string sub = resolveImport(path, what, 1);  // from pkg import submodule
-        if (!sub.empty()) {
-          if (ModuleFile* submodule = load(sub)) {
-            if (!submodule->executed) {
-              const size_t steps = steps_;
-              executeModule(*submodule, false);
-              steps_ = steps;
-            }
-            value = Value::name("file:" + sub);
-          }
-        }
+      if (auto global = importedGlobal(*module, what, state)) {
+        value = *global;
+      } else if (const std::string sub = resolveImport(path, what, 1); !sub.empty() && importFile(sub)) {
+        value = Value::name("file:" + sub);  // from pkg import submodule
       }
     } else if (path.empty()) {
       value = Value::name(dotted.empty() ? what : dotted + "." + what);
@@ -793,7 +777,6 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     assign(expression.field("name"), v, state, frame);
     return v;
   }
-  if (kind == "concatenated_string") return Value::unknown();
   return Value::unknown();
 }
 
@@ -804,14 +787,8 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
   case Kind::Name: {
     if (object.text.rfind("file:", 0) == 0) {  // a module of the analyzed tree
       for (auto& [path, module] : modules_)
-        if ("file:" + module->source->path() == object.text || "file:" + path == object.text) {
-          auto it = module->globals.find(attribute);
-          if (it == module->globals.end()) return Value::unknown();
-          if (it->second.is(Kind::Object) && !state.heap.count(it->second.object))
-            if (auto o = module->finalState.heap.find(it->second.object); o != module->finalState.heap.end())
-              state.heap.insert(*o);
-          return it->second;
-        }
+        if ("file:" + module->source->path() == object.text || "file:" + path == object.text)
+          return importedGlobal(*module, attribute, state).value_or(Value::unknown());
       return Value::unknown();
     }
     const std::string dotted = object.text + "." + attribute;
@@ -1584,7 +1561,7 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
   return v;
 }
 
-Value Interpreter::autocastRegion(const std::string& name, Call& call, State& state) {
+Value Interpreter::autocastRegion(const std::string& name, Call& call) {
   Value region = Value::make(Kind::Autocast);
   region.enabled = Tristate::On;
   region.flag = true;  // an autocast region (nullcontext() is one with nothing to change)
@@ -1601,7 +1578,6 @@ Value Interpreter::autocastRegion(const std::string& name, Call& call, State& st
     const auto truth = enabled->truth();
     region.enabled = truth ? (*truth ? Tristate::On : Tristate::Off) : Tristate::Unknown;
   }
-  (void)state;
   return region;
 }
 
@@ -1642,7 +1618,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     region.enabled = Tristate::Off;
     return region;
   }
-  if (isAutocastName(name)) return autocastRegion(name, call, state);
+  if (isAutocastName(name)) return autocastRegion(name, call);
   if (isLibraryName(name, "torch.amp.GradScaler") || isLibraryName(name, "torch.cuda.amp.GradScaler") ||
       isLibraryName(name, "torch.cpu.amp.GradScaler") || (last == "GradScaler" && name.rfind("torch.", 0) == 0)) {
     Object scaler;

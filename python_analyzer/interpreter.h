@@ -64,6 +64,10 @@ class Interpreter {
   struct Call;
 
   ModuleFile* load(const std::string& path);
+  // load(), then its top level run once (as an import: not `__main__`).
+  ModuleFile* importFile(const std::string& path);
+  // A name an imported file defines, with the object it names brought into this state's heap.
+  std::optional<Value> importedGlobal(const ModuleFile& module, const std::string& name, State& state);
   // The file an import names, relative to the importing file or above it; empty when none is there.
   std::string resolveImport(const std::string& importer, std::string_view dotted, int parentLevels) const;
   void executeModule(ModuleFile& module, bool asMain);
@@ -117,7 +121,7 @@ class Interpreter {
   std::vector<ObjectId> treeOf(ObjectId id, const State& state) const;
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
-  Value autocastRegion(const std::string& name, Call& call, State& state);
+  static Value autocastRegion(const std::string& name, Call& call);
   void enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved);
   std::string describe(const Node& expression) const;
 
@@ -125,7 +129,6 @@ class Interpreter {
   std::map<std::string, std::unique_ptr<ModuleFile>> modules_;
   std::map<std::pair<const SourceFile*, uint32_t>, FunctionInfo*> functionsByNode_;
   std::map<std::pair<const SourceFile*, uint32_t>, ClassInfo*> classesByNode_;
-  std::vector<std::string> inputs_;
   std::set<std::string> roots_;  // the inputs' directories: imports resolve under them
   std::set<const FunctionInfo*> analyzed_;
   std::vector<const FunctionInfo*> callStack_;
