@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
@@ -169,10 +170,26 @@ void Interpreter::executeModule(ModuleFile& module, bool asMain) {
   steps_ = importerSteps;
 }
 
-ModuleFile* Interpreter::importFile(const std::string& path) {
+ModuleFile* Interpreter::importFile(const std::string& path, const ModuleFile& importer) {
   ModuleFile* module = load(path);
-  if (module) executeModule(*module, /*asMain=*/false);
+  if (!module) return nullptr;
+  imports_.emplace_back(&importer, module);
+  executeModule(*module, /*asMain=*/false);
   return module;
+}
+
+std::vector<std::set<std::string>> Interpreter::programs() const {
+  std::map<const ModuleFile*, const ModuleFile*> parent;
+  std::function<const ModuleFile*(const ModuleFile*)> find = [&](const ModuleFile* m) {
+    auto it = parent.try_emplace(m, m).first;
+    return it->second == m ? m : (it->second = find(it->second));
+  };
+  for (const auto& [importer, imported] : imports_) parent[find(importer)] = find(imported);
+  std::map<const ModuleFile*, std::set<std::string>> groups;
+  for (const auto& [key, module] : modules_) groups[find(module.get())].insert(module->source->path());
+  std::vector<std::set<std::string>> out;
+  for (auto& [representative, files] : groups) out.push_back(std::move(files));
+  return out;
 }
 
 std::optional<Value> Interpreter::importedGlobal(const ModuleFile& module, const std::string& name, State& state) {
@@ -189,13 +206,17 @@ void Interpreter::run(const std::vector<std::string>& files) {
   for (const std::string& file : files) roots_.insert(fs::weakly_canonical(fs::absolute(file)).parent_path().string());
   for (const std::string& file : files) {
     steps_ = 0;
-    if (ModuleFile* module = load(file)) executeModule(*module, /*asMain=*/true);
+    if (ModuleFile* module = load(file)) {
+      root_ = module;
+      executeModule(*module, /*asMain=*/true);
+    }
   }
   // What no run reached: from unknown arguments, with the objects the
   // module's top level made, whose protocol state is unknown.
   std::vector<ModuleFile*> loaded;
   for (auto& [path, module] : modules_) loaded.push_back(module.get());
   for (ModuleFile* module : loaded) {
+    root_ = module;
     auto rootState = [&] {
       State state = module->finalState;
       state.locals.clear();
@@ -391,8 +412,7 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
 }
 
 void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
-  const Value condition = eval(statement.field("condition"), state, frame);
-  const auto truth = condition.truth();
+  const auto truth = test(eval(statement.field("condition"), state, frame));
   std::vector<Node> alternatives;
   for (const Node& child : statement.children())
     if (child.is("elif_clause") || child.is("else_clause")) alternatives.push_back(child);
@@ -409,7 +429,7 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
       state.join(otherwise);
       return;
     }
-    const auto clauseTruth = eval(clause.field("condition"), otherwise, frame).truth();
+    const auto clauseTruth = test(eval(clause.field("condition"), otherwise, frame));
     if (clauseTruth == false) continue;
     State taken = otherwise;
     execBlock(clause.field("consequence"), taken, frame);
@@ -440,7 +460,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
       }
     }
   } else {
-    const auto truth = eval(statement.field("condition"), state, frame).truth();
+    const auto truth = test(eval(statement.field("condition"), state, frame));
     if (truth == false) return;
   }
   // The body runs twice: the second pass sees what the first left (a
@@ -540,7 +560,7 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
   auto bindModule = [&](const std::string& dotted, int levels) -> Value {
     const std::string path = resolveImport(importer, dotted, levels);
     if (path.empty()) return Value::name(dotted);
-    return importFile(path) ? Value::name("file:" + path) : Value::unknown();
+    return importFile(path, *frame.module) ? Value::name("file:" + path) : Value::unknown();
   };
   if (statement.is("import_statement")) {
     for (const Node& name : statement.children()) {
@@ -567,7 +587,7 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
     dotted = dotted.substr(dots);
   }
   const std::string path = resolveImport(importer, dotted, levels);
-  ModuleFile* module = path.empty() ? nullptr : importFile(path);
+  ModuleFile* module = path.empty() ? nullptr : importFile(path, *frame.module);
   for (const Node& name : statement.children()) {
     if (name == moduleName) continue;
     Node imported = name, alias = name;
@@ -581,7 +601,7 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
     if (module) {
       if (auto global = importedGlobal(*module, what, state)) {
         value = *global;
-      } else if (const std::string sub = resolveImport(path, what, 1); !sub.empty() && importFile(sub)) {
+      } else if (const std::string sub = resolveImport(path, what, 1); !sub.empty() && importFile(sub, *frame.module)) {
         value = Value::name("file:" + sub);  // from pkg import submodule
       }
     } else if (path.empty()) {
@@ -666,6 +686,54 @@ std::string Interpreter::describe(const Node& expression) const {
   return "the " + std::string(expression.kind() == "call" ? "call's result" : "expression");
 }
 
+namespace {
+
+// A value the program names for a setting: a constant, once (at most 8).
+void addNamedValue(Setting& setting, const Value& value) {
+  const bool constant =
+      value.is(Kind::String) || value.is(Kind::Number) || value.is(Kind::Bool) || value.is(Kind::None);
+  if (!constant || setting.values.size() >= 8) return;
+  if (std::any_of(setting.values.begin(), setting.values.end(), [&](const Value& v) { return v.sameConstant(value); }))
+    return;
+  Value named = value;
+  named.setting = 0;
+  named.description.clear();
+  setting.values.push_back(std::move(named));
+}
+
+}  // namespace
+
+Value Interpreter::readSetting(const std::string& spelling, const Node& at, Value byDefault,
+                               const std::vector<Value>& named) {
+  auto it = std::find_if(settings_.begin(), settings_.end(), [&](const Setting& s) { return s.spelling == spelling; });
+  if (it == settings_.end()) {
+    byDefault.setting = 0;
+    settings_.push_back(Setting{spelling, at.location(), {byDefault}, root_ ? root_->source->path() : ""});
+    it = std::prev(settings_.end());
+  }
+  for (const Value& v : named) addNamedValue(*it, v);
+  Value value = byDefault;
+  if (auto configured = configuration_.find(spelling); configured != configuration_.end()) value = configured->second;
+  value.setting = static_cast<uint32_t>(it - settings_.begin()) + 1;
+  return value;
+}
+
+void Interpreter::settingUsed(const Value& value, const std::vector<Value>& named, bool lookup) {
+  if (value.setting == 0 || value.setting > settings_.size()) return;
+  Setting& setting = settings_[value.setting - 1];
+  setting.decides = true;
+  setting.choosesByLookup = setting.choosesByLookup || lookup;
+  for (const Value& v : named) addNamedValue(setting, v);
+  // A flag: both truths.
+  if (named.empty() && setting.values.front().is(Kind::Bool))
+    addNamedValue(setting, Value::boolean(!setting.values.front().flag));
+}
+
+std::optional<bool> Interpreter::test(const Value& condition) {
+  settingUsed(condition);
+  return condition.truth();
+}
+
 Value Interpreter::lookup(const std::string& name, State& state, Frame& frame) {
   if (auto it = state.locals.find(name); it != state.locals.end()) return it->second;
   if (!frame.topLevel)
@@ -721,22 +789,22 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     return operand.is(Kind::Number) || operand.is(Kind::Tensor) ? operand : Value::unknown();
   }
   if (kind == "not_operator") {
-    const auto truth = eval(expression.field("argument"), state, frame).truth();
+    const auto truth = test(eval(expression.field("argument"), state, frame));
     return truth ? Value::boolean(!*truth) : Value::unknown();
   }
   if (kind == "boolean_operator") {
     const Value left = eval(expression.field("left"), state, frame);
     const bool isAnd = expression.field("operator").text() == "and";
-    const auto truth = left.truth();
+    const auto truth = test(left);
     if (truth && *truth != isAnd) return left;  // short circuit
     const Value right = eval(expression.field("right"), state, frame);
     if (truth) return right;
-    return right.truth() == !isAnd ? right : Value::unknown();
+    return test(right) == !isAnd ? right : Value::unknown();
   }
   if (kind == "conditional_expression") {
     auto parts = expression.children();
     if (parts.size() != 3) return Value::unknown();
-    const auto truth = eval(parts[1], state, frame).truth();
+    const auto truth = test(eval(parts[1], state, frame));
     if (truth == true) return eval(parts[0], state, frame);
     if (truth == false) return eval(parts[2], state, frame);
     return joinValues(eval(parts[0], state, frame), eval(parts[2], state, frame));
@@ -859,7 +927,10 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
     v.description.clear();
     return v;
   }
+  if (container.is(Kind::Name) && container.text == "os.environ" && key.is(Kind::String))
+    return readSetting("$" + key.text, expression, Value::unknown());
   if (container.is(Kind::Dict)) {
+    settingUsed(key, container.keys, /*lookup=*/true);
     if (!key.is(Kind::String) && !key.is(Kind::Number)) {
       // An unknown key: the values all alike, or unknown.
       if (container.items.empty()) return Value::unknown();
@@ -900,6 +971,11 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     if (right.is(Kind::None) && (left.is(Kind::None) || left.is(Kind::Object) || left.is(Kind::Tensor)))
       return Value::boolean(left.is(Kind::None) != negate);
     return Value::unknown();
+  }
+  if (op == "==" || op == "!=" || op == "in" || op == "not in") {
+    const bool membership = op == "in" || op == "not in";
+    settingUsed(left, membership ? (right.is(Kind::Dict) ? right.keys : right.items) : std::vector<Value>{right});
+    if (!membership) settingUsed(right, {left});
   }
   if (op == "==" || op == "!=") {
     const bool known = (left.is(Kind::String) || left.is(Kind::Number) || left.is(Kind::Bool) || left.is(Kind::Dtype) ||
@@ -1087,6 +1163,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
     if (object.is(Kind::Class) && method == "apply") return applyCustomFunction(*object.cls, call, state, frame);
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
       if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
+        settingUsed(call.args[0], object.keys, /*lookup=*/true);
         for (size_t i = 0; i < object.keys.size(); ++i)
           if (object.keys[i].sameConstant(call.args[0])) return object.items[i];
         return call.args.size() > 1 ? call.args[1] : Value::none();
@@ -1575,7 +1652,7 @@ Value Interpreter::autocastRegion(const std::string& name, Call& call) {
     region.dtype = dtype->is(Kind::Dtype) ? dtype->dtype : DtypeSet::unknown();
   }
   if (const Value* enabled = call.arg(isLibraryName(name, "torch.cuda.amp.autocast") ? 0 : 99, "enabled")) {
-    const auto truth = enabled->truth();
+    const auto truth = test(*enabled);
     region.enabled = truth ? (*truth ? Tristate::On : Tristate::Off) : Tristate::Unknown;
   }
   return region;
@@ -1585,8 +1662,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   const Node at = call.node;
   const std::string last = name.substr(name.rfind('.') + 1);
   // Settings read at run time: their defaults.
-  if (name == "os.getenv" || name == "os.environ.get")
-    return call.args.size() > 1 ? call.args[1] : (call.kw("default") ? *call.kw("default") : Value::unknown());
+  if (name == "os.getenv" || name == "os.environ.get") {
+    const Value byDefault =
+        call.args.size() > 1 ? call.args[1] : (call.kw("default") ? *call.kw("default") : Value::none());
+    if (call.args.empty() || !call.args[0].is(Kind::String)) return Value::unknown();
+    return readSetting("$" + call.args[0].text, at, byDefault);
+  }
   if (name == "getattr" && call.args.size() >= 2 && call.args[1].is(Kind::String)) {
     const Value& object = call.args[0];
     if (object.is(Kind::Name)) {
@@ -1600,9 +1681,27 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return call.args.size() > 2 ? call.args[2] : Value::unknown();
   }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
-  if (name == "bool" && !call.args.empty() && call.args[0].truth()) return Value::boolean(*call.args[0].truth());
-  if (name == "int" || name == "float")
-    return !call.args.empty() && call.args[0].is(Kind::Number) ? call.args[0] : Value::unknown();
+  if (name == "bool" && !call.args.empty() && call.args[0].truth()) {
+    Value b = Value::boolean(*call.args[0].truth());
+    b.setting = call.args[0].setting;
+    return b;
+  }
+  if (name == "int" || name == "float") {
+    if (call.args.empty()) return Value::unknown();
+    Value number = call.args[0];
+    if (number.is(Kind::String)) {  // int(os.environ.get("AMP", "0")): still the setting
+      try {
+        size_t used = 0;
+        number.number = std::stod(number.text, &used);
+        if (used != number.text.size()) return Value::unknown();
+      } catch (...) {
+        return Value::unknown();
+      }
+      number.kind = Kind::Number;
+      number.text.clear();
+    }
+    return number.is(Kind::Number) ? number : Value::unknown();
+  }
   if (name == "dataclasses.field" || name == "field")
     return call.kw("default") ? *call.kw("default") : Value::unknown();
   if (name == "filter" && call.args.size() == 2 && call.args[1].is(Kind::Parameters)) return call.args[1];
@@ -1626,7 +1725,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     scaler.typeName = "GradScaler";
     Value v = makeObject(std::move(scaler), state);
     const Value* enabled = call.arg(99, "enabled");
-    state.protocol.declareScaler(ObjectRef{v.object, ""}, enabled && enabled->truth() != true);
+    state.protocol.declareScaler(ObjectRef{v.object, ""}, enabled && test(*enabled) != true);
     return v;
   }
   if (name.rfind("torch.optim.", 0) == 0 && name.find("lr_scheduler") == std::string::npos && !last.empty() &&
@@ -1819,7 +1918,15 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
       else if (action && action->is(Kind::String) && action->text == "store_true") value = Value::boolean(false);
       else if (action && action->is(Kind::String) && action->text == "store_false") value = Value::boolean(true);
       else if (call.kw("required")) value = Value::unknown();
-      object.attributes[dest] = value;
+      const Value* choices = call.kw("choices");
+      std::string spelling = !call.args.empty() && call.args[0].is(Kind::String) ? call.args[0].text : dest;
+      for (const Value& arg : call.args)
+        if (arg.is(Kind::String) && arg.text.rfind("--", 0) == 0) {
+          spelling = arg.text;
+          break;
+        }
+      object.attributes[dest] = readSetting(spelling, call.node, value,
+                                            choices && choices->is(Kind::List) ? choices->items : std::vector<Value>{});
       return Value::unknown();
     }
     if (method == "set_defaults") {

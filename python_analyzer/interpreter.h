@@ -47,9 +47,24 @@ struct ModuleFile {
   State finalState;  // after its top level ran: the objects its globals refer to
 };
 
+// A setting the program reads at run time (an argparse option, an
+// environment variable) and the values the program itself names for it:
+// argparse's choices, the literals it is compared with, the keys of a dict it
+// looks up. The analysis runs once per value (python_analysis.cpp).
+struct Setting {
+  std::string spelling;  // --precision, $AMP_DTYPE
+  SourceLocation at;  // where it is read
+  std::vector<Value> values;  // the value read by default first
+  std::string program;  // a file of the program that reads it (the file run, Interpreter::programs())
+  bool decides = false;  // a test, comparison or lookup of it was reached
+  bool choosesByLookup = false;  // looked up in a dict: it picks a dtype or a class
+};
+
 class Interpreter {
  public:
-  explicit Interpreter(TorchVersion torch) : rules_(torch) {}
+  // `configuration`: the value each setting (by spelling) has in this run; others have their defaults.
+  explicit Interpreter(TorchVersion torch, std::map<std::string, Value> configuration = {})
+      : rules_(torch), configuration_(std::move(configuration)) {}
 
   // Runs each file as a program (`__name__ == "__main__"`), then every
   // function and method no run reached, from unknown arguments.
@@ -58,6 +73,10 @@ class Interpreter {
   std::vector<Finding>& findings() { return findings_; }
   std::vector<Note>& toolNotes() { return toolNotes_; }
   size_t linesParsed() const { return lines_; }
+  const std::vector<Setting>& settings() const { return settings_; }
+  // The files run and imported, grouped into programs: files that import
+  // each other, directly or through others, are one.
+  std::vector<std::set<std::string>> programs() const;
 
  private:
   struct Frame;
@@ -65,7 +84,7 @@ class Interpreter {
 
   ModuleFile* load(const std::string& path);
   // load(), then its top level run once (as an import: not `__main__`).
-  ModuleFile* importFile(const std::string& path);
+  ModuleFile* importFile(const std::string& path, const ModuleFile& importer);
   // A name an imported file defines, with the object it names brought into this state's heap.
   std::optional<Value> importedGlobal(const ModuleFile& module, const std::string& name, State& state);
   // The file an import names, relative to the importing file or above it; empty when none is there.
@@ -121,11 +140,21 @@ class Interpreter {
   std::vector<ObjectId> treeOf(ObjectId id, const State& state) const;
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
-  static Value autocastRegion(const std::string& name, Call& call);
+  Value autocastRegion(const std::string& name, Call& call);
   void enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved);
   std::string describe(const Node& expression) const;
 
+  // A setting's value read at `at` (its configured value, else `byDefault`), tagged with the setting.
+  Value readSetting(const std::string& spelling, const Node& at, Value byDefault, const std::vector<Value>& named = {});
+  // A value the program tests or compares (with `named`): where it is a setting's, the setting decides work.
+  void settingUsed(const Value& value, const std::vector<Value>& named = {}, bool lookup = false);
+  std::optional<bool> test(const Value& condition);
+
   DtypeFlowRules rules_;
+  std::map<std::string, Value> configuration_;
+  std::vector<Setting> settings_;
+  const ModuleFile* root_ = nullptr;  // the file run as a program now
+  std::vector<std::pair<const ModuleFile*, const ModuleFile*>> imports_;  // importer, imported
   std::map<std::string, std::unique_ptr<ModuleFile>> modules_;
   std::map<std::pair<const SourceFile*, uint32_t>, FunctionInfo*> functionsByNode_;
   std::map<std::pair<const SourceFile*, uint32_t>, ClassInfo*> classesByNode_;

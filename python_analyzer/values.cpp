@@ -36,6 +36,7 @@ Value joinValues(const Value& a, const Value& b) {
   if (b.is(Kind::None) && a.is(Kind::Object)) return a;
   if (a.kind != b.kind) return Value::unknown();
   Value v = a;
+  if (a.setting != b.setting) v.setting = 0;
   switch (a.kind) {
   case Kind::Unknown: return v;
   case Kind::None:

@@ -61,6 +61,7 @@ struct Value {
   std::vector<Value> items;  // List; Dict: the values
   std::vector<Value> keys;  // Dict
   std::string description;  // how a message names it: "'x'"
+  uint32_t setting = 0;  // read from a setting chosen at run time: the Interpreter's settings()[setting - 1]
 
   static Value unknown() { return {}; }
   static Value none() { return make(Kind::None); }

@@ -303,53 +303,10 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   return flags;
 }
 
-size_t configurations(const std::vector<RuntimeFlag>& flags) {
-  size_t n = 1;
-  for (const RuntimeFlag& flag : flags) n *= flag.choices();
-  return n;
-}
-
-std::vector<size_t> choicesOf(size_t run, const std::vector<RuntimeFlag>& flags) {
-  std::vector<size_t> choices;
-  for (const RuntimeFlag& flag : flags) {
-    choices.push_back(run % flag.choices());
-    run /= flag.choices();
-  }
-  return choices;
-}
-
-std::vector<Finding> mergeFlagRuns(const std::vector<RuntimeFlag>& flags, std::vector<std::vector<Finding>> runs) {
-  struct Merged {
-    Finding finding;
-    std::vector<std::vector<bool>> choicesSeen;  // per flag, per choice
-  };
-  std::vector<Merged> merged;
-  std::map<std::tuple<std::string, std::string, unsigned, unsigned>, size_t> index;
-  for (size_t run = 0; run < runs.size(); ++run) {
-    const std::vector<size_t> choices = choicesOf(run, flags);
-    for (Finding& f : runs[run]) {
-      const auto key = std::make_tuple(std::string(f.rule->id), f.location.file, f.location.line, f.location.column);
-      auto [it, inserted] = index.try_emplace(key, merged.size());
-      if (inserted) {
-        merged.push_back(Merged{std::move(f), {}});
-        for (const RuntimeFlag& flag : flags) merged.back().choicesSeen.emplace_back(flag.choices(), false);
-      }
-      for (size_t i = 0; i < flags.size(); ++i) merged[it->second].choicesSeen[i][choices[i]] = true;
-    }
-  }
-  std::vector<Finding> out;
-  for (Merged& m : merged) {
-    for (size_t i = 0; i < flags.size(); ++i) {
-      const std::vector<bool>& seen = m.choicesSeen[i];
-      if (std::all_of(seen.begin(), seen.end(), [](bool s) { return s; })) continue;
-      std::string values;
-      for (size_t choice = 0; choice < seen.size(); ++choice)
-        if (seen[choice]) values += (values.empty() ? "" : " or ") + flags[i].describe(choice);
-      m.finding.notes.push_back(Note{flags[i].firstTest, fmt::format("assuming {} is {}", flags[i].spelling, values)});
-    }
-    out.push_back(std::move(m.finding));
-  }
-  return out;
+SettingChoices RuntimeFlag::settingChoices() const {
+  SettingChoices setting{spelling, firstTest, {}};
+  for (size_t choice = 0; choice < choices(); ++choice) setting.choices.push_back(describe(choice));
+  return setting;
 }
 
 }  // namespace dtype_lint::analyzer::flow

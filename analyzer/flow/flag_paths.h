@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dtype_lint/configurations.h"
 #include "dtype_lint/finding.h"
 #include "flow/translation_unit.h"
 #include "clang/AST/Decl.h"
@@ -30,6 +31,8 @@ struct RuntimeFlag {
   FlagAssumption assume(size_t choice) const;
   // "true", "\"fp16\"", "none of \"fp16\", \"bf16\"".
   std::string describe(size_t choice) const;
+  // Its choices as the rule core's configurations (dtype_lint/configurations.h) name them.
+  SettingChoices settingChoices() const;
 };
 
 // The flags and settings that decide some work on the paths of `root` and of
@@ -39,14 +42,5 @@ struct RuntimeFlag {
 // maxRuntimeFlags, and as many as keep the configurations within
 // maxConfigurations; `capped` says whether some were left out.
 std::vector<RuntimeFlag> runtimeFlags(const clang::FunctionDecl* root, TranslationUnitAnalysis& tu, bool& capped);
-
-// The choice of each flag in configuration `run` (mixed radix, flags[0] first).
-std::vector<size_t> choicesOf(size_t run, const std::vector<RuntimeFlag>& flags);
-size_t configurations(const std::vector<RuntimeFlag>& flags);
-
-// One finding per place and rule from the runs under every configuration of
-// `flags` (choicesOf). A finding that not every value of a flag made notes
-// the values it needs.
-std::vector<Finding> mergeFlagRuns(const std::vector<RuntimeFlag>& flags, std::vector<std::vector<Finding>> runs);
 
 }  // namespace dtype_lint::analyzer::flow

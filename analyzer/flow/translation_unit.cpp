@@ -767,19 +767,21 @@ std::vector<Finding> TranslationUnitAnalysis::findingsOf(AnalysisEvents events) 
 void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ctx) {
   bool capped = false;
   const std::vector<RuntimeFlag> flags = runtimeFlags(fn, *this, capped);
+  std::vector<SettingChoices> settings;
+  for (const RuntimeFlag& flag : flags) settings.push_back(flag.settingChoices());
   if (capped && recording())
     events_.truncations.push_back(
         Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
                                            "(at most {}); further settings were left unknown",
-                                           configurations(flags), limits_.maxConfigurations)});
+                                           configurations(settings), limits_.maxConfigurations)});
   if (flags.empty()) {
     analyze(fn, ctx);
     return;
   }
   std::vector<std::vector<Finding>> runs;
-  for (size_t run = 0; run < configurations(flags); ++run) {
+  for (size_t run = 0; run < configurations(settings); ++run) {
     ctx.assumptions.clear();
-    const std::vector<size_t> choices = choicesOf(run, flags);
+    const std::vector<size_t> choices = choicesOf(run, settings);
     for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back(flags[i].assume(choices[i]));
     AnalysisEvents outer = std::exchange(events_, AnalysisEvents{});
     analyze(fn, ctx);
@@ -787,7 +789,7 @@ void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ct
     events_.truncations.insert(events_.truncations.end(), mine.truncations.begin(), mine.truncations.end());
     runs.push_back(findingsOf(std::move(mine)));
   }
-  for (Finding& f : mergeFlagRuns(flags, std::move(runs))) findings_.push_back(std::move(f));
+  for (Finding& f : mergeConfigurationRuns(settings, std::move(runs))) findings_.push_back(std::move(f));
 }
 
 DtypeFlowResult TranslationUnitAnalysis::run() {

@@ -1,0 +1,62 @@
+#include "dtype_lint/configurations.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace dtype_lint {
+
+size_t configurations(const std::vector<SettingChoices>& settings) {
+  size_t n = 1;
+  for (const SettingChoices& setting : settings) n *= setting.choices.size();
+  return n;
+}
+
+std::vector<size_t> choicesOf(size_t run, const std::vector<SettingChoices>& settings) {
+  std::vector<size_t> choices;
+  for (const SettingChoices& setting : settings) {
+    choices.push_back(run % setting.choices.size());
+    run /= setting.choices.size();
+  }
+  return choices;
+}
+
+std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& settings,
+                                            std::vector<std::vector<Finding>> runs) {
+  struct Merged {
+    Finding finding;
+    std::vector<std::vector<bool>> choicesSeen;  // per setting, per choice
+  };
+  std::vector<Merged> merged;
+  std::map<std::tuple<std::string, std::string, unsigned, unsigned>, size_t> index;
+  for (size_t run = 0; run < runs.size(); ++run) {
+    const std::vector<size_t> choices = choicesOf(run, settings);
+    for (Finding& f : runs[run]) {
+      const auto key = std::make_tuple(std::string(f.rule->id), f.location.file, f.location.line, f.location.column);
+      auto [it, inserted] = index.try_emplace(key, merged.size());
+      if (inserted) {
+        merged.push_back(Merged{std::move(f), {}});
+        for (const SettingChoices& setting : settings)
+          merged.back().choicesSeen.emplace_back(setting.choices.size(), false);
+      }
+      for (size_t i = 0; i < settings.size(); ++i) merged[it->second].choicesSeen[i][choices[i]] = true;
+    }
+  }
+  std::vector<Finding> out;
+  for (Merged& m : merged) {
+    for (size_t i = 0; i < settings.size(); ++i) {
+      const std::vector<bool>& seen = m.choicesSeen[i];
+      if (std::all_of(seen.begin(), seen.end(), [](bool s) { return s; })) continue;
+      std::string values;
+      for (size_t choice = 0; choice < seen.size(); ++choice)
+        if (seen[choice]) values += (values.empty() ? "" : " or ") + settings[i].choices[choice];
+      m.finding.notes.push_back(Note{settings[i].at, fmt::format("assuming {} is {}", settings[i].spelling, values)});
+    }
+    out.push_back(std::move(m.finding));
+  }
+  return out;
+}
+
+}  // namespace dtype_lint
