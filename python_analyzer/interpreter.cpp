@@ -36,6 +36,15 @@ std::string unquote(std::string_view text) {
 
 Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
 
+// Whether a function's body yields (not in a function or class defined in it).
+bool yields(const Node& node) {
+  if (node.is("yield")) return true;
+  if (node.is("function_definition") || node.is("class_definition") || node.is("lambda")) return false;
+  for (const Node& child : node.children())
+    if (yields(child)) return true;
+  return false;
+}
+
 // Whether an expression's last name says it holds a module ("model",
 // "self.teacher", "netD"), not a tensor.
 bool namesAModule(std::string_view expression) {
@@ -266,6 +275,38 @@ void Interpreter::run(const std::vector<std::string>& files) {
 // ---------------------------------------------------------------------------
 // Statements.
 
+Value Interpreter::elementOf(const Value& iterable, const State& state) const {
+  // for opt in (self.enc_opt, self.dec_opt): each element in turn is not
+  // followed; one object all along is.
+  if (iterable.is(Kind::List) && !iterable.items.empty()) {
+    Value element = iterable.items.front();
+    for (const Value& item : iterable.items) element = joinValues(element, item);
+    return element;
+  }
+  // for p in model.parameters(): a parameter, of the module's dtype.
+  if (iterable.is(Kind::Parameters)) {
+    Value element = Value::tensor(parametersOf(iterable.object, state));
+    if (!iterable.named) return element;
+    Value pair = Value::make(Kind::List);  // for name, p in model.named_parameters()
+    pair.items = {Value::unknown(), element};
+    return pair;
+  }
+  // for block in self.blocks: a ModuleList of one kind of module, by its first.
+  if (iterable.is(Kind::Object))
+    if (auto it = state.heap.find(iterable.object);
+        it != state.heap.end() && it->second.type == Object::Type::Container && !it->second.children.empty()) {
+      const auto first = state.heap.find(it->second.children.front());
+      const bool alike = first != state.heap.end() &&
+                         std::all_of(it->second.children.begin(), it->second.children.end(), [&](ObjectId child) {
+                           auto c = state.heap.find(child);
+                           return c != state.heap.end() && c->second.cls == first->second.cls &&
+                                  c->second.typeName == first->second.typeName;
+                         });
+      if (alike) return Value::objectRef(Kind::Object, first->first);
+    }
+  return Value::unknown();
+}
+
 void Interpreter::execBlock(const Node& block, State& state, Frame& frame) {
   if (blockDepth_ >= kMaxBlockDepth) return;  // deeper than Python compiles: not followed
   ++blockDepth_;
@@ -443,22 +484,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   const bool isFor = statement.is("for_statement");
   Value element = Value::unknown();
   if (isFor) {
-    const Value iterable = eval(statement.field("right"), state, frame);
-    // for opt in (self.enc_opt, self.dec_opt): each element in turn is not
-    // followed; one object all along is.
-    if (iterable.is(Kind::List) && !iterable.items.empty()) {
-      element = iterable.items.front();
-      for (const Value& item : iterable.items) element = joinValues(element, item);
-    }
-    // for p in model.parameters(): a parameter, of the module's dtype.
-    if (iterable.is(Kind::Parameters)) {
-      element = Value::tensor(parametersOf(iterable.object, state));
-      if (iterable.named) {  // for name, p in model.named_parameters()
-        Value pair = Value::make(Kind::List);
-        pair.items = {Value::unknown(), element};
-        element = pair;
-      }
-    }
+    element = elementOf(eval(statement.field("right"), state, frame), state);
   } else {
     const auto truth = test(eval(statement.field("condition"), state, frame));
     if (truth == false) return;
@@ -620,6 +646,7 @@ void Interpreter::defineFunction(const Node& definition, std::vector<Node> decor
     owned->decorators = std::move(decorators);
     owned->module = frame.module;
     owned->name = std::string(definition.field("name").text());
+    owned->isGenerator = yields(definition.field("body"));
     info = owned.get();
     frame.module->functions.push_back(std::move(owned));
   }
@@ -655,6 +682,7 @@ void Interpreter::defineClass(const Node& definition, std::vector<Node> decorato
         method->module = frame.module;
         method->owner = owned.get();
         method->name = std::string(function.field("name").text());
+        method->isGenerator = yields(function.field("body"));
         owned->methods[method->name] = method.get();
         functionsByNode_[{&function.file(), function.startByte()}] = method.get();
         frame.module->functions.push_back(std::move(method));
@@ -705,10 +733,13 @@ void addNamedValue(Setting& setting, const Value& value) {
 
 Value Interpreter::readSetting(const std::string& spelling, const Node& at, Value byDefault,
                                const std::vector<Value>& named) {
-  auto it = std::find_if(settings_.begin(), settings_.end(), [&](const Setting& s) { return s.spelling == spelling; });
+  // Per program: two scripts of one directory may spell different settings alike.
+  const std::string program = root_ ? root_->source->path() : "";
+  auto it = std::find_if(settings_.begin(), settings_.end(),
+                         [&](const Setting& s) { return s.spelling == spelling && s.program == program; });
   if (it == settings_.end()) {
     byDefault.setting = 0;
-    settings_.push_back(Setting{spelling, at.location(), {byDefault}, root_ ? root_->source->path() : ""});
+    settings_.push_back(Setting{spelling, at.location(), {byDefault}, program});
     it = std::prev(settings_.end());
   }
   for (const Value& v : named) addNamedValue(*it, v);
@@ -767,7 +798,13 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     return children.empty() ? Value::unknown() : eval(children.front(), state, frame);
   }
   if (kind == "string") {
-    if (expression.children().size() > 3) return Value::unknown();  // f-strings with fields
+    bool interpolated = false;
+    for (const Node& part : expression.children())
+      if (part.is("interpolation")) {
+        interpolated = true;
+        if (const Node inner = part.field("expression")) eval(inner, state, frame);
+      }
+    if (interpolated || expression.children().size() > 3) return Value::unknown();
     return Value::string(unquote(expression.text()));
   }
   if (kind == "integer" || kind == "float") {
@@ -823,17 +860,40 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     }
     return v;
   }
-  if (kind == "list_comprehension" || kind == "generator_expression") {
-    // [p for p in model.parameters() if p.requires_grad]: the parameters it filters.
-    for (const Node& clause : expression.children())
+  if (kind == "list_comprehension" || kind == "generator_expression" || kind == "set_comprehension" ||
+      kind == "dictionary_comprehension") {
+    // Once, on one element standing for all; its names are the comprehension's own.
+    std::map<std::string, std::optional<Value>> shadowed;
+    std::optional<Value> filtered;
+    for (const Node& clause : expression.children()) {
       if (clause.is("for_in_clause")) {
         Value iterable = eval(clause.field("right"), state, frame);
-        if (iterable.is(Kind::Parameters)) {
-          iterable.named = false;  // [p for n, p in model.named_parameters() if ...]
-          return iterable;
+        // [p for p in model.parameters() if p.requires_grad]: the parameters it filters.
+        if (iterable.is(Kind::Parameters) && !filtered) {
+          filtered = iterable;
+          filtered->named = false;  // [p for n, p in model.named_parameters() if ...]
         }
+        const Node target = clause.field("left");
+        for (const Node& name : target.is("identifier") ? std::vector<Node>{target} : target.children())
+          if (name.is("identifier") && !shadowed.count(std::string(name.text()))) {
+            auto old = state.locals.find(std::string(name.text()));
+            shadowed[std::string(name.text())] =
+                old == state.locals.end() ? std::nullopt : std::optional<Value>(old->second);
+          }
+        assign(target, elementOf(iterable, state), state, frame);
+      } else if (clause.is("if_clause")) {
+        for (const Node& condition : clause.children()) eval(condition, state, frame);
       }
-    return Value::unknown();
+    }
+    Value item = kind == "dictionary_comprehension" ? Value::unknown() : eval(expression.field("body"), state, frame);
+    for (const auto& [name, old] : shadowed) {
+      if (old) state.locals[name] = *old;
+      else state.locals.erase(name);
+    }
+    if (filtered) return *filtered;
+    Value list = Value::make(Kind::List);
+    list.items = {item};
+    return kind == "list_comprehension" ? list : Value::unknown();
   }
   if (kind == "lambda") return Value::unknown();
   if (kind == "await") {
@@ -879,6 +939,15 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     if (auto a = o.attributes.find(attribute); a != o.attributes.end()) return a->second;
     if (o.cls) {
       if (const FunctionInfo* method = findMethod(*o.cls, attribute)) {
+        // A property: its getter's result.
+        if (std::any_of(method->decorators.begin(), method->decorators.end(), [](const Node& d) {
+              return d.text() == "@property" || d.text() == "@functools.cached_property" ||
+                     d.text() == "@cached_property";
+            })) {
+          Call get;
+          get.node = expression;
+          return callFunction(*method, object, get, state, frame);
+        }
         Value bound = Value::make(Kind::Method);
         bound.function = method;
         bound.object = object.object;
@@ -899,6 +968,9 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     }
     if (o.type == Object::Type::Pretrained && attribute == "dtype")
       return o.parameters.single() ? Value::dtypeOf(o.parameters) : Value::unknown();
+    // A layer's own parameters.
+    if (o.type == Object::Type::Layer && !o.parameters.isBottom() && (attribute == "weight" || attribute == "bias"))
+      return Value::tensor(o.parameters, o.parametersOrigin);
     return Value::unknown();
   }
   case Kind::Class: {
@@ -968,7 +1040,8 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
   if (parts.size() > 3 && op != "is not" && op != "not in") return Value::unknown();  // chains
   if (op == "is" || op == "is not") {
     const bool negate = op == "is not";
-    if (right.is(Kind::None) && (left.is(Kind::None) || left.is(Kind::Object) || left.is(Kind::Tensor)))
+    // Only None is None: a value of any known kind is not.
+    if (right.is(Kind::None) && !left.is(Kind::Unknown) && !left.is(Kind::Name))
       return Value::boolean(left.is(Kind::None) != negate);
     return Value::unknown();
   }
@@ -1122,7 +1195,10 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         module.parameters = DtypeSet(*conversionMethod(method));
         module.parametersOrigin = noteAt(
             callNode, fmt::format("the parameters of {} became {} here", module.name, module.parameters.toString()));
-        return makeObject(std::move(module), state);
+        const Value converted = makeObject(std::move(module), state);
+        // In place: `model.half()` alone converts the model the name holds.
+        if (objectNode.is("identifier") || objectNode.is("attribute")) assign(objectNode, converted, state, frame);
+        return converted;
       }
       Value self = Value::tensor(DtypeSet::unknown());
       self.description = describe(objectNode);
@@ -1316,6 +1392,10 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   callee.returns = &returns;
   callee.returnValues = &returnValues;
 
+  // A generator's body runs as its caller iterates, by then on other state:
+  // it is followed here for what it does, and leaves the caller's state as it was.
+  std::optional<State> beforeGenerator;
+  if (function.isGenerator) beforeGenerator = state;
   std::map<std::string, Value> callerLocals = std::move(state.locals);
   state.locals = std::move(locals);
   AutocastState saved;
@@ -1336,6 +1416,10 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   }
   if (inRegion && state.reached) state.autocast = saved;
   state.locals = std::move(callerLocals);
+  if (beforeGenerator) {
+    state = std::move(*beforeGenerator);
+    return Value::unknown();
+  }
   // A helper that swaps submodules (inject_lora: setattr(parent, name,
   // LoRALinear(child))) leaves the modules handed to it with parameters of
   // dtypes the analysis did not see.
@@ -1358,6 +1442,11 @@ bool Interpreter::placeAtCall(Finding& finding, const FunctionInfo& function, co
     const SourceLocation range = scope.location();
     return at.file == range.file && at.line >= range.line && at.line <= range.endLine;
   };
+  // A method the object calls on itself (self.optimizer_step()) is the
+  // training loop's own code, split up: the finding stays where it happened.
+  if (const Node callee = callNode.field("function");
+      function.owner && callee.is("attribute") && callee.field("object").text() == "self")
+    return false;
   const SourceLocation& at = finding.location;
   if (!within(function.definition, at)) return false;  // made in a callee
   // Every earlier event happened outside the helper: in the caller, or in
@@ -1410,6 +1499,17 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
 
 // The objects of the module tree under `id`: itself, its children's and its
 // attributes' (lists of modules included), each once.
+ObjectId Interpreter::deepCopy(ObjectId id, State& state, int depth) {
+  auto it = state.heap.find(id);
+  if (it == state.heap.end() || depth > 16) return id;
+  Object copy = it->second;
+  for (ObjectId& child : copy.children) child = deepCopy(child, state, depth + 1);
+  for (auto& [name, value] : copy.attributes)
+    if (value.is(Kind::Object) && state.heap.count(value.object) && state.heap.at(value.object).isModule)
+      value.object = deepCopy(value.object, state, depth + 1);
+  return makeObject(std::move(copy), state).object;
+}
+
 std::vector<ObjectId> Interpreter::treeOf(ObjectId id, const State& state) const {
   std::vector<ObjectId> tree;
   std::set<ObjectId> seen;
@@ -1536,6 +1636,17 @@ Value Interpreter::tensorOp(const std::string& op, const std::vector<Value>& inp
   return Value::tensor(result);
 }
 
+// An op that keeps its input's dtype, unless autocast casts it (softplus runs in Float).
+Value Interpreter::dtypePreserved(const std::string& op, const Value& input, const State& state) const {
+  const Tristate casts = rules_.autocastCasts(op, state.autocast);
+  if (casts == Tristate::On) return Value::tensor(autocastResult(op, state.autocast));
+  if (casts == Tristate::Unknown) return Value::tensor(DtypeSet::unknown());
+  Value v = input;
+  v.description.clear();
+  v.castInAutocast.reset();
+  return v;
+}
+
 Value Interpreter::callTensorMethod(const Value& self, const std::string& method, Call& call, State& state,
                                     Frame& frame) {
   if (auto to = conversionMethod(method)) return castTensor(self, DtypeSet(*to), call.node, state);
@@ -1573,6 +1684,16 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
   }
   if (method == "item" || method == "tolist" || method == "numel" || method == "dim" || method == "size")
     return Value::unknown();
+  // x.addmm_(a, b), x.mul_(y): self is the destination (and an operand, but of a matmul).
+  if (auto base = inPlaceBase(method);
+      base && (isMatmulFamily(*base) || computesInInputDtype(*base) || *base == "copy")) {
+    std::vector<Value> inputs;
+    if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(self);
+    for (const Value& arg : call.args)
+      if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+    tensorOp(method, inputs, call, state, frame, false, &self);
+    return self;
+  }
   std::vector<Value> inputs{self};
   for (const Value& arg : call.args)
     if (arg.is(Kind::Tensor)) inputs.push_back(arg);
@@ -1583,12 +1704,7 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
   }
   if (isMatmulFamily(method) || isPrecisionSensitive(method) || promotesOperands(method))
     return tensorOp(method, inputs, call, state, frame);
-  if (preservesDtype(method)) {
-    Value v = self;
-    v.description.clear();
-    v.castInAutocast.reset();
-    return v;
-  }
+  if (preservesDtype(method)) return dtypePreserved(method, self, state);
   if (returnsBool(method)) return Value::tensor(DtypeSet(ScalarType::Bool));
   if (returnsLong(method)) return Value::tensor(DtypeSet(ScalarType::Int64));
   return Value::unknown();
@@ -1702,6 +1818,15 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     }
     return number.is(Kind::Number) ? number : Value::unknown();
   }
+  // for i, x in enumerate(xs), for a, b in zip(xs, ys): one element stands for all.
+  if (name == "enumerate" || name == "zip") {
+    Value tuple = Value::make(Kind::List);
+    if (name == "enumerate") tuple.items.push_back(Value::unknown());
+    for (const Value& arg : call.args) tuple.items.push_back(elementOf(arg, state));
+    Value iterable = Value::make(Kind::List);
+    iterable.items = {tuple};
+    return iterable;
+  }
   if (name == "dataclasses.field" || name == "field")
     return call.kw("default") ? *call.kw("default") : Value::unknown();
   if (name == "filter" && call.args.size() == 2 && call.args[1].is(Kind::Parameters)) return call.args[1];
@@ -1723,9 +1848,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     Object scaler;
     scaler.type = Object::Type::Scaler;
     scaler.typeName = "GradScaler";
-    Value v = makeObject(std::move(scaler), state);
     const Value* enabled = call.arg(99, "enabled");
-    state.protocol.declareScaler(ObjectRef{v.object, ""}, enabled && test(*enabled) != true);
+    const std::optional<bool> on = enabled ? test(*enabled) : std::optional<bool>(true);
+    scaler.disabled = on == false;
+    const bool declared = !scaler.disabled;
+    Value v = makeObject(std::move(scaler), state);
+    if (declared) state.protocol.declareScaler(ObjectRef{v.object, ""}, on != true);
     return v;
   }
   if (name.rfind("torch.optim.", 0) == 0 && name.find("lr_scheduler") == std::string::npos && !last.empty() &&
@@ -1763,6 +1891,24 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       forgetParameters(call.args[0].object, state);
     return call.args[0];
   }
+  if (name == "torch.nn.Parameter" || name == "torch.nn.parameter.Parameter") {
+    const Value* data = call.arg(0, "data");
+    return data && data->is(Kind::Tensor) ? *data : Value::tensor(DtypeSet::unknown());
+  }
+  // Vision models built by a library: Float parameters, logits out.
+  if (name == "timm.create_model" ||
+      (name.rfind("torchvision.models.", 0) == 0 && !last.empty() &&
+       std::islower(static_cast<unsigned char>(last[0])) && name.find(".detection.") == std::string::npos &&
+       name.find(".segmentation.") == std::string::npos)) {
+    Object model;
+    model.type = Object::Type::Pretrained;
+    model.typeName = name;
+    model.isModule = true;
+    model.returnsTensor = true;
+    return makeObject(std::move(model), state);
+  }
+  if (name == "copy.deepcopy" && !call.args.empty() && call.args[0].is(Kind::Object))
+    return Value::objectRef(Kind::Object, deepCopy(call.args[0].object, state));
   if (name.rfind("torch.nn.", 0) == 0 && !last.empty() && std::isupper(static_cast<unsigned char>(last[0])) &&
       name.find("torch.nn.functional") != 0 && name.find("torch.nn.utils") != 0) {
     Object module;
@@ -1826,12 +1972,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     }
     if (isMatmulFamily(last) || isPrecisionSensitive(last) || promotesOperands(last) || isLoss(last) || out)
       return tensorOp(op, inputs, call, state, frame, false, out);
-    if (preservesDtype(last)) {
-      Value v = inputs.front();
-      v.description.clear();
-      v.castInAutocast.reset();
-      return v;
-    }
+    if (preservesDtype(last)) return dtypePreserved(last, inputs.front(), state);
     return Value::unknown();
   }
   // Library code the analysis does not see may drive the scalers handed to it.
@@ -1861,6 +2002,13 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
   switch (object.type) {
   case Object::Type::Scaler: {
     const ObjectRef scaler = ref(id);
+    if (object.disabled) {
+      // GradScaler(enabled=False): scale() hands the loss back, step() is the optimizer's.
+      if (method == "scale") return call.args.empty() ? Value::unknown() : call.args[0];
+      if (auto optimizer = method == "step" ? optimizerArgument() : std::nullopt)
+        state.protocol.optimizerStep(*optimizer, at, findings_);
+      return Value::unknown();
+    }
     if (method == "scale") {
       state.bfloat16Loss.scaled(scaler, state.protocol.mayBeDisabled(id), at, state.autocast, findings_);
       if (const Value* loss = call.arg(0, "outputs"); loss && loss->manual)
@@ -1988,9 +2136,12 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
     if (!forward) forward = findMethod(*object.cls, "__call__");
     return forward ? callFunction(*forward, Value::objectRef(Kind::Object, id), call, state, frame) : Value::unknown();
   }
-  if (call.args.empty() || !call.args[0].is(Kind::Tensor)) return Value::unknown();
+  if (call.args.empty()) return Value::unknown();
   Value input = call.args[0];
-  if (input.description.empty()) input.description = describe(call.argNodes[0]);
+  // A batch from a DataLoader, a library's result: a tensor of some dtype.
+  if (input.is(Kind::Unknown)) input = Value::tensor(DtypeSet::unknown());
+  if (!input.is(Kind::Tensor)) return Value::unknown();
+  if (input.description.empty() && !call.argNodes.empty()) input.description = describe(call.argNodes[0]);
   switch (object.type) {
   case Object::Type::Container: {
     Value current = input;
@@ -2005,6 +2156,16 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
   case Object::Type::Loss: {
     std::vector<Value> inputs{input};
     return tensorOp(object.op, inputs, call, state, frame);
+  }
+  case Object::Type::Pretrained: {
+    if (!object.returnsTensor) return Value::unknown();
+    // Its last layer is a linear: autocast's dtype inside a region, its parameters' outside.
+    const AutocastState& autocast = state.autocast;
+    if (autocast.cuda.enabled == Tristate::On) return Value::tensor(autocast.cuda.dtype);
+    if (autocast.cpu.enabled == Tristate::On) return Value::tensor(autocast.cpu.dtype);
+    if (autocast.cuda.enabled == Tristate::Off && autocast.cpu.enabled == Tristate::Off && object.parameters.single())
+      return Value::tensor(object.parameters);
+    return Value::unknown();
   }
   case Object::Type::Layer: {
     if (object.parameters.isBottom()) {  // ReLU, Dropout: no parameters
@@ -2031,8 +2192,13 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
     if (emitOp(event, state, frame)) return Value::unknown();
     const Tristate casts = rules_.autocastCasts(object.op, state.autocast);
     if (casts == Tristate::On) return Value::tensor(autocastResult(object.op, state.autocast));
-    if (casts == Tristate::Off && input.dtype == object.parameters) return Value::tensor(input.dtype);
     if (casts == Tristate::Off && isTableLookup(object.op)) return Value::tensor(object.parameters);
+    // Outside autocast a matmul-family layer runs in its parameters' dtype
+    // (any other input raises); a norm keeps its input's.
+    if (casts == Tristate::Off && isMatmulFamily(object.op) && object.parameters.single())
+      return Value::tensor(object.parameters);
+    const bool normalizes = object.op.size() > 5 && object.op.compare(object.op.size() - 5, 5, "_norm") == 0;
+    if (casts == Tristate::Off && (input.dtype == object.parameters || normalizes)) return Value::tensor(input.dtype);
     return Value::unknown();
   }
   default: return Value::unknown();

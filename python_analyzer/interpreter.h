@@ -25,6 +25,7 @@ struct FunctionInfo {
   ModuleFile* module = nullptr;
   const ClassInfo* owner = nullptr;  // a method's class
   std::string name;
+  bool isGenerator = false;  // its body yields
 };
 
 struct ClassInfo {
@@ -93,6 +94,8 @@ class Interpreter {
 
   // Statements.
   void execBlock(const Node& block, State& state, Frame& frame);
+  // What iterating over a value gives, one element standing for all; unknown where not known.
+  Value elementOf(const Value& iterable, const State& state) const;
   void exec(const Node& statement, State& state, Frame& frame);
   void execAssignment(const Node& assignment, State& state, Frame& frame);
   void assign(const Node& target, const Value& value, State& state, Frame& frame);
@@ -132,12 +135,15 @@ class Interpreter {
   // Hands the op to the rules; whether it raises (nothing is known of its result then).
   bool emitOp(OpEvent event, State& state, Frame& frame);
   Value castTensor(const Value& tensor, DtypeSet to, const Node& at, State& state);
+  Value dtypePreserved(const std::string& op, const Value& input, const State& state) const;
   void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);
   // The module's parameters may now have any dtype (adapters added, layers swapped).
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
   bool placeAtCall(Finding& finding, const FunctionInfo& function, const Node& callNode);
   std::vector<ObjectId> treeOf(ObjectId id, const State& state) const;
+  // copy.deepcopy of a module: its submodules copied too.
+  ObjectId deepCopy(ObjectId id, State& state, int depth = 0);
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
   Value autocastRegion(const std::string& name, Call& call);

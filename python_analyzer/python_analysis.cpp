@@ -50,6 +50,8 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
     std::vector<const Setting*> chosen;
     std::vector<SettingChoices> choices;
     for (const Setting* setting : deciding) {
+      if (std::any_of(chosen.begin(), chosen.end(), [&](const Setting* s) { return s->spelling == setting->spelling; }))
+        continue;  // read by two files of the program: one configuration value for both
       if (chosen.size() == kMaxSettings || configurations(choices) * setting->values.size() > kMaxConfigurations) {
         result.toolNotes.push_back(
             Note{setting->at, fmt::format("analyzed under {} configurations of its settings (at "

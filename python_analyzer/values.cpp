@@ -30,10 +30,10 @@ bool Value::sameConstant(const Value& o) const {
 
 Value joinValues(const Value& a, const Value& b) {
   using Kind = Value::Kind;
-  // An object on one path and None on the other (`GradScaler() if amp else
-  // None`): its uses are guarded; on the paths that use it, it is the object.
-  if (a.is(Kind::None) && b.is(Kind::Object)) return b;
-  if (b.is(Kind::None) && a.is(Kind::Object)) return a;
+  // An object or a tensor on one path and None on the other (`GradScaler() if
+  // amp else None`): its uses are guarded; on the paths that use it, it is that.
+  if (a.is(Kind::None) && (b.is(Kind::Object) || b.is(Kind::Tensor))) return b;
+  if (b.is(Kind::None) && (a.is(Kind::Object) || a.is(Kind::Tensor))) return a;
   if (a.kind != b.kind) return Value::unknown();
   Value v = a;
   if (a.setting != b.setting) v.setting = 0;

@@ -127,6 +127,9 @@ struct Object {
   std::string typeName;  // "Linear", "AdamW", the class's name
   std::string name;  // "'model'": how messages name it
   bool isModule = false;
+  bool returnsTensor = false;
+  bool disabled = false;  // Scaler: made with enabled=False, it does nothing  // Pretrained: a vision model (timm,
+                          // torchvision) whose call returns its logits
   DtypeSet parameters = DtypeSet(ScalarType::Float);  // Layer, Pretrained
   std::optional<Note> parametersOrigin;
   std::map<std::string, Value> attributes;

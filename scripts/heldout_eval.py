@@ -12,7 +12,8 @@ only the markers of rules the runtime hooks check are expected. --python
 PYTHON: each DIR/*.py script runs as `PYTHON X.py` under `dtype-lint run`
 (markers `# dtype-lint-expect: DLnnn`). Use it on
 programs written outside this repository, to measure what the tests cannot:
-how dtype-lint does on code it was not tuned on.
+how dtype-lint does on code it was not tuned on. $DTYPE_LINT names another
+dtype-lint binary than build/'s.
 """
 import glob
 import json
@@ -23,7 +24,7 @@ import sys
 import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
-tool = os.path.join(here, "..", "build", "analyzer", "dtype-lint")
+tool = os.environ.get("DTYPE_LINT", os.path.join(here, "..", "build", "analyzer", "dtype-lint"))
 args = sys.argv[1:]
 extra = args[args.index("--") + 1:] if "--" in args else []
 args = args[:args.index("--")] if "--" in args else args

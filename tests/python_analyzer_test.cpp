@@ -318,6 +318,95 @@ scaler.update()
   EXPECT_EQ(out[0].notes[0].message, "in 'log_grad_norm' here");
 }
 
+// Where training code hands values through idioms the interpreter must run:
+// a batch of unknown dtype into a layer, calls inside comprehensions and
+// f-strings, a generator, a library's vision model converted in place, an
+// in-place op into a Float buffer, a property.
+TEST_F(PythonProgram, RealCodesIdiomsAreFollowed) {
+  const std::string file = write("train.py", R"(import timm
+import torch
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.cuda.amp.GradScaler()
+
+    @property
+    def head(self):
+        return self.model
+
+    def train_step(self, images):
+        with torch.autocast("cuda"):
+            loss = F.softplus(self.head(images)).mean()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+
+
+def batches(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+model = timm.create_model("resnet50")
+model.half()
+trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1))
+stream = batches([])
+losses = [trainer.train_step(x) for x in range(3)]
+print(f"{len(losses)} steps")
+probs = F.softmax(model(next(stream)), dim=-1)
+buffer = torch.zeros(8, 8)
+buffer.addmm_(probs, probs.t())
+)");
+  const auto out = findings({file});
+  std::vector<std::string> got;
+  for (const Finding& f : out) got.push_back(fmt::format("{}:{}", f.rule->id, f.location.line));
+  std::sort(got.begin(), got.end());
+  // DL202: the scaler unscales the Half parameters timm's model was converted
+  // to; DL105: the Half logits outside autocast; DL101: addmm_ of Half
+  // matrices on a Float buffer. No DL106: softplus runs in Float under autocast.
+  EXPECT_EQ(got, (std::vector<std::string>{"DL101:38", "DL105:36", "DL202:19"}));
+}
+
+// GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
+// a plain backward() before it is right. A method the trainer calls on
+// itself keeps its findings where they happen.
+TEST_F(PythonProgram, ADisabledScalerAndTheTrainersOwnMethods) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class Trainer:
+    def __init__(self, model, amp):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.scaler = torch.cuda.amp.GradScaler(enabled=amp)
+
+    def optimizer_step(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+
+    def fit(self, loader):
+        for x in loader:
+            with torch.autocast("cuda", enabled=self.scaler.is_enabled()):
+                loss = self.model(x).float().mean()
+            self.scaler.scale(loss).backward()
+            self.optimizer_step()
+
+
+Trainer(torch.nn.Linear(4, 1), amp=False).fit([])
+Trainer(torch.nn.Linear(4, 1), amp=True).fit([])
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, "DL205");
+  EXPECT_EQ(out[0].location.line, 11u);  // in optimizer_step, not at its call
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dtype_lint {
 namespace {
 
@@ -275,6 +277,11 @@ void DtypeFlowRules::checkLowPrecisionReduction(const OpEvent& event, std::vecto
   const Operand& input = event.inputs.front();
   // Half only: BFloat16 has Float's range, so its reductions do not overflow.
   if (input.dtype != DtypeSet(ScalarType::Half)) return;
+  // kl_div(log_p, q) with a Float q: type promotion computes it in Float.
+  if (std::any_of(event.inputs.begin() + 1, event.inputs.end(), [](const Operand& o) {
+        return o.dtype == DtypeSet(ScalarType::Float) || o.dtype == DtypeSet(ScalarType::Double);
+      }))
+    return;
   Finding f = makeFinding(RuleId::DL105,
                           fmt::format("'{}' computed in {} outside autocast: {} is {} and no dtype= or upcast to "
                                       "Float is given, so the result can overflow to inf/NaN",

@@ -28,5 +28,18 @@ TEST(DtypeFlowRules, LowPrecisionReductionNeedsHalfNoDtypeAndNoAutocast) {
   EXPECT_TRUE(run(e).empty());
 }
 
+// kl_div(log_p, q): a Float operand beside the Half one promotes the op to Float;
+// an integer target (cross_entropy's labels) does not.
+TEST(DtypeFlowRules, LowPrecisionReductionPromotedByAFloatOperandIsNot) {
+  OpEvent e;
+  e.op = "kl_div";
+  e.location = at(7);
+  e.inputs = {operand("'log_p'", DtypeSet(Half)), operand("'q'", DtypeSet(F32))};
+  EXPECT_TRUE(run(e).empty());
+  e.op = "cross_entropy";
+  e.inputs = {operand("'logits'", DtypeSet(Half)), operand("'labels'", DtypeSet(ScalarType::Int64))};
+  EXPECT_EQ(run(e).size(), 1u);
+}
+
 }  // namespace
 }  // namespace dtype_lint
