@@ -16,7 +16,7 @@ TEST(NumericHealth, AStepWithInfOrNanGradientsIsReportedAtOnceNamingTheFirst) {
   check.point = GradientPoint::Step;
   check.gradients = {gradient("a Float [4] parameter", 4, 0, 4), gradient("a Float [512, 256] parameter", 131072, 3),
                      gradient("a Float [10] parameter", 10, 10)};
-  rules.onGradients(check, at(40), out);
+  rules.onGradients(check, scriptAt(40), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].rule->id, "DL301");
   EXPECT_EQ(out[0].location.line, 40u);
@@ -38,9 +38,9 @@ TEST(NumericHealth, UnscalesWithInfOrNanAreReportedOnlyWhenTheyPersist) {
   std::vector<Finding> out;
   // What a dynamic scaler absorbs: two overflows, a clean step, two more.
   for (const GradientCheck* c : {&overflow, &overflow, &clean, &overflow, &overflow})
-    rules.onGradients(*c, at(12), out);
+    rules.onGradients(*c, scriptAt(12), out);
   EXPECT_TRUE(out.empty());
-  rules.onGradients(overflow, at(12), out);
+  rules.onGradients(overflow, scriptAt(12), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].rule->id, "DL301");
   EXPECT_NE(out[0].message.find("at 3 unscales in a row (1 of 8 values of the gradient of a Half [8] parameter"),
@@ -48,7 +48,7 @@ TEST(NumericHealth, UnscalesWithInfOrNanAreReportedOnlyWhenTheyPersist) {
       << out[0].message;
   ASSERT_EQ(out[0].notes.size(), 1u);
   EXPECT_EQ(out[0].notes[0].message, "the first of these unscales");
-  rules.onGradients(overflow, at(12), out);  // said once per run of overflows
+  rules.onGradients(overflow, scriptAt(12), out);  // said once per run of overflows
   EXPECT_EQ(out.size(), 1u);
 }
 

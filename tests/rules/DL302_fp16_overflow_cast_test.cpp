@@ -13,12 +13,12 @@ TEST(NumericHealth, ACastToHalfOfValuesBeyondItsRangeSaysWhichAndHowLarge) {
   ValueCounts counts;
   counts.elements = 4096;
   std::vector<Finding> out;
-  rules.onHalfCast("to", "'self'", ScalarType::Float, false, counts, at(3), out);
+  rules.onHalfCast("to", "'self'", ScalarType::Float, false, counts, scriptAt(3), out);
   EXPECT_TRUE(out.empty());
   counts.beyondHalf = 17;
   counts.absMax = 131072;
-  rules.onHalfCast("to", "'self'", ScalarType::Float, false, counts, at(3), out);
-  rules.onHalfCast("linear", "'input'", ScalarType::Float, true, counts, at(9), out);
+  rules.onHalfCast("to", "'self'", ScalarType::Float, false, counts, scriptAt(3), out);
+  rules.onHalfCast("linear", "'input'", ScalarType::Float, true, counts, scriptAt(9), out);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].rule->id, "DL302");
   EXPECT_EQ(out[0].message,

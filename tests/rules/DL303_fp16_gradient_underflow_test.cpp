@@ -18,7 +18,7 @@ TEST(NumericHealth, HalfGradientsBelowHalfsNormalRangeAboveTheShareNameTheLossSc
   check.gradients = {gradient("a Float [100] parameter", 100, 0, 100, 60, 2),
                      gradient("a Float [900] parameter", 900, 0, 900, 200, 0)};
   std::vector<Finding> out;
-  rules.onGradients(check, at(7), out);
+  rules.onGradients(check, scriptAt(7), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].rule->id, "DL303");
   EXPECT_EQ(out[0].message,
@@ -27,22 +27,22 @@ TEST(NumericHealth, HalfGradientsBelowHalfsNormalRangeAboveTheShareNameTheLossSc
 
   out.clear();
   check.gradients[1].counts.halfSubnormal = 180;  // 24%: under the threshold, as correct fp16 runs of real models
-  rules.onGradients(check, at(7), out);
+  rules.onGradients(check, scriptAt(7), out);
   EXPECT_TRUE(out.empty());
 
   check.gradients[1].counts.halfSubnormal = 500;
   check.computedInHalf = false;  // Float training: small gradients are normal there
-  rules.onGradients(check, at(7), out);
+  rules.onGradients(check, scriptAt(7), out);
   EXPECT_TRUE(out.empty());
 
   check.computedInHalf = true;
   check.afterScalingMistake = true;  // tiny because clipped while scaled (DL205): a larger scale would not help
-  rules.onGradients(check, at(7), out);
+  rules.onGradients(check, scriptAt(7), out);
   EXPECT_TRUE(out.empty());
 
   check.afterScalingMistake = false;
   check.gradients = {gradient("a Half [10] parameter", 10, 0, 10, 10)};  // too few values to say
-  rules.onGradients(check, at(7), out);
+  rules.onGradients(check, scriptAt(7), out);
   EXPECT_TRUE(out.empty());
 }
 

@@ -9,7 +9,7 @@
 namespace dtype_lint {
 namespace {
 
-SourceLocation at(unsigned line) { return SourceLocation{"train.py", line, 1, line, 1}; }
+SourceLocation profileAt(unsigned line) { return SourceLocation{"train.py", line, 1, line, 1}; }
 
 // Under BFloat16 autocast, one Float GEMM in a region that runs in full
 // precision: the finding is at the Float GEMM, not at the larger BFloat16 one.
@@ -18,9 +18,9 @@ TEST(PrecisionProfile, TheFindingIsAtTheFullPrecisionGemmsNotTheLargest) {
   const GemmKind bf16{"BFloat16 x BFloat16", ScalarType::BFloat16, AutocastAtGemm::On};
   const GemmKind fp32{"Float x Float", ScalarType::Float, AutocastAtGemm::On};
   ASSERT_TRUE(profile.wantsSite(bf16));
-  profile.add(bf16, 300, at(10));
+  profile.add(bf16, 300, profileAt(10));
   ASSERT_TRUE(profile.wantsSite(fp32));
-  profile.add(fp32, 400, at(20));
+  profile.add(fp32, 400, profileAt(20));
   // A backward's GEMMs have no user site: counted in the totals only.
   profile.add(bf16, 600, std::nullopt);
   const auto f = profile.finish();

@@ -11,7 +11,7 @@
 namespace dtype_lint {
 namespace {
 
-inline SourceLocation at(unsigned line) { return SourceLocation{"train.py", line, 0, line, 0}; }
+inline SourceLocation scriptAt(unsigned line) { return SourceLocation{"train.py", line, 0, line, 0}; }
 
 inline GradientCounts gradient(std::string parameter, uint64_t elements, uint64_t nonFinite, uint64_t nonZero = 0,
                                uint64_t subnormal = 0, uint64_t flushed = 0) {
