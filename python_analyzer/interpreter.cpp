@@ -868,13 +868,17 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     for (const Node& clause : expression.children()) {
       if (clause.is("for_in_clause")) {
         Value iterable = eval(clause.field("right"), state, frame);
-        // [p for p in model.parameters() if p.requires_grad]: the parameters it filters.
-        if (iterable.is(Kind::Parameters) && !filtered) {
+        // [p for p in model.parameters() if p.requires_grad]: the parameters it
+        // filters (not [p.float() for p in ...]: new tensors).
+        const Node target = clause.field("left");
+        const Node body = expression.field("body");
+        const auto names = target.is("identifier") ? std::vector<Node>{target} : target.children();
+        if (iterable.is(Kind::Parameters) && !filtered && body.is("identifier") && !names.empty() &&
+            names.back().text() == body.text()) {
           filtered = iterable;
           filtered->named = false;  // [p for n, p in model.named_parameters() if ...]
         }
-        const Node target = clause.field("left");
-        for (const Node& name : target.is("identifier") ? std::vector<Node>{target} : target.children())
+        for (const Node& name : names)
           if (name.is("identifier") && !shadowed.count(std::string(name.text()))) {
             auto old = state.locals.find(std::string(name.text()));
             shadowed[std::string(name.text())] =

@@ -407,6 +407,23 @@ Trainer(torch.nn.Linear(4, 1), amp=True).fit([])
   EXPECT_EQ(out[0].location.line, 11u);  // in optimizer_step, not at its call
 }
 
+// Float master copies of a Half model's parameters are not its parameters:
+// AdamW's default eps is fine on them; on the filtered parameters themselves it is not.
+TEST_F(PythonProgram, AComprehensionOfNewTensorsIsNotTheParameters) {
+  const std::string file = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).half()
+params = [p for p in model.parameters() if p.requires_grad]
+master = [p.detach().clone().float() for p in params]
+torch.optim.AdamW(master, lr=1e-3)
+torch.optim.AdamW(params, lr=1e-3)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule->id, "DL304");
+  EXPECT_EQ(out[0].location.line, 7u);
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
