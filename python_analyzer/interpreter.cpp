@@ -1024,8 +1024,11 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
     if (i >= -n && i < n) return container.items[static_cast<size_t>(i < 0 ? i + n : i)];
   }
   if (container.is(Kind::Object)) {
-    // A ModuleList's or Sequential's element.
+    // A ModuleList's or Sequential's element; a model output's first field.
     auto it = state.heap.find(container.object);
+    if (it != state.heap.end() && it->second.type == Object::Type::ModelOutput && key.is(Kind::Number) &&
+        key.number == 0)
+      return it->second.attributes["logits"];
     if (it != state.heap.end() && it->second.type == Object::Type::Container && !it->second.children.empty()) {
       if (key.is(Kind::Number) && key.number >= 0 && key.number < it->second.children.size())
         return Value::objectRef(Kind::Object, it->second.children[static_cast<size_t>(key.number)]);
@@ -1503,6 +1506,28 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
 
 // The objects of the module tree under `id`: itself, its children's and its
 // attributes' (lists of modules included), each once.
+// A library model's output. Its last layer is a linear (a classifier's or a
+// UNet's head): autocast's dtype inside a region, its parameters' outside. A
+// vision model returns that tensor; a Hugging Face model an output whose
+// `logits` (`[0]`) it is. Causal LMs are left unknown: many upcast their logits.
+Value Interpreter::libraryModelOutput(const Object& model, State& state) {
+  const AutocastState& autocast = state.autocast;
+  DtypeSet dtype = DtypeSet::unknown();
+  if (autocast.cuda.enabled == Tristate::On) dtype = autocast.cuda.dtype;
+  else if (autocast.cpu.enabled == Tristate::On) dtype = autocast.cpu.dtype;
+  else if (autocast.cuda.enabled == Tristate::Off && autocast.cpu.enabled == Tristate::Off && model.parameters.single())
+    dtype = model.parameters;
+  if (dtype.isUnknown() || !dtype.single()) return Value::unknown();
+  if (model.returnsTensor) return Value::tensor(dtype);
+  if (model.typeName.find("CausalLM") != std::string::npos || model.typeName.find("LMHead") != std::string::npos)
+    return Value::unknown();
+  Object output;
+  output.type = Object::Type::ModelOutput;
+  output.typeName = "ModelOutput";
+  for (const char* field : {"logits", "last_hidden_state", "sample"}) output.attributes[field] = Value::tensor(dtype);
+  return makeObject(std::move(output), state);
+}
+
 ObjectId Interpreter::deepCopy(ObjectId id, State& state, int depth) {
   auto it = state.heap.find(id);
   if (it == state.heap.end() || depth > 16) return id;
@@ -2140,6 +2165,7 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
     if (!forward) forward = findMethod(*object.cls, "__call__");
     return forward ? callFunction(*forward, Value::objectRef(Kind::Object, id), call, state, frame) : Value::unknown();
   }
+  if (object.type == Object::Type::Pretrained) return libraryModelOutput(object, state);  // model(**batch)
   if (call.args.empty()) return Value::unknown();
   Value input = call.args[0];
   // A batch from a DataLoader, a library's result: a tensor of some dtype.
@@ -2161,16 +2187,7 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
     std::vector<Value> inputs{input};
     return tensorOp(object.op, inputs, call, state, frame);
   }
-  case Object::Type::Pretrained: {
-    if (!object.returnsTensor) return Value::unknown();
-    // Its last layer is a linear: autocast's dtype inside a region, its parameters' outside.
-    const AutocastState& autocast = state.autocast;
-    if (autocast.cuda.enabled == Tristate::On) return Value::tensor(autocast.cuda.dtype);
-    if (autocast.cpu.enabled == Tristate::On) return Value::tensor(autocast.cpu.dtype);
-    if (autocast.cuda.enabled == Tristate::Off && autocast.cpu.enabled == Tristate::Off && object.parameters.single())
-      return Value::tensor(object.parameters);
-    return Value::unknown();
-  }
+  case Object::Type::Pretrained: return libraryModelOutput(object, state);
   case Object::Type::Layer: {
     if (object.parameters.isBottom()) {  // ReLU, Dropout: no parameters
       Value v = input;

@@ -146,6 +146,7 @@ class Interpreter {
   ObjectId deepCopy(ObjectId id, State& state, int depth = 0);
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
   Value optimizerFor(const std::string& className, Call& call, State& state);
+  Value libraryModelOutput(const Object& model, State& state);
   Value autocastRegion(const std::string& name, Call& call);
   void enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved);
   std::string describe(const Node& expression) const;

@@ -122,6 +122,7 @@ struct Object {
     Scaler,
     ArgumentParser,  // argparse: the defaults of its arguments
     Settings,  // parse_args()'s namespace, a dataclass instance...: attributes only
+    ModelOutput,  // a Hugging Face model's output: logits, last_hidden_state, sample
   } type = Type::Instance;
   const ClassInfo* cls = nullptr;
   std::string typeName;  // "Linear", "AdamW", the class's name

@@ -424,6 +424,33 @@ torch.optim.AdamW(params, lr=1e-3)
   EXPECT_EQ(out[0].location.line, 7u);
 }
 
+// A Hugging Face model's output: its logits are in the model's dtype outside
+// autocast and autocast's inside; a causal LM's are not known (many upcast).
+TEST_F(PythonProgram, ALibraryModelsLogitsHaveItsDtype) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn.functional as F
+from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+model = AutoModelForSequenceClassification.from_pretrained("bert", torch_dtype=torch.float16)
+lm = AutoModelForCausalLM.from_pretrained("gpt2", torch_dtype=torch.float16)
+for batch in []:
+    labels = batch.pop("labels")
+    F.cross_entropy(model(**batch).logits, labels)
+    F.cross_entropy(model(**batch)[0], labels)
+    F.cross_entropy(lm(**batch).logits, labels)
+    with torch.autocast("cuda", dtype=torch.float16):
+        F.cross_entropy(model(**batch).logits, labels)
+)");
+  const auto out = findings({file});
+  std::vector<unsigned> lines;
+  for (const Finding& f : out) {
+    EXPECT_EQ(f.rule->id, "DL105");
+    lines.push_back(f.location.line);
+  }
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<unsigned>{9, 10}));
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
