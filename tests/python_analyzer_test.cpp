@@ -63,6 +63,12 @@ class PythonProgram : public ::testing::Test {
   fs::path dir_;
 };
 
+// The one finding there is, as rule:line.
+std::string only(const std::vector<Finding>& findings) {
+  if (findings.size() != 1) return fmt::format("{} findings", findings.size());
+  return fmt::format("{}:{}", findings[0].rule->id, findings[0].location.line);
+}
+
 const Finding* withRule(const std::vector<Finding>& findings, std::string_view rule) {
   for (const Finding& f : findings)
     if (f.rule->id == rule) return &f;
@@ -88,9 +94,7 @@ features = torch.randn(8, 16).to(torch.float16)
 print(head(features))
 )");
   const auto out = findings({file});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL101");
-  EXPECT_EQ(out[0].location.line, 11u);
+  ASSERT_EQ(only(out), "DL101:11");
   EXPECT_NE(out[0].message.find("(input 'x': Half, the parameters of 'self.proj': Float)"), std::string::npos)
       << out[0].message;
   bool origin = false, call = false;
@@ -281,9 +285,7 @@ logits = model(torch.randn(2, 8).half())
 loss = F.cross_entropy(logits, torch.zeros(2).long())
 )");
   const auto out = findings({file});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL105");
-  EXPECT_EQ(out[0].location.line, 7u);
+  EXPECT_EQ(only(out), "DL105:7");
 }
 
 // A helper that is right by itself, called where its unscale comes a second
@@ -310,9 +312,7 @@ scaler.step(optimizer)
 scaler.update()
 )");
   const auto out = findings({file});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL201");
-  EXPECT_EQ(out[0].location.line, 17u);
+  ASSERT_EQ(only(out), "DL201:17");
   ASSERT_FALSE(out[0].notes.empty());
   EXPECT_EQ(out[0].notes[0].location.line, 5u);
   EXPECT_EQ(out[0].notes[0].message, "in 'log_grad_norm' here");
@@ -402,9 +402,7 @@ Trainer(torch.nn.Linear(4, 1), amp=False).fit([])
 Trainer(torch.nn.Linear(4, 1), amp=True).fit([])
 )");
   const auto out = findings({file});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL205");
-  EXPECT_EQ(out[0].location.line, 11u);  // in optimizer_step, not at its call
+  EXPECT_EQ(only(out), "DL205:11");  // in optimizer_step, not at its call
 }
 
 // Float master copies of a Half model's parameters are not its parameters:
@@ -419,9 +417,7 @@ torch.optim.AdamW(master, lr=1e-3)
 torch.optim.AdamW(params, lr=1e-3)
 )");
   const auto out = findings({file});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, "DL304");
-  EXPECT_EQ(out[0].location.line, 7u);
+  EXPECT_EQ(only(out), "DL304:7");
 }
 
 // A Hugging Face model's output: its logits are in the model's dtype outside
