@@ -1080,11 +1080,26 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
       return Value::boolean((right.text.find(left.text) != std::string::npos) == (op == "in"));
     return Value::unknown();
   }
-  if (left.is(Kind::Number) && right.is(Kind::Number)) {
-    if (op == "<") return Value::boolean(left.number < right.number);
-    if (op == "<=") return Value::boolean(left.number <= right.number);
-    if (op == ">") return Value::boolean(left.number > right.number);
-    if (op == ">=") return Value::boolean(left.number >= right.number);
+  if (left.is(Kind::Number) && right.is(Kind::Number) && (op == "<" || op == "<=" || op == ">" || op == ">=")) {
+    auto holds = [&](double l, double r) {
+      return op == "<" ? l < r : op == "<=" ? l <= r : op == ">" ? l > r : l >= r;
+    };
+    // `args.clip_grad > 0` with a default of 0: a value on the threshold's
+    // other side is one the program names too.
+    const bool settingLeft = left.setting != 0;
+    if (settingLeft || right.setting != 0) {
+      const double threshold = settingLeft ? right.number : left.number;
+      const bool byDefault = holds(left.number, right.number);
+      for (double candidate : {threshold, threshold + 1, threshold - 1}) {
+        Value other = settingLeft ? left : right;
+        other.number = candidate;
+        if (holds(settingLeft ? candidate : left.number, settingLeft ? right.number : candidate) != byDefault) {
+          settingUsed(settingLeft ? left : right, {other});
+          break;
+        }
+      }
+    }
+    return Value::boolean(holds(left.number, right.number));
   }
   return Value::unknown();
 }

@@ -447,6 +447,33 @@ for batch in []:
   EXPECT_EQ(lines, (std::vector<unsigned>{9, 10}));
 }
 
+// A number compared with a threshold: its default on one side, a value on
+// the other is one the program names (clipping only when --clip-grad > 0).
+TEST_F(PythonProgram, AThresholdSettingIsAnalyzedOnBothSides) {
+  const std::string file = write("train.py", R"(import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--clip-grad", type=float, default=0.0)
+args = parser.parse_args()
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+for x in []:
+    with torch.autocast("cuda"):
+        loss = model(x).float().mean()
+    scaler.scale(loss).backward()
+    if args.clip_grad > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad)
+    scaler.step(opt)
+    scaler.update()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL205:15");
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes.back().message, "assuming --clip-grad is 1");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
