@@ -286,6 +286,7 @@ Value Interpreter::elementOf(const Value& iterable, const State& state) const {
   // for p in model.parameters(): a parameter, of the module's dtype.
   if (iterable.is(Kind::Parameters)) {
     Value element = Value::tensor(parametersOf(iterable.object, state));
+    element.parameterOf = iterable.object;
     if (!iterable.named) return element;
     Value pair = Value::make(Kind::List);  // for name, p in model.named_parameters()
     pair.items = {Value::unknown(), element};
@@ -1259,6 +1260,18 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       return callObjectMethod(object.object, method, call, state, frame);
     }
     if (object.is(Kind::Class) && method == "apply") return applyCustomFunction(*object.cls, call, state, frame);
+    // decay.append(p): the list the name holds grows (a few items stand for all).
+    if (object.is(Kind::List) && (method == "append" || method == "extend") && call.args.size() == 1 &&
+        (objectNode.is("identifier") || objectNode.is("attribute"))) {
+      Value grown = object;
+      if (method == "append") grown.items.push_back(call.args[0]);
+      else if (call.args[0].is(Kind::List))
+        grown.items.insert(grown.items.end(), call.args[0].items.begin(), call.args[0].items.end());
+      else grown = Value::unknown();
+      if (grown.is(Kind::List) && grown.items.size() > 4) grown.items.resize(4);
+      assign(objectNode, grown, state, frame);
+      return Value::none();
+    }
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
       if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
         settingUsed(call.args[0], object.keys, /*lookup=*/true);
@@ -1761,9 +1774,9 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
   const Value* params = call.arg(0, "params");
   DtypeSet dtype = DtypeSet::unknown();
   std::optional<Note> origin;
-  if (params && params->is(Kind::Parameters)) {
-    optimizer.module = params->object;
-    dtype = parametersOf(params->object, state, &origin);
+  if (params && (params->is(Kind::Parameters) || gatheredParameters(*params))) {
+    optimizer.module = params->is(Kind::Parameters) ? params->object : gatheredParameters(*params);
+    dtype = parametersOf(optimizer.module, state, &origin);
   } else if (params && params->is(Kind::List)) {
     // Parameter groups: [{"params": enc.parameters(), "lr": ...}, ...].
     DtypeSet joined;
@@ -1774,12 +1787,15 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
       if (group.is(Kind::Dict))
         for (size_t i = 0; i < group.keys.size(); ++i)
           if (group.keys[i].is(Kind::String) && group.keys[i].text == "params") groupParams = &group.items[i];
-      if (!groupParams || !groupParams->is(Kind::Parameters)) {
+      const ObjectId module = !groupParams                        ? 0
+                              : groupParams->is(Kind::Parameters) ? groupParams->object
+                                                                  : gatheredParameters(*groupParams);
+      if (!module) {
         allKnown = false;
         continue;
       }
-      if (!optimizer.module) optimizer.module = groupParams->object;
-      joined = joined.join(parametersOf(groupParams->object, state, origin ? nullptr : &origin));
+      if (!optimizer.module) optimizer.module = module;
+      joined = joined.join(parametersOf(module, state, origin ? nullptr : &origin));
     }
     if (allKnown) dtype = joined;
   }

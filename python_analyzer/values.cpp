@@ -28,6 +28,14 @@ bool Value::sameConstant(const Value& o) const {
   }
 }
 
+ObjectId gatheredParameters(const Value& list) {
+  if (!list.is(Value::Kind::List) || list.items.empty()) return 0;
+  const ObjectId module = list.items.front().parameterOf;
+  for (const Value& item : list.items)
+    if (!item.is(Value::Kind::Tensor) || item.parameterOf != module) return 0;
+  return module;
+}
+
 Value joinValues(const Value& a, const Value& b) {
   using Kind = Value::Kind;
   // An object or a tensor on one path and None on the other (`GradScaler() if
@@ -52,6 +60,7 @@ Value joinValues(const Value& a, const Value& b) {
     if (!b.castInAutocast) v.castInAutocast.reset();
     if (!b.manual || a.factor != b.factor) v.manual.reset();
     v.isGradient = a.isGradient && b.isGradient;
+    if (a.parameterOf != b.parameterOf) v.parameterOf = 0;
     if (a.description != b.description) v.description.clear();
     return v;
   case Kind::Object:
@@ -73,6 +82,13 @@ Value joinValues(const Value& a, const Value& b) {
   case Kind::Class: return a.cls == b.cls ? v : Value::unknown();
   case Kind::List:
   case Kind::Dict:
+    // Parameters gathered on some paths only (decay.append(p) under an if):
+    // parameters of that module either way.
+    if (a.is(Kind::List) && a.items.size() != b.items.size()) {
+      const ObjectId module = gatheredParameters(a.items.empty() ? b : a);
+      if (module && (a.items.empty() || b.items.empty() || gatheredParameters(b) == module))
+        return a.items.size() > b.items.size() ? a : b;
+    }
     if (a.items.size() != b.items.size() || a.keys.size() != b.keys.size()) return Value::unknown();
     for (size_t i = 0; i < a.items.size(); ++i) v.items[i] = joinValues(a.items[i], b.items[i]);
     for (size_t i = 0; i < a.keys.size(); ++i) v.keys[i] = joinValues(a.keys[i], b.keys[i]);

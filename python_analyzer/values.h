@@ -52,6 +52,7 @@ struct Value {
   std::optional<ManualScaling> manual;  // Tensor: a loss multiplied by a scale by hand (DL203)
   uintptr_t factor = 0;  // Tensor: that scale's variable, by its name's hash
   bool isGradient = false;  // Tensor: a parameter's .grad
+  ObjectId parameterOf = 0;  // Tensor: a parameter of this module (for p in model.parameters())
   bool named = false;  // Parameters: named_parameters(), (name, parameter) pairs
   ObjectId object = 0;  // Object; Parameters (the module); ScaledLoss (the scaler); Method (self)
   std::optional<SourceLocation> scaledAt;  // ScaledLoss
@@ -109,6 +110,9 @@ struct Value {
 };
 
 Value joinValues(const Value& a, const Value& b);
+// The module whose parameters a list gathered (decay.append(p) over
+// model.named_parameters()); 0 when it holds anything else.
+ObjectId gatheredParameters(const Value& list);
 
 // What the analysis keeps of an object.
 struct Object {

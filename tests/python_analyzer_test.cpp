@@ -474,6 +474,28 @@ for x in []:
   EXPECT_EQ(out[0].notes.back().message, "assuming --clip-grad is 1");
 }
 
+// Parameter groups gathered by hand (Hugging Face's weight-decay split):
+// the optimizer still updates the model's Half parameters.
+TEST_F(PythonProgram, ParametersGatheredIntoGroupsAreTheModels) {
+  const std::string file = write("train.py", R"(import torch
+
+
+def param_groups(model, weight_decay):
+    decay, no_decay = [], []
+    for name, param in model.named_parameters():
+        if param.ndim <= 1 or name.endswith(".bias"):
+            no_decay.append(param)
+        else:
+            decay.append(param)
+    return [{"params": no_decay, "weight_decay": 0.0}, {"params": decay, "weight_decay": weight_decay}]
+
+
+model = torch.nn.Linear(4, 4).half()
+optimizer = torch.optim.AdamW(param_groups(model, 0.01), lr=1e-3)
+)");
+  EXPECT_EQ(only(findings({file})), "DL304:15");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
