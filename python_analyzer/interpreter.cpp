@@ -82,6 +82,7 @@ struct Interpreter::Frame {
   std::vector<Note> callChain;
   bool inCustomBackward = false;  // a custom autograd Function's backward, or what it calls
   std::optional<Note> forwardUnderAutocast;  // where that Function's forward ran under autocast
+  std::optional<AutocastState>* autocastAtYield = nullptr;  // a @contextmanager's: what its `with` body runs under
 };
 
 // A call's arguments, evaluated.
@@ -901,6 +902,11 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     return kind == "list_comprehension" ? list : Value::unknown();
   }
   if (kind == "lambda") return Value::unknown();
+  if (kind == "yield") {
+    if (frame.autocastAtYield && !*frame.autocastAtYield) *frame.autocastAtYield = state.autocast;
+    for (const Node& child : expression.children()) eval(child, state, frame);
+    return Value::unknown();
+  }
   if (kind == "await") {
     auto children = expression.children();
     return children.empty() ? Value::unknown() : eval(children.front(), state, frame);
@@ -1431,6 +1437,12 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   // it is followed here for what it does, and leaves the caller's state as it was.
   std::optional<State> beforeGenerator;
   if (function.isGenerator) beforeGenerator = state;
+  // @contextmanager: the `with` body runs where the generator yields.
+  std::optional<AutocastState> atYield;
+  if (function.isGenerator && std::any_of(function.decorators.begin(), function.decorators.end(), [](const Node& d) {
+        return d.text() == "@contextmanager" || d.text() == "@contextlib.contextmanager";
+      }))
+    callee.autocastAtYield = &atYield;
   std::map<std::string, Value> callerLocals = std::move(state.locals);
   state.locals = std::move(locals);
   AutocastState saved;
@@ -1453,7 +1465,17 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   state.locals = std::move(callerLocals);
   if (beforeGenerator) {
     state = std::move(*beforeGenerator);
-    return Value::unknown();
+    // A context manager that enters autocast before it yields is that region.
+    if (!atYield || *atYield == state.autocast) return Value::unknown();
+    const bool cuda = atYield->cuda.enabled != Tristate::Off;
+    const DeviceAutocast& device = cuda ? atYield->cuda : atYield->cpu;
+    Value region = Value::make(Kind::Autocast);
+    region.flag = true;
+    region.text = cuda ? "cuda" : "cpu";
+    region.dtype = device.dtype;
+    region.enabled = device.enabled;
+    if (atYield->cuda.enabled == Tristate::Off && atYield->cpu.enabled == Tristate::Off) region.text.clear();
+    return region;
   }
   // A helper that swaps submodules (inject_lora: setattr(parent, name,
   // LoRALinear(child))) leaves the modules handed to it with parameters of

@@ -496,6 +496,28 @@ optimizer = torch.optim.AdamW(param_groups(model, 0.01), lr=1e-3)
   EXPECT_EQ(only(findings({file})), "DL304:15");
 }
 
+// A @contextmanager that enters autocast before it yields is that region
+// for the `with` body: a Half input meets the Float layer inside it safely.
+TEST_F(PythonProgram, AContextManagersAutocastCoversTheWithBody) {
+  const std::string file = write("train.py", R"(import contextlib
+import torch
+
+
+@contextlib.contextmanager
+def amp(enabled):
+    with torch.autocast("cuda", dtype=torch.float16, enabled=enabled):
+        yield
+
+
+model = torch.nn.Linear(4, 4)
+x = torch.randn(2, 4).half()
+with amp(True):
+    y = model(x)
+z = model(x)
+)");
+  EXPECT_EQ(only(findings({file})), "DL101:15");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
