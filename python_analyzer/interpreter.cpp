@@ -1925,6 +1925,30 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return region;
   }
   if (isAutocastName(name)) return autocastRegion(name, call);
+  // Autocast switched by hand: torch.set_autocast_enabled(True),
+  // torch.set_autocast_enabled("cuda", True), set_autocast_gpu_dtype(...).
+  if (name == "torch.set_autocast_enabled" || name == "torch.set_autocast_cpu_enabled" ||
+      name == "torch.set_autocast_gpu_dtype" || name == "torch.set_autocast_cpu_dtype" ||
+      name == "torch.set_autocast_dtype") {
+    const bool named = !call.args.empty() && call.args[0].is(Kind::String);
+    const std::string device = named ? call.args[0].text : name.find("cpu") != std::string::npos ? "cpu" : "cuda";
+    DeviceAutocast& autocast = device == "cpu" ? state.autocast.cpu : state.autocast.cuda;
+    const Value* value = call.args.size() > (named ? 1u : 0u) ? &call.args[named ? 1 : 0] : nullptr;
+    if (name.find("enabled") != std::string::npos) {
+      const std::optional<bool> on = value ? test(*value) : std::nullopt;
+      autocast.enabled = on ? (*on ? Tristate::On : Tristate::Off) : Tristate::Unknown;
+      if (autocast.enabled != Tristate::Off) autocast.enabledAt = at.location();
+      if (autocast.dtype.isBottom() || autocast.dtype.isUnknown())
+        autocast.dtype = DtypeSet(device == "cpu" ? ScalarType::BFloat16 : ScalarType::Half);
+    } else {
+      autocast.dtype = value && value->is(Kind::Dtype) ? value->dtype : DtypeSet::unknown();
+    }
+    return Value::none();
+  }
+  if (name == "torch.is_autocast_enabled" && call.args.empty()) {
+    const Tristate on = state.autocast.cuda.enabled;
+    return on == Tristate::Unknown ? Value::unknown() : Value::boolean(on == Tristate::On);
+  }
   if (isLibraryName(name, "torch.amp.GradScaler") || isLibraryName(name, "torch.cuda.amp.GradScaler") ||
       isLibraryName(name, "torch.cpu.amp.GradScaler") || (last == "GradScaler" && name.rfind("torch.", 0) == 0)) {
     Object scaler;

@@ -518,6 +518,22 @@ z = model(x)
   EXPECT_EQ(only(findings({file})), "DL101:15");
 }
 
+// Autocast switched by hand through torch's global setters.
+TEST_F(PythonProgram, AutocastSwitchedByHandIsFollowed) {
+  const std::string file = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4)
+x = torch.randn(2, 4).half()
+torch.set_autocast_gpu_dtype(torch.float16)
+torch.set_autocast_enabled(True)
+y = model(x)
+torch.set_autocast_enabled(False)
+torch.clear_autocast_cache()
+z = model(x)
+)");
+  EXPECT_EQ(only(findings({file})), "DL101:10");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
