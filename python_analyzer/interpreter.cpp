@@ -1660,6 +1660,19 @@ Value Interpreter::castTensor(const Value& tensor, DtypeSet to, const Node& at, 
   return v;
 }
 
+// DL107: a step while autocast's cache holds copies of the old weights.
+void Interpreter::optimizerStepped(const ObjectRef& optimizer, const SourceLocation& at, State& state,
+                                   const Frame& frame) {
+  if (!state.autocastCache.filledAt) return;
+  OptimizerStepEvent step;
+  step.location = at;
+  step.optimizer = optimizer.name.empty() ? "the optimizer" : optimizer.name;
+  step.autocast = state.autocast;
+  step.autocastCache = state.autocastCache;
+  step.callChain = frame.callChain;
+  rules_.onOptimizerStep(step, findings_);
+}
+
 bool Interpreter::emitOp(OpEvent event, State& state, Frame& frame) {
   event.autocast = state.autocast;
   event.callChain = frame.callChain;
@@ -1936,6 +1949,8 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     const Value* value = call.args.size() > (named ? 1u : 0u) ? &call.args[named ? 1 : 0] : nullptr;
     if (name.find("enabled") != std::string::npos) {
       const std::optional<bool> on = value ? test(*value) : std::nullopt;
+      if (on == true) state.autocastBySetter = true;
+      if (on == false && state.autocastCache.filledAt) state.autocastCache.regionLeftAt = at.location();
       autocast.enabled = on ? (*on ? Tristate::On : Tristate::Off) : Tristate::Unknown;
       if (autocast.enabled != Tristate::Off) autocast.enabledAt = at.location();
       if (autocast.dtype.isBottom() || autocast.dtype.isUnknown())
@@ -1943,6 +1958,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     } else {
       autocast.dtype = value && value->is(Kind::Dtype) ? value->dtype : DtypeSet::unknown();
     }
+    return Value::none();
+  }
+  if (name == "torch.clear_autocast_cache") {
+    state.autocastCache = AutocastCacheState{};
     return Value::none();
   }
   if (name == "torch.is_autocast_enabled" && call.args.empty()) {
@@ -2111,8 +2130,10 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     if (object.disabled) {
       // GradScaler(enabled=False): scale() hands the loss back, step() is the optimizer's.
       if (method == "scale") return call.args.empty() ? Value::unknown() : call.args[0];
-      if (auto optimizer = method == "step" ? optimizerArgument() : std::nullopt)
+      if (auto optimizer = method == "step" ? optimizerArgument() : std::nullopt) {
         state.protocol.optimizerStep(*optimizer, at, findings_);
+        optimizerStepped(*optimizer, at, state, frame);
+      }
       return Value::unknown();
     }
     if (method == "scale") {
@@ -2132,6 +2153,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     if (method == "step") {
       if (auto optimizer = optimizerArgument()) {
         state.protocol.step(scaler, *optimizer, at, findings_);
+        optimizerStepped(*optimizer, at, state, frame);
         state.protocol.optimizerSteppedByScaler(*optimizer, at);
       } else {
         state.protocol.stepUnidentifiedOptimizer(scaler);
@@ -2145,8 +2167,10 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     return Value::unknown();
   }
   case Object::Type::Optimizer:
-    if (method == "step") state.protocol.optimizerStep(ref(id), at, findings_);
-    else if (method == "zero_grad") state.protocol.zeroGrad(ref(id));
+    if (method == "step") {
+      state.protocol.optimizerStep(ref(id), at, findings_);
+      optimizerStepped(ref(id), at, state, frame);
+    } else if (method == "zero_grad") state.protocol.zeroGrad(ref(id));
     return Value::unknown();
   case Object::Type::Settings:
     if (method == "save_for_backward") {
@@ -2289,6 +2313,11 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
     event.inputs = {x, parameters};
     if (emitOp(event, state, frame)) return Value::unknown();
     const Tristate casts = rules_.autocastCasts(object.op, state.autocast);
+    // Autocast switched on by hand caches the low-precision copies of the
+    // Float weights it casts until clear_autocast_cache() (a `with` region
+    // clears them when it ends).
+    if (state.autocastBySetter && casts == Tristate::On && object.parameters.contains(ScalarType::Float))
+      state.autocastCache = AutocastCacheState{call.node.location(), std::nullopt};
     if (casts == Tristate::On) return Value::tensor(autocastResult(object.op, state.autocast));
     if (casts == Tristate::Off && isTableLookup(object.op)) return Value::tensor(object.parameters);
     // Outside autocast a matmul-family layer runs in its parameters' dtype

@@ -134,6 +134,7 @@ class Interpreter {
                  bool explicitDtype = false, const Value* destination = nullptr);
   // Hands the op to the rules; whether it raises (nothing is known of its result then).
   bool emitOp(OpEvent event, State& state, Frame& frame);
+  void optimizerStepped(const ObjectRef& optimizer, const SourceLocation& at, State& state, const Frame& frame);
   Value castTensor(const Value& tensor, DtypeSet to, const Node& at, State& state);
   Value dtypePreserved(const std::string& op, const Value& input, const State& state) const;
   void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);

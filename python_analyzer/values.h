@@ -150,6 +150,8 @@ struct State {
   std::map<std::string, Value> locals;
   std::map<ObjectId, Object> heap;
   AutocastState autocast;
+  bool autocastBySetter = false;  // torch.set_autocast_enabled(True) ran: its cache is followed
+  AutocastCacheState autocastCache;
   ScalerProtocol protocol;
   BFloat16LossSource bfloat16Loss;
   PendingManualScaling manualScaling;  // DL203's backward()s whose gradients may be divided back

@@ -534,6 +534,27 @@ z = model(x)
   EXPECT_EQ(only(findings({file})), "DL101:10");
 }
 
+// DL107: autocast switched off by hand without clearing its cache, then an
+// optimizer step; clear_autocast_cache() before the step is the fix.
+TEST_F(PythonProgram, AnAutocastCacheLeftFullAcrossTheStep) {
+  const std::string buggy = R"(import torch
+
+model = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in []:
+    torch.set_autocast_enabled(True)
+    loss = model(x).float().mean()
+    torch.set_autocast_enabled(False)
+    loss.backward()
+    opt.step()
+)";
+  const auto out = findings({write("buggy.py", buggy)});
+  EXPECT_EQ(only(out), "DL107:8");
+  std::string fixed = buggy;
+  fixed.replace(fixed.find("    loss.backward()"), 0, "    torch.clear_autocast_cache()\n");
+  EXPECT_EQ(only(findings({write("fixed.py", fixed)})), "0 findings");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
