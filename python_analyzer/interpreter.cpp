@@ -36,6 +36,12 @@ std::string unquote(std::string_view text) {
 
 Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
 
+// Whether one of the function's decorators is spelled as one of `names` ("@property").
+bool decoratedAs(const FunctionInfo& function, std::initializer_list<std::string_view> names) {
+  return std::any_of(function.decorators.begin(), function.decorators.end(),
+                     [&](const Node& d) { return std::find(names.begin(), names.end(), d.text()) != names.end(); });
+}
+
 // Whether a function's body yields (not in a function or class defined in it).
 bool yields(const Node& node) {
   if (node.is("yield")) return true;
@@ -867,31 +873,31 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     // Once, on one element standing for all; its names are the comprehension's own.
     std::map<std::string, std::optional<Value>> shadowed;
     std::optional<Value> filtered;
+    const Node body = expression.field("body");
     for (const Node& clause : expression.children()) {
       if (clause.is("for_in_clause")) {
         Value iterable = eval(clause.field("right"), state, frame);
         // [p for p in model.parameters() if p.requires_grad]: the parameters it
         // filters (not [p.float() for p in ...]: new tensors).
         const Node target = clause.field("left");
-        const Node body = expression.field("body");
         const auto names = target.is("identifier") ? std::vector<Node>{target} : target.children();
         if (iterable.is(Kind::Parameters) && !filtered && body.is("identifier") && !names.empty() &&
             names.back().text() == body.text()) {
           filtered = iterable;
           filtered->named = false;  // [p for n, p in model.named_parameters() if ...]
         }
-        for (const Node& name : names)
-          if (name.is("identifier") && !shadowed.count(std::string(name.text()))) {
-            auto old = state.locals.find(std::string(name.text()));
-            shadowed[std::string(name.text())] =
-                old == state.locals.end() ? std::nullopt : std::optional<Value>(old->second);
-          }
+        for (const Node& name : names) {
+          const std::string text(name.text());
+          if (!name.is("identifier") || shadowed.count(text)) continue;
+          auto old = state.locals.find(text);
+          shadowed[text] = old == state.locals.end() ? std::nullopt : std::optional<Value>(old->second);
+        }
         assign(target, elementOf(iterable, state), state, frame);
       } else if (clause.is("if_clause")) {
         for (const Node& condition : clause.children()) eval(condition, state, frame);
       }
     }
-    Value item = kind == "dictionary_comprehension" ? Value::unknown() : eval(expression.field("body"), state, frame);
+    Value item = kind == "dictionary_comprehension" ? Value::unknown() : eval(body, state, frame);
     for (const auto& [name, old] : shadowed) {
       if (old) state.locals[name] = *old;
       else state.locals.erase(name);
@@ -951,10 +957,7 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     if (o.cls) {
       if (const FunctionInfo* method = findMethod(*o.cls, attribute)) {
         // A property: its getter's result.
-        if (std::any_of(method->decorators.begin(), method->decorators.end(), [](const Node& d) {
-              return d.text() == "@property" || d.text() == "@functools.cached_property" ||
-                     d.text() == "@cached_property";
-            })) {
+        if (decoratedAs(*method, {"@property", "@functools.cached_property", "@cached_property"})) {
           Call get;
           get.node = expression;
           return callFunction(*method, object, get, state, frame);
@@ -1095,16 +1098,16 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     // other side is one the program names too.
     const bool settingLeft = left.setting != 0;
     if (settingLeft || right.setting != 0) {
+      const Value& setting = settingLeft ? left : right;
       const double threshold = settingLeft ? right.number : left.number;
-      const bool byDefault = holds(left.number, right.number);
-      for (double candidate : {threshold, threshold + 1, threshold - 1}) {
-        Value other = settingLeft ? left : right;
-        other.number = candidate;
-        if (holds(settingLeft ? candidate : left.number, settingLeft ? right.number : candidate) != byDefault) {
-          settingUsed(settingLeft ? left : right, {other});
+      auto holdsWith = [&](double v) { return settingLeft ? holds(v, right.number) : holds(left.number, v); };
+      for (double candidate : {threshold, threshold + 1, threshold - 1})
+        if (holdsWith(candidate) != holdsWith(setting.number)) {
+          Value other = setting;
+          other.number = candidate;
+          settingUsed(setting, {other});
           break;
         }
-      }
     }
     return Value::boolean(holds(left.number, right.number));
   }
@@ -1439,9 +1442,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   if (function.isGenerator) beforeGenerator = state;
   // @contextmanager: the `with` body runs where the generator yields.
   std::optional<AutocastState> atYield;
-  if (function.isGenerator && std::any_of(function.decorators.begin(), function.decorators.end(), [](const Node& d) {
-        return d.text() == "@contextmanager" || d.text() == "@contextlib.contextmanager";
-      }))
+  if (function.isGenerator && decoratedAs(function, {"@contextmanager", "@contextlib.contextmanager"}))
     callee.autocastAtYield = &atYield;
   std::map<std::string, Value> callerLocals = std::move(state.locals);
   state.locals = std::move(locals);
@@ -1554,8 +1555,6 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   return self;
 }
 
-// The objects of the module tree under `id`: itself, its children's and its
-// attributes' (lists of modules included), each once.
 // A library model's output. Its last layer is a linear (a classifier's or a
 // UNet's head): autocast's dtype inside a region, its parameters' outside. A
 // vision model returns that tensor; a Hugging Face model an output whose
@@ -1589,6 +1588,8 @@ ObjectId Interpreter::deepCopy(ObjectId id, State& state, int depth) {
   return makeObject(std::move(copy), state).object;
 }
 
+// The objects of the module tree under `id`: itself, its children's and its
+// attributes' (lists of modules included), each once.
 std::vector<ObjectId> Interpreter::treeOf(ObjectId id, const State& state) const {
   std::vector<ObjectId> tree;
   std::set<ObjectId> seen;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "dtype_lint/configurations.h"
+#include "dtype_lint/findings_pipeline.h"
 #include "interpreter.h"
 
 namespace dtype_lint::python {
@@ -25,10 +26,6 @@ std::string spelled(const Value& value) {
   case Value::Kind::None: return "None";
   default: return "another value";
   }
-}
-
-bool sameNote(const Note& a, const Note& b) {
-  return a.message == b.message && a.location.file == b.location.file && a.location.line == b.location.line;
 }
 
 }  // namespace
@@ -77,10 +74,7 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
       Interpreter configured(kTorch, std::move(configuration));
       configured.run(programFiles);
       runs.push_back(std::move(configured.findings()));
-      for (Note& note : configured.toolNotes())
-        if (std::none_of(result.toolNotes.begin(), result.toolNotes.end(),
-                         [&](const Note& n) { return sameNote(n, note); }))
-          result.toolNotes.push_back(std::move(note));
+      for (Note& note : configured.toolNotes()) addToolNote(result.toolNotes, std::move(note));
     }
     for (Finding& f : mergeConfigurationRuns(choices, std::move(runs))) result.findings.push_back(std::move(f));
   }
