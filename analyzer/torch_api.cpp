@@ -296,12 +296,12 @@ bool announcesScale(const FunctionDecl* method) {
 
 namespace {
 // Itself, or through the user helpers it calls (`if (!grads_are_finite())`), two calls deep.
-bool checksForNonFiniteWithin(const FunctionDecl* fn, int depth) {
+bool checksForNonFiniteWithin(const FunctionDecl* fn, int depth, llvm::function_ref<bool(const FunctionDecl*)> skip) {
   const FunctionDecl* definition = fn ? fn->getDefinition() : nullptr;
-  return definition && callsAny(definition->getBody(), [depth](const FunctionDecl* callee) {
+  return definition && callsAny(definition->getBody(), [depth, skip](const FunctionDecl* callee) {
            const IdentifierInfo* id = callee->getIdentifier();
            if (isUserCode(callee->getLocation(), callee->getASTContext().getSourceManager()))
-             return depth > 0 && checksForNonFiniteWithin(callee, depth - 1);
+             return depth > 0 && !skip(callee) && checksForNonFiniteWithin(callee, depth - 1, skip);
            if (!id) return false;
            const llvm::StringRef name = id->getName();
            return name == "isfinite" || name == "isinf" || name == "isnan" || name == "isposinf" ||
@@ -310,7 +310,9 @@ bool checksForNonFiniteWithin(const FunctionDecl* fn, int depth) {
 }
 }  // namespace
 
-bool checksForNonFinite(const FunctionDecl* fn) { return checksForNonFiniteWithin(fn, 2); }
+bool checksForNonFinite(const FunctionDecl* fn, llvm::function_ref<bool(const FunctionDecl*)> skip) {
+  return checksForNonFiniteWithin(fn, 2, skip);
+}
 
 std::optional<ScalarType> evaluateScalarTypeConstant(const Expr* e) {
   e = ignoreWrappers(e);

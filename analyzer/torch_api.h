@@ -68,9 +68,10 @@ const clang::ValueDecl* cudaAvailability(const clang::CallExpr* call);
 // returns as a scaled loss (dtype_lint::annotate::scale).
 bool announcesScale(const clang::FunctionDecl* method);
 // Whether the function checks some tensor for inf/NaN (isfinite, isinf,
-// isnan, ...), itself or in a user helper it calls: hand-rolled loss
-// scaling that does is a dynamic scaler.
-bool checksForNonFinite(const clang::FunctionDecl* fn);
+// isnan, ...), itself or in a user helper it calls other than those `skip`
+// names (a GradScaler's own methods): hand-rolled loss scaling that does is a
+// dynamic scaler.
+bool checksForNonFinite(const clang::FunctionDecl* fn, llvm::function_ref<bool(const clang::FunctionDecl*)> skip);
 
 // The raw ATen AMP ops a C++ GradScaler port calls: the unscale (an inf check) and the update.
 inline constexpr llvm::StringLiteral kRawUnscaleOp = "_amp_foreach_non_finite_check_and_unscale_";

@@ -78,11 +78,16 @@ const CXXRecordDecl* autogradFunctionOfApply(const CallExpr* call) {
   return spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
 }
 
-bool isTensorTupleType(QualType type) {
+bool isStdTuple(QualType type) {
   const auto* spec =
       dyn_cast_or_null<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
   const std::string name = spec ? spec->getQualifiedNameAsString() : "";
-  if (name != "std::pair" && name != "std::tuple") return false;
+  return name == "std::pair" || name == "std::tuple";
+}
+
+bool isTensorTupleType(QualType type) {
+  if (!isStdTuple(type)) return false;
+  const auto* spec = cast<ClassTemplateSpecializationDecl>(type.getNonReferenceType()->getAsCXXRecordDecl());
   for (const TemplateArgument& arg : spec->getTemplateArgs().asArray()) {
     if (arg.getKind() == TemplateArgument::Type && isTensorType(arg.getAsType())) return true;
     if (arg.getKind() == TemplateArgument::Pack)
@@ -144,7 +149,7 @@ std::optional<std::vector<const Expr*>> tupleElements(const Expr* e) {
   if (const auto* list = dyn_cast_or_null<InitListExpr>(e)) {
     elements.assign(list->inits().begin(), list->inits().end());
   } else if (const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
-             construct && isTensorTupleType(construct->getType())) {
+             construct && isStdTuple(construct->getType())) {
     elements.assign(construct->arg_begin(), construct->arg_end());
   } else if (const auto* call = dyn_cast_or_null<CallExpr>(e)) {
     const std::string name = calleeName(call);

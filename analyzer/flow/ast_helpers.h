@@ -41,6 +41,8 @@ unsigned firstParameterArgument(const clang::CallExpr* call, const clang::Functi
 // (`torch::Dtype dtype = torch::kFloat; if (...) dtype = torch::kHalf;`):
 // followed along paths, not read from its initializer.
 bool reassignableDtype(const clang::ValueDecl* d);
+// std::pair or std::tuple.
+bool isStdTuple(clang::QualType type);
 // std::pair / std::tuple holding a tensor.
 bool isTensorTupleType(clang::QualType type);
 // A sequence of such pairs or tuples (`std::vector<std::pair<Tensor, Tensor>>`):

@@ -67,7 +67,10 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
   if (!d) return ObjectRef{0, flow_.describe(e)};
   if (auto it = aliases_.find(d); it != aliases_.end()) return it->second;
   // `for (auto& [name, opt] : optimizers_)`: a binding names another object on each iteration.
-  if (isa<BindingDecl>(d)) return ObjectRef{0, flow_.describe(e)};
+  if (const auto* binding = dyn_cast<BindingDecl>(d))
+    if (const auto* whole = dyn_cast_or_null<VarDecl>(binding->getDecomposedDecl());
+        !whole || whole->isCXXForRangeDecl())
+      return ObjectRef{0, flow_.describe(e)};
   if (const auto* var = dyn_cast<VarDecl>(d)) {
     if (var->isCXXForRangeDecl()) return ObjectRef{0, flow_.describe(e)};
     // A local reference or pointer: auto& opt = *optimizer; auto* s = &scaler;
@@ -481,8 +484,13 @@ void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
   }
   protocol().unscaledBackward(flow_.loc(at));
   if (!fact.scaling.manual) return;
+  // A GradScaler's own inf check does not make the caller's hand scaling a dynamic scaler.
+  auto scalerMethod = [this](const FunctionDecl* callee) {
+    const auto* method = dyn_cast<CXXMethodDecl>(callee);
+    return method && method->getParent()->getIdentifier() && named(api_.classes, method->getParent()->getName());
+  };
   flow_.state().process.manualScaling.backward(*fact.scaling.manual, fact.scaling.factor, flow_.loc(at),
-                                               checksForNonFinite(flow_.function()), findings());
+                                               checksForNonFinite(flow_.function(), scalerMethod), findings());
 }
 
 void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr* divisor, bool reciprocal,
@@ -497,6 +505,46 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
   }
   const auto factor = reinterpret_cast<uintptr_t>(referencedVariable(divisor));
   flow_.state().process.manualScaling.gradientsDividedBy(factor, flow_.loc(at), findings());
+}
+
+namespace {
+
+// Whether a local's value is computed from gradients (`coef = max_norm /
+// total`, `total = sqrt(sq)`, `sq += p.grad().pow(2).sum().item<double>()`),
+// following the locals its assignments in `body` read.
+bool derivedFromGradients(const VarDecl* var, const Stmt* body, std::set<const VarDecl*>& seen) {
+  if (!var || !var->isLocalVarDecl() || !seen.insert(var).second) return false;
+  std::vector<const Expr*> values;
+  if (var->getInit()) values.push_back(var->getInit());
+  containsStmt(body, [&](const Stmt* s) {
+    if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->isAssignmentOp() && declOf(op->getLHS()) == var)
+      values.push_back(op->getRHS());
+    return false;
+  });
+  return std::any_of(values.begin(), values.end(), [&](const Expr* value) {
+    return containsStmt(value, [&](const Stmt* s) {
+      if (const auto* member = dyn_cast<CXXMemberCallExpr>(s))
+        if (const NamedDecl* m = member->getMethodDecl(); m && named({"grad", "mutable_grad"}, m->getName()))
+          return true;
+      const auto* read = dyn_cast<DeclRefExpr>(s);
+      return read && derivedFromGradients(dyn_cast<VarDecl>(read->getDecl()), body, seen);
+    });
+  });
+}
+
+}  // namespace
+
+void ScalerTracking::checkGradientsClippedByHand(const Expr* gradient, const CallExpr* call, const std::string& name) {
+  if (!flow_.evalTensor(gradient).scaling.isGradient || call->getNumArgs() == 0) return;
+  if (name == "mul_") {
+    std::set<const VarDecl*> seen;
+    if (!derivedFromGradients(dyn_cast_or_null<VarDecl>(referencedVariable(ignoreWrappers(call->getArg(0)))),
+                              flow_.function()->getBody(), seen))
+      return;
+  } else if (name != "clamp_") {
+    return;
+  }
+  protocol().clip(nullptr, 0, flow_.loc(call), findings(), nullptr);
 }
 
 void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* init, const SourceLocation& at) {
@@ -585,15 +633,28 @@ std::optional<ScalerTracking::OptimizerConstruction> ScalerTracking::optimizerCo
 // `return std::make_unique<torch::optim::Adam>(params, AdamOptions(lr));` in a
 // factory: DL304 here, and the caller's optimizer gets these parameters.
 void ScalerTracking::transferOptimizerReturn(const Expr* value, FunctionResult& result) {
+  auto returns = [&](const TensorFact& returned) {
+    result.returnedOptimizer = result.returnedOptimizer ? joinFacts(*result.returnedOptimizer, returned) : returned;
+  };
   const auto construction = optimizerConstruction(ignoreWrappers(value));
   if (!construction) {
-    result.returnedOptimizer = TensorFact{};
-    return;
+    // `return optimizer;` of one the function built (and checked) before.
+    const OptimizerFacts* built = protocol().optimizer(objectRef(ignoreWrappers(value)).id);
+    return returns(built ? TensorFact{built->parameterDtype, built->parametersOrigin} : TensorFact{});
   }
   const OptimizerParameters parameters = parametersOf(construction->args);
-  const TensorFact returned{parameters.dtype, parameters.origin};
-  result.returnedOptimizer = result.returnedOptimizer ? joinFacts(*result.returnedOptimizer, returned) : returned;
+  returns(TensorFact{parameters.dtype, parameters.origin});
   checkEpsilon(construction->record, "", construction->args, parameters, flow_.loc(value));
+}
+
+void ScalerTracking::declareBinding(const BindingDecl* binding, const Expr* init) {
+  const ObjectRef ref = declarationRef(binding, quotedName(binding));
+  if (isScalerType(api_, binding->getType())) return protocol().declareScaler(ref);
+  if (!isOptimizerType(binding->getType())) return;
+  const auto* call = dyn_cast_or_null<CallExpr>(init ? ignoreWrappers(init) : nullptr);
+  const FunctionResult* r = call ? flow_.userCallResult(call) : nullptr;
+  if (r && r->returnedOptimizer)
+    protocol().declareOptimizer(ref, r->returnedOptimizer->dtype, r->returnedOptimizer->origin, 0);
 }
 
 void ScalerTracking::bindReferenceMember(const FieldDecl* field, const Expr* init) {
@@ -676,6 +737,7 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
   // Where the eps is: written in the options, or defaulted in options written
   // in the call (where the fix adds it), else the optimizer's construction.
   SourceLocation reportedAt = at;
+  std::optional<SourceLocation> defaultAt;  // the default of the config field it reads
   if (args.size() == 1) {
     spelling.parameters = editableLocation(args[0], context);
     spelling.optionsClass = "torch::optim::" + record->getName().str() + "Options";
@@ -691,8 +753,14 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
          const auto* member = dyn_cast_or_null<CXXMemberCallExpr>(option);
          option = optionsExpression(member->getImplicitObjectArgument()))
       if (calleeName(member) == "eps" && member->getNumArgs() == 1) {
-        // An eps the analysis cannot read (a config's field) is not judged.
         eps = numericConstant(member->getArg(0), context);
+        // A config's field: its default, which the program runs with unless
+        // the setting is given; other values the analysis cannot read are not judged.
+        const auto* field = dyn_cast_or_null<FieldDecl>(declOf(ignoreConversions(member->getArg(0))));
+        if (const Expr* fallback = !eps && field ? field->getInClassInitializer() : nullptr) {
+          eps = numericConstant(fallback, context);
+          defaultAt = flow_.loc(fallback);
+        }
         if (!eps) return;
         const Expr* value = ignoreConversions(member->getArg(0));
         spelling.literal =
@@ -702,8 +770,11 @@ void ScalerTracking::checkEpsilon(const CXXRecordDecl* record, const std::string
         break;
       }
   }
+  const size_t before = findings().size();
   checkOptimizerEpsilon(name.empty() ? record->getName().str() : record->getName().str() + " " + name, *eps,
                         parameters.dtype, parameters.origin, reportedAt, findings(), spelling);
+  if (defaultAt && findings().size() > before)
+    findings().back().notes.push_back(Note{*defaultAt, fmt::format("eps is {:g} unless the setting is given", *eps)});
 }
 
 // The whole lines a statement is written on, newline included, and their

@@ -36,6 +36,9 @@ class ScalerTracking {
   // Any method of an optimizer: step() and zero_grad() drive the protocol.
   void transferOptimizerCall(const clang::CXXMemberCallExpr* call, const std::string& name);
   void transferOptimizerReturn(const clang::Expr* value, FunctionResult& result);
+  // `auto [model, optimizer, scaler] = make_experiment(cfg);`: a scaler, or the
+  // optimizer the factory returns in its tuple.
+  void declareBinding(const clang::BindingDecl* binding, const clang::Expr* init);
   // _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_.
   void transferRawAmpOp(const clang::CallExpr* call, const std::string& name);
   // A declaration the flow passes: where a loop over groups of gradients is
@@ -57,6 +60,9 @@ class ScalerTracking {
   // g /= s, g.div_(s), g.mul_(1.0 / s): gradients divided back by a manual scaling's factor.
   void checkGradientsDividedBack(const clang::Expr* gradient, const clang::Expr* divisor, bool reciprocal,
                                  const clang::Expr* at);
+  // g.mul_(coef) with a factor computed from the gradients' values (a
+  // hand-written norm clip), g.clamp_(-v, v): clipping, as transferClip.
+  void checkGradientsClippedByHand(const clang::Expr* gradient, const clang::CallExpr* call, const std::string& name);
   // A scaler or an optimizer variable or member initialized (or assigned) with `init`, at `at`.
   void declareScalerOrOptimizer(const clang::ValueDecl* d, const clang::Expr* init, const SourceLocation& at);
   // An optimizer kept in a map under a name the code spells: `optimizers_["dense"] = make_unique<...>(...)`

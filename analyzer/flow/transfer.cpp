@@ -48,6 +48,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     size_t position = 0;
     for (const BindingDecl* binding : decomposition->bindings()) {
       if (isTensorType(binding->getType())) state_.tensors[binding] = named(elements.at(position), binding);
+      else scalers_.declareBinding(binding, init);
       ++position;
     }
     return;
@@ -717,6 +718,7 @@ void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const
   std::vector<const Expr*> args = tensorArgs(call);
   if ((name == "div_" || name == "mul_") && call->getNumArgs() >= 1)
     scalers_.checkGradientsDividedBack(object, call->getArg(0), name == "mul_", call);
+  scalers_.checkGradientsClippedByHand(object, call, name);
   if (auto base = inPlaceBase(name)) {
     std::vector<const Expr*> inputs;
     if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(object);
@@ -773,6 +775,10 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
   }
   const Expr* value = ret->getRetValue();
   if (value && isOptimizerType(value->getType())) return scalers_.transferOptimizerReturn(value, result_);
+  // `return {model, std::move(optimizer), scaler};`: the optimizer it holds.
+  if (const auto elements = value && isStdTuple(value->getType()) ? tupleElements(value) : std::nullopt)
+    for (const Expr* element : *elements)
+      if (isOptimizerType(element->getType())) scalers_.transferOptimizerReturn(element, result_);
   if (value && holdsTensorElements(value->getType())) {
     const ListFact list = evalList(value);
     result_.returnedList = result_.returnedList ? joinLists(*result_.returnedList, list) : list;
@@ -850,20 +856,19 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
 }
 
 // A protocol finding made here whose earlier events (the first unscale, the
-// scaled backward) all happened in the caller: this function alone does
-// nothing wrong, calling it there does (`unscale_and_clip(scaler, opt)` after
-// an unscale). It is reported at that call, with this place as a note.
+// scaled backward) all happened before this call, in the caller or in another
+// helper it called: this function alone does nothing wrong, calling it there
+// does (`grad_norm_for_logging(scaler, opt)` after `unscale_and_clip(scaler,
+// opt)`). It is reported at that call, with this place as a note.
 bool FunctionAnalysis::placeAtCall(Finding& finding) {
-  if (ctx_.callChain.empty() || !ctx_.caller || !ctx_.caller->getBody() || finding.notes.empty() || !fn_->getBody() ||
+  if (ctx_.callChain.empty() || !ctx_.caller || finding.notes.empty() || !fn_->getBody() ||
       !isCallOrderFinding(finding))
     return false;
-  auto within = [&](const FunctionDecl* fn, const SourceLocation& at) {
-    const SourceLocation body = toLocation(fn->getBody()->getSourceRange());
-    return at.file == body.file && at.line >= body.line && at.line <= body.endLine;
+  const SourceLocation body = toLocation(fn_->getBody()->getSourceRange());
+  auto withinThisFunction = [&](const Note& n) {
+    return n.location.file == body.file && n.location.line >= body.line && n.location.line <= body.endLine;
   };
-  if (!std::all_of(finding.notes.begin(), finding.notes.end(),
-                   [&](const Note& n) { return within(ctx_.caller, n.location) && !within(fn_, n.location); }))
-    return false;
+  if (std::any_of(finding.notes.begin(), finding.notes.end(), withinThisFunction)) return false;
   const auto* method = dyn_cast<CXXMethodDecl>(fn_);
   const std::string where =
       method && method->getParent()->isLambda() ? "in the lambda" : "in '" + fn_->getNameAsString() + "'";

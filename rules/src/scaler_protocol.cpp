@@ -103,9 +103,8 @@ ScalerFacts& ScalerProtocol::scalerFacts(const ObjectRef& scaler) {
 }
 
 bool isCallOrderFinding(const Finding& finding) {
-  // Not DL206 or DL210: a helper that unscales after the step or updates
-  // again (an end-of-epoch hook) is wrong wherever it is called.
-  static constexpr RuleId kOrderRules[] = {RuleId::DL201, RuleId::DL204, RuleId::DL205, RuleId::DL207, RuleId::DL208};
+  static constexpr RuleId kOrderRules[] = {RuleId::DL201, RuleId::DL204, RuleId::DL205,
+                                           RuleId::DL206, RuleId::DL207, RuleId::DL208};
   return finding.rule &&
          std::find(std::begin(kOrderRules), std::end(kOrderRules), finding.rule->handle) != std::end(kOrderRules);
 }

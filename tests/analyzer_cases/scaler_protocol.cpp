@@ -625,3 +625,134 @@ void gan_optimizers_stepped_in_a_loop() {
     scaler.update();
   }
 }
+
+// Two helpers that each unscale, called in one iteration: the second call is
+// out of order, not the helper, which is right on its own.
+double grad_norm_for_logging(GradScaler& s, torch::optim::Optimizer& o) {
+  s.unscale_(o);
+  return 0.0;
+}
+
+void unscaled_again_by_a_second_helper() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 4; ++it) {
+    scaler.scale(loss_of(model)).backward();
+    unscale_and_clip(scaler, opt, model);
+    grad_norm_for_logging(scaler, opt);  // dtype-lint-expect: DL201 {{gradients of 'opt' unscaled again}}
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+// A logging lambda that unscales: called after the step it is DL206, at the call.
+void logging_lambda_called_after_step(bool log) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  auto grad_stats = [&] {
+    scaler.unscale_(opt);
+    return 0.0;
+  };
+  for (int it = 0; it < 4; ++it) {
+    scaler.scale(loss_of(model)).backward();
+    scaler.step(opt);
+    if (log) grad_stats();  // dtype-lint-expect: DL206 {{unscale_() of 'opt' after 'scaler'.step()}}
+    scaler.update();
+  }
+}
+
+void logging_lambda_called_before_step(bool log) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  auto grad_stats = [&] {
+    scaler.unscale_(opt);
+    return 0.0;
+  };
+  for (int it = 0; it < 4; ++it) {
+    scaler.scale(loss_of(model)).backward();
+    if (log) grad_stats();
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+// Global-norm clipping written by hand: the factor is computed from the
+// gradients, then multiplies them in place.
+double clip_by_global_norm(const std::vector<torch::Tensor>& params, double max_norm) {
+  torch::NoGradGuard no_grad;
+  double sq = 0.0;
+  for (const auto& p : params)
+    if (p.grad().defined()) sq += p.grad().pow(2).sum().item<double>();
+  const double total = std::sqrt(sq);
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1.0)
+    for (const auto& p : params)
+      if (p.grad().defined()) p.grad().mul_(coef);
+  return total;
+}
+
+void hand_written_clip_before_unscale() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  const auto params = model->parameters();
+  for (int it = 0; it < 4; ++it) {
+    opt.zero_grad();
+    scaler.scale(loss_of(model)).backward();
+    clip_by_global_norm(params, 1.0);  // dtype-lint-expect: DL205 {{gradients clipped while they hold the scaled loss's gradients}}
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+void hand_written_clip_after_unscale() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  const auto params = model->parameters();
+  for (int it = 0; it < 4; ++it) {
+    opt.zero_grad();
+    scaler.scale(loss_of(model)).backward();
+    scaler.unscale_(opt);
+    clip_by_global_norm(params, 1.0);
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+// Gradients multiplied by a factor not computed from them: no clip.
+void gradients_multiplied_by_a_fixed_factor(double decay) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 4; ++it) {
+    opt.zero_grad();
+    scaler.scale(loss_of(model)).backward();
+    for (auto& p : model->parameters()) p.grad().mul_(decay);
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
+// One mode scales by hand, another uses the GradScaler: the GradScaler's own
+// inf check does not make the hand-scaled mode a dynamic scaler.
+void manual_scaling_next_to_a_grad_scaler(bool use_scaler, double static_scale) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int it = 0; it < 4; ++it) {
+    opt.zero_grad();
+    if (use_scaler) {
+      scaler.scale(loss_of(model)).backward();
+      scaler.step(opt);
+      scaler.update();
+    } else {
+      (loss_of(model) * static_scale).backward();  // dtype-lint-expect: DL203 {{gradients divided back by hand}}
+      for (auto& p : model->parameters()) p.grad().div_(static_scale);
+      opt.step();
+    }
+  }
+}

@@ -214,9 +214,10 @@ std::optional<DtypeSet> parameterDtypeFromUnscaledGradients(ScalarType gradients
 
 // A finding about the order of the protocol's calls (unscaled twice, clipped
 // before the unscale, stepped around the scaler...), whose notes are the
-// earlier calls: where they all happened in a helper's caller, the call of the
-// helper is what is out of order. Not one about dtypes (DL202, DL209), nor
-// one a helper makes by itself (an update() with no step in an epoch hook).
+// earlier calls: where they all happened before the helper was called, the
+// call of the helper is what is out of order (a logging helper that unscales,
+// called after the step). Not one about dtypes (DL202, DL209), nor an update()
+// with no step since the last (an epoch hook's update() is wrong in itself).
 bool isCallOrderFinding(const Finding& finding);
 
 // Whether a finding says the gradients a step used still hold the scale
