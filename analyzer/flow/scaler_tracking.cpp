@@ -46,6 +46,13 @@ std::optional<ObjectRef> ScalerTracking::keyedObject(const Expr* map, const Expr
 }
 
 void ScalerTracking::transferKeyedInsertion(const CXXMemberCallExpr* call, const std::string& name) {
+  // optimizers_["mapping"].reset(make_adam(...)), optimizer_.reset(new Adam(...)): as an assignment.
+  if (const Expr* holder = call->getImplicitObjectArgument();
+      name == "reset" && call->getNumArgs() == 1 && isOptimizerType(holder->getType())) {
+    if (keyedObject(holder)) return declareKeyedOptimizer(holder, call->getArg(0), flow_.loc(call));
+    if (const ValueDecl* d = declOf(holder)) declareScalerOrOptimizer(d, call->getArg(0), flow_.loc(call));
+    return;
+  }
   if ((name != "emplace" && name != "try_emplace" && name != "insert_or_assign") || call->getNumArgs() != 2 ||
       !isOptimizerType(call->getArg(1)->getType()))
     return;

@@ -68,6 +68,7 @@ class ScalerTracking {
   // An optimizer kept in a map under a name the code spells: `optimizers_["dense"] = make_unique<...>(...)`
   // (`element` names it, `init` makes it), `optimizers_.emplace("dense", make_unique<...>(...))`.
   void declareKeyedOptimizer(const clang::Expr* element, const clang::Expr* init, const SourceLocation& at);
+  // ... and `optimizers_["dense"].reset(make_adam(...))`, `optimizer_.reset(new Adam(...))`.
   void transferKeyedInsertion(const clang::CXXMemberCallExpr* call, const std::string& name);
   // The object `map.at("dense")` or `map["dense"]` names: one per map and key; none for another expression.
   std::optional<ObjectRef> keyedObject(const clang::Expr* e);

@@ -756,3 +756,30 @@ void manual_scaling_next_to_a_grad_scaler(bool use_scaler, double static_scale) 
     }
   }
 }
+
+// Optimizers kept in a map of unique_ptrs, set with reset() from a helper
+// that returns a raw pointer; one of them stepped around the scaler.
+torch::optim::Adam* make_adam(torch::nn::Module& m) { return new torch::optim::Adam(m.parameters(), 1e-4); }
+
+class TwoOptimizerTrainer {
+ public:
+  TwoOptimizerTrainer() {
+    optimizers_["head"].reset(make_adam(*head_));
+    optimizers_["body"].reset(make_adam(*body_));
+  }
+  void train() {
+    for (int it = 0; it < 4; ++it) {
+      scaler_.scale(loss_of(head_) + loss_of(body_)).backward();
+      scaler_.step(*optimizers_.at("head"));
+      optimizers_.at("body")->step();  // dtype-lint-expect: DL208 {{'optimizers_.at("body")'.step() called directly on gradients of a scaled loss}}
+      scaler_.update();
+    }
+  }
+
+ private:
+  torch::nn::Linear head_{8, 1}, body_{8, 1};
+  std::map<std::string, std::unique_ptr<torch::optim::Optimizer>> optimizers_;
+  GradScaler scaler_;
+};
+
+void train_two_optimizers() { TwoOptimizerTrainer().train(); }
