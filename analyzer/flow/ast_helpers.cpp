@@ -249,12 +249,23 @@ const ValueDecl* declOf(const Expr* e) {
 const ValueDecl* testedFlag(const Expr* condition) {
   condition = condition->IgnoreParenImpCasts();
   if (!condition->getType()->isBooleanType()) return nullptr;
+  // `if (scaler)`, `scaler.has_value()` of a std::optional: whether it holds one.
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(condition);
+      member && isOptional(member->getImplicitObjectArgument()->getType()) &&
+      (isa<CXXConversionDecl>(member->getMethodDecl()) || calleeName(member) == "has_value"))
+    return engagedOptional(member->getImplicitObjectArgument());
   if (const auto* ref = dyn_cast<DeclRefExpr>(condition))
     if (const auto* var = dyn_cast<VarDecl>(ref->getDecl())) return var->getCanonicalDecl();
   if (const auto* member = dyn_cast<MemberExpr>(condition))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) return field->getCanonicalDecl();
   if (const auto* call = dyn_cast<CallExpr>(condition)) return cudaAvailability(call);
   return nullptr;
+}
+
+const ValueDecl* engagedOptional(const Expr* optional) {
+  const auto* ref = dyn_cast<DeclRefExpr>(optional->IgnoreParenImpCasts());
+  const auto* var = ref ? dyn_cast<VarDecl>(ref->getDecl()) : nullptr;
+  return var && var->hasLocalStorage() && isOptional(var->getType()) ? var->getCanonicalDecl() : nullptr;
 }
 
 bool containsStmt(const Stmt* root, llvm::function_ref<bool(const Stmt*)> test) {

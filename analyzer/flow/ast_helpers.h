@@ -79,6 +79,9 @@ const clang::ValueDecl* declOf(const clang::Expr* e);
 // (`cfg.use_amp`, `half`), canonical, or whether the run has a GPU
 // (`torch::cuda::is_available()`, `device.is_cuda()`: one flag); null for anything else.
 const clang::ValueDecl* testedFlag(const clang::Expr* condition);
+// A local std::optional whose engagement the flow follows as a bool
+// (`std::optional<GradScaler> scaler; if (fp16) scaler.emplace();`), canonical.
+const clang::ValueDecl* engagedOptional(const clang::Expr* optional);
 // Whether `root` or a statement or expression under it satisfies `test`
 // (false for a null root). Stops at the first that does.
 bool containsStmt(const clang::Stmt* root, llvm::function_ref<bool(const clang::Stmt*)> test);

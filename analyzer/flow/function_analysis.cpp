@@ -439,6 +439,14 @@ FunctionResult FunctionAnalysis::run() {
   const FlowState& exit = out[cfg_.getExit().getBlockID()];
   result_.exitReached = exit.reached;
   result_.exit = exit.reached ? exit.process : ctx_.process;
+  // The optimizers and scalers that were this function's locals end with it.
+  containsStmt(fn_->getBody(), [&](const Stmt* s) {
+    if (const auto* decl = dyn_cast<DeclStmt>(s))
+      for (const Decl* d : decl->decls())
+        if (const auto* var = dyn_cast<VarDecl>(d); var && var->hasLocalStorage() && !var->getType()->isReferenceType())
+          result_.exit.protocol.forgetDestroyed(reinterpret_cast<uintptr_t>(var->getCanonicalDecl()));
+    return false;
+  });
   result_.members = MemberFacts::of(exit.reached ? exit : entry);
   if (exit.reached)
     for (unsigned i = 0; i < fn_->getNumParams(); ++i) {

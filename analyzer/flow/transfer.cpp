@@ -67,6 +67,14 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     bindModule(d, init);
   } else if (type->isBooleanType()) {
     bindBool(d, init);
+  } else if (const auto* var = dyn_cast<VarDecl>(d); var && var->hasLocalStorage() && isOptional(type)) {
+    // Empty until emplaced (`std::optional<GradScaler> scaler;`); engaged when made with a value.
+    const auto* construct = dyn_cast_or_null<CXXConstructExpr>(init ? ignoreWrappers(init) : nullptr);
+    const bool empty = !init || (construct && construct->getNumArgs() == 0) ||
+                       (construct && construct->getNumArgs() == 1 &&
+                        construct->getArg(0)->getType().getAsString().find("nullopt_t") != std::string::npos);
+    if (empty) state_.bools[var->getCanonicalDecl()] = false;
+    else state_.bools.erase(var->getCanonicalDecl());
   } else if (reassignableDtype(d)) {
     state_.tensors[d] = init ? evalDtypeArgument(init).value_or(TensorFact{}) : TensorFact{};
   }
@@ -508,6 +516,9 @@ void FunctionAnalysis::transferCall(const CallExpr* call) {
 }
 
 void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassification& c) {
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call))
+    if (const ValueDecl* optional = engagedOptional(member->getImplicitObjectArgument()))
+      if (c.name == "emplace" || c.name == "reset") state_.bools[optional] = c.name == "emplace";
   switch (c.effect) {
   case CallKind::AutocastFunction: return handleAutocastCall(call->getDirectCallee(), call);
   case CallKind::ModuleCall: return transferModuleCall(*c.module, call);

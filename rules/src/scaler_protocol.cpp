@@ -404,8 +404,13 @@ void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const So
   } else {
     for (const auto& [id, facts] : optimizers_)
       if (module && facts.module == module) candidates.emplace_back(id, &facts);
-    if (candidates.empty())
+    if (candidates.empty()) {
+      // Whose gradients these are is not known: an optimizer the front end
+      // could not follow (one passed into a trainer) may hold them, unscaled.
+      for (const auto& [key, p] : pairs_)
+        if ((p.stages & kUnscaled) && !optimizers_.count(key.second)) return;
       for (const auto& [id, facts] : optimizers_) candidates.emplace_back(id, &facts);
+    }
   }
   if (candidates.empty()) return;
   // Reported when every path that made gradients made scaled ones: a path
@@ -438,6 +443,13 @@ void ScalerProtocol::forgetScaler(uintptr_t scaler) {
   forgotten_.insert(scaler);
   scalers_.erase(scaler);
   erasePairsOf(scaler);
+}
+
+void ScalerProtocol::forgetDestroyed(uintptr_t object) {
+  scalers_.erase(object);
+  optimizers_.erase(object);
+  for (auto it = pairs_.begin(); it != pairs_.end();)
+    it = it->first.first == object || it->first.second == object ? pairs_.erase(it) : std::next(it);
 }
 
 void ScalerProtocol::forgetAll() {

@@ -173,6 +173,9 @@ class ScalerProtocol {
   // passed to a function without a body): its state is unknown again, and
   // stays so where this path joins others, until its next transition.
   void forgetScaler(uintptr_t scaler);
+  // A scaler or an optimizer that no longer exists (a local of a function
+  // that returned): nothing it held can be clipped or stepped again.
+  void forgetDestroyed(uintptr_t object);
   // ... or every scaler and optimizer (a callable whose target is unknown:
   // a hook from a list of std::function).
   void forgetAll();
