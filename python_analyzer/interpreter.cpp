@@ -725,11 +725,14 @@ std::string Interpreter::describe(const Node& expression) const {
 namespace {
 
 // A value the program names for a setting: a constant, once (at most 8).
+// An unknown value stands for "given" of a setting whose default is None.
 void addNamedValue(Setting& setting, const Value& value) {
+  const bool given = value.is(Kind::Unknown) && setting.values.front().is(Kind::None);
   const bool constant =
-      value.is(Kind::String) || value.is(Kind::Number) || value.is(Kind::Bool) || value.is(Kind::None);
+      value.is(Kind::String) || value.is(Kind::Number) || value.is(Kind::Bool) || value.is(Kind::None) || given;
   if (!constant || setting.values.size() >= 8) return;
-  if (std::any_of(setting.values.begin(), setting.values.end(), [&](const Value& v) { return v.sameConstant(value); }))
+  if (std::any_of(setting.values.begin(), setting.values.end(),
+                  [&](const Value& v) { return given ? v.is(Kind::Unknown) : v.sameConstant(value); }))
     return;
   Value named = value;
   named.setting = 0;
@@ -1057,6 +1060,8 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
   if (parts.size() > 3 && op != "is not" && op != "not in") return Value::unknown();  // chains
   if (op == "is" || op == "is not") {
     const bool negate = op == "is not";
+    // `args.clip_grad is not None` of a setting that defaults to None: given is the other case.
+    if (right.is(Kind::None) && left.is(Kind::None)) settingUsed(left, {Value::unknown()});
     // Only None is None: a value of any known kind is not.
     if (right.is(Kind::None) && !left.is(Kind::Unknown) && !left.is(Kind::Name))
       return Value::boolean(left.is(Kind::None) != negate);

@@ -24,6 +24,7 @@ std::string spelled(const Value& value) {
   case Value::Kind::Bool: return value.flag ? "True" : "False";
   case Value::Kind::Number: return fmt::format("{}", value.number);
   case Value::Kind::None: return "None";
+  case Value::Kind::Unknown: return "given";
   default: return "another value";
   }
 }
@@ -40,43 +41,70 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
   // Each program again under the values its settings may take, as a build
   // matrix would run it: the settings looked up in a dict (a dtype by name) first.
   for (const std::set<std::string>& program : byDefault.programs()) {
-    std::vector<const Setting*> deciding;
-    for (const Setting& setting : byDefault.settings())
-      if (setting.decides && setting.values.size() > 1 && program.count(setting.program)) deciding.push_back(&setting);
-    std::stable_partition(deciding.begin(), deciding.end(), [](const Setting* s) { return s->choosesByLookup; });
-    std::vector<const Setting*> chosen;
-    std::vector<SettingChoices> choices;
-    for (const Setting* setting : deciding) {
-      if (std::any_of(chosen.begin(), chosen.end(), [&](const Setting* s) { return s->spelling == setting->spelling; }))
-        continue;  // read by two files of the program: one configuration value for both
-      if (chosen.size() == kMaxSettings || configurations(choices) * setting->values.size() > kMaxConfigurations) {
-        result.toolNotes.push_back(
-            Note{setting->at, fmt::format("analyzed under {} configurations of its settings (at "
-                                          "most {}); {} and further settings kept their defaults",
-                                          configurations(choices), kMaxConfigurations, setting->spelling)});
-        break;
-      }
-      chosen.push_back(setting);
-      choices.push_back(SettingChoices{setting->spelling, setting->at, {}});
-      for (const Value& value : setting->values) choices.back().choices.push_back(spelled(value));
-    }
     auto inProgram = [&](const Finding& f) { return program.count(f.location.file) > 0; };
-    std::vector<std::vector<Finding>> runs(1);
+    std::vector<Finding> programDefaults;
     for (Finding& f : defaults)
-      if (inProgram(f)) runs[0].push_back(std::move(f));
+      if (inProgram(f)) programDefaults.push_back(std::move(f));
     std::vector<std::string> programFiles;
     for (const std::string& file : files)
       if (program.count(file)) programFiles.push_back(file);
-    for (size_t run = 1; run < configurations(choices) && !programFiles.empty(); ++run) {
-      std::map<std::string, Value> configuration;
-      const std::vector<size_t> choice = choicesOf(run, choices);
-      for (size_t i = 0; i < chosen.size(); ++i) configuration[chosen[i]->spelling] = chosen[i]->values[choice[i]];
-      Interpreter configured(kTorch, std::move(configuration));
-      configured.run(programFiles);
-      runs.push_back(std::move(configured.findings()));
-      for (Note& note : configured.toolNotes()) addToolNote(result.toolNotes, std::move(note));
+    std::vector<Setting> deciding;
+    // The settings looked up in a dict (a dtype by name) first, those only
+    // tested for None (an optional path, a checkpoint) last; those found later
+    // after the earlier ones, which keep their places.
+    auto addDeciding = [&](const std::vector<Setting>& settings) {
+      const size_t before = deciding.size();
+      for (const Setting& setting : settings)
+        if (setting.decides && setting.values.size() > 1 && program.count(setting.program) &&
+            std::none_of(deciding.begin(), deciding.end(),
+                         [&](const Setting& s) { return s.spelling == setting.spelling; })) {
+          deciding.push_back(setting);
+        }
+      auto rank = [](const Setting& s) {
+        return s.choosesByLookup ? 0 : s.values.front().is(Value::Kind::None) ? 2 : 1;
+      };
+      std::stable_sort(deciding.begin() + before, deciding.end(),
+                       [&](const Setting& a, const Setting& b) { return rank(a) < rank(b); });
+      return deciding.size() > before;
+    };
+    addDeciding(byDefault.settings());
+    // A setting tested only on another setting's path (`if args.clip_grad is
+    // not None` under `if scaler is not None`) is found in the configured
+    // runs: they run once more with it.
+    for (int round = 0;; ++round) {
+      std::vector<const Setting*> chosen;
+      std::vector<SettingChoices> choices;
+      std::vector<Note> capNotes;
+      for (const Setting& setting : deciding) {
+        if (chosen.size() == kMaxSettings || configurations(choices) * setting.values.size() > kMaxConfigurations) {
+          capNotes.push_back(
+              Note{setting.at, fmt::format("analyzed under {} configurations of its settings (at "
+                                           "most {}); {} and further settings kept their defaults",
+                                           configurations(choices), kMaxConfigurations, setting.spelling)});
+          break;
+        }
+        chosen.push_back(&setting);
+        choices.push_back(SettingChoices{setting.spelling, setting.at, {}});
+        for (const Value& value : setting.values) choices.back().choices.push_back(spelled(value));
+      }
+      std::vector<std::vector<Finding>> runs{programDefaults};
+      std::vector<Note> notes = capNotes;
+      std::vector<Setting> found;
+      for (size_t run = 1; run < configurations(choices) && !programFiles.empty(); ++run) {
+        std::map<std::string, Value> configuration;
+        const std::vector<size_t> choice = choicesOf(run, choices);
+        for (size_t i = 0; i < chosen.size(); ++i) configuration[chosen[i]->spelling] = chosen[i]->values[choice[i]];
+        Interpreter configured(kTorch, std::move(configuration));
+        configured.run(programFiles);
+        runs.push_back(std::move(configured.findings()));
+        for (Note& note : configured.toolNotes()) notes.push_back(std::move(note));
+        found.insert(found.end(), configured.settings().begin(), configured.settings().end());
+      }
+      if (round == 0 && chosen.size() == deciding.size() && addDeciding(found)) continue;
+      for (Note& note : notes) addToolNote(result.toolNotes, std::move(note));
+      for (Finding& f : mergeConfigurationRuns(choices, std::move(runs))) result.findings.push_back(std::move(f));
+      break;
     }
-    for (Finding& f : mergeConfigurationRuns(choices, std::move(runs))) result.findings.push_back(std::move(f));
   }
   return result;
 }

@@ -555,6 +555,47 @@ for x in []:
   EXPECT_EQ(only(findings({write("fixed.py", fixed)})), "0 findings");
 }
 
+// A setting tested only on another setting's path (torchvision's reference
+// loop: `--clip-grad-norm` defaults to None and is read only where the
+// `--amp` scaler exists): the configured runs find it and run again with it.
+TEST_F(PythonProgram, ASettingReachedOnlyUnderAnotherIsAnalyzedWithIt) {
+  const std::string file = write("train.py", R"(import argparse
+import torch
+
+def train_one_epoch(model, optimizer, args, scaler=None):
+    for i in range(10):
+        loss = model(torch.randn(4, 8)).sum()
+        optimizer.zero_grad()
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            if args.clip_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad_norm)
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            optimizer.step()
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--amp", action="store_true")
+    parser.add_argument("--clip-grad-norm", default=None, type=float)
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.cuda.amp.GradScaler() if args.amp else None
+    train_one_epoch(model, optimizer, args, scaler)
+
+main()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL205:11");
+  std::vector<std::string> assumed;
+  for (const Note& note : out[0].notes)
+    if (note.message.rfind("assuming", 0) == 0) assumed.push_back(note.message);
+  EXPECT_EQ(assumed, (std::vector<std::string>{"assuming --amp is True", "assuming --clip-grad-norm is given"}));
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")

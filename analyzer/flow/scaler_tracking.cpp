@@ -656,7 +656,15 @@ void ScalerTracking::transferOptimizerReturn(const Expr* value, FunctionResult& 
 
 void ScalerTracking::declareBinding(const BindingDecl* binding, const Expr* init) {
   const ObjectRef ref = declarationRef(binding, quotedName(binding));
-  if (isScalerType(api_, binding->getType())) return protocol().declareScaler(ref);
+  // A scaler the factory may not have made (`std::optional<GradScaler>` engaged
+  // for fp16 only): made on a run-time choice, as one with an `enabled` flag.
+  QualType held = binding->getType();
+  const bool optional = isOptional(held);
+  if (const auto* spec =
+          optional ? dyn_cast<ClassTemplateSpecializationDecl>(held.getNonReferenceType()->getAsCXXRecordDecl())
+                   : nullptr)
+    held = spec->getTemplateArgs()[0].getAsType();
+  if (isScalerType(api_, held)) return protocol().declareScaler(ref, optional);
   if (!isOptimizerType(binding->getType())) return;
   const auto* call = dyn_cast_or_null<CallExpr>(init ? ignoreWrappers(init) : nullptr);
   const FunctionResult* r = call ? flow_.userCallResult(call) : nullptr;

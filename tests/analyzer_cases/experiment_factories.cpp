@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -63,8 +64,47 @@ void train_float(const Settings& s) {
   }
 }
 
+// A scaler returned in a std::optional engaged for fp16 only, next to a
+// model converted to BFloat16 for bf16: the bf16 run has no scaler.
+enum class Precision { kFloat, kMixedHalf, kBFloat16 };
+
+Precision precision_from_argv(int argc, char** argv) {
+  const std::string value = argc > 1 ? argv[1] : "fp32";
+  if (value == "fp16") return Precision::kMixedHalf;
+  if (value == "bf16") return Precision::kBFloat16;
+  return Precision::kFloat;
+}
+
+using MixedExperiment = std::tuple<torch::nn::Linear, std::unique_ptr<torch::optim::SGD>, std::optional<GradScaler>>;
+
+MixedExperiment make_mixed_experiment(Precision precision) {
+  torch::nn::Linear model(16, 1);
+  if (precision == Precision::kBFloat16) model->to(torch::kBFloat16);
+  auto optimizer = std::make_unique<torch::optim::SGD>(model->parameters(), 0.1);
+  std::optional<GradScaler> scaler;
+  if (precision == Precision::kMixedHalf) scaler.emplace();
+  return {model, std::move(optimizer), std::move(scaler)};
+}
+
+void train_mixed(Precision precision) {
+  auto [model, optimizer, scaler] = make_mixed_experiment(precision);
+  for (int step = 0; step < 10; ++step) {
+    optimizer->zero_grad();
+    auto loss = model(torch::randn({8, 16}).to(model->weight.scalar_type())).to(torch::kFloat).pow(2).mean();
+    if (scaler) {
+      scaler->scale(loss).backward();
+      scaler->step(*optimizer);
+      scaler->update();
+    } else {
+      loss.backward();
+      optimizer->step();
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   const Settings s = settings_from_argv(argc, argv);
   train(s);
   train_float(s);
+  train_mixed(precision_from_argv(argc, argv));
 }
