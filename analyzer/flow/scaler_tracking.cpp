@@ -494,7 +494,7 @@ void ScalerTracking::transferBackward(const Expr* loss, const Expr* at) {
   // A GradScaler's own inf check does not make the caller's hand scaling a dynamic scaler.
   auto scalerMethod = [this](const FunctionDecl* callee) {
     const auto* method = dyn_cast<CXXMethodDecl>(callee);
-    return method && method->getParent()->getIdentifier() && named(api_.classes, method->getParent()->getName());
+    return method && isScalerType(api_, flow_.astContext().getRecordType(method->getParent()));
   };
   flow_.state().process.manualScaling.backward(*fact.scaling.manual, fact.scaling.factor, flow_.loc(at),
                                                checksForNonFinite(flow_.function(), scalerMethod), findings());
