@@ -2143,7 +2143,8 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
       return Value::unknown();
     }
     if (method == "scale") {
-      state.bfloat16Loss.scaled(scaler, state.protocol.mayBeDisabled(id), at, state.autocast, findings_);
+      if (auto region = state.bfloat16Loss.scaled(state.autocast))
+        state.protocol.scaledUnderBFloat16(scaler, at, *region);
       if (const Value* loss = call.arg(0, "outputs"); loss && loss->manual)
         state.manualScaling.scaledInsideScaler(*loss->manual, loss->factor, at, findings_);
       Value scaled = Value::objectRef(Kind::ScaledLoss, id);
@@ -2153,7 +2154,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     }
     if (method == "unscale_") {
       if (auto optimizer = optimizerArgument()) state.protocol.unscale(scaler, *optimizer, at, findings_);
-      else state.protocol.unscaleUnidentifiedOptimizer(scaler);
+      else state.protocol.unscaleUnidentifiedOptimizer(scaler, at, findings_);
       return Value::none();
     }
     if (method == "step") {
@@ -2162,7 +2163,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
         optimizerStepped(*optimizer, at, state, frame);
         state.protocol.optimizerSteppedByScaler(*optimizer, at);
       } else {
-        state.protocol.stepUnidentifiedOptimizer(scaler);
+        state.protocol.stepUnidentifiedOptimizer(scaler, at, findings_);
       }
       return Value::unknown();
     }

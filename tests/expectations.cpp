@@ -80,7 +80,9 @@ LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers) {
   LineRules out;
   for (const auto& [line, rule] : markers)
     if (const RuleInfo* info = findRule(rule);
-        info && info->checkedBy(frontEnd == FrontEnd::Static ? kStatic : kCxxRuntime))
+        info && info->checkedBy(frontEnd == FrontEnd::Static       ? kStatic
+                                : frontEnd == FrontEnd::CxxRuntime ? kCxxRuntime
+                                                                   : kPythonRuntime))
       out.emplace(line, rule);
   return out;
 }

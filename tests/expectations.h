@@ -30,7 +30,7 @@ std::string comparePins(const std::vector<Pin>& pins, const std::vector<Finding>
 // The first line of `file` that contains `needle` (1-based; 0 if none).
 unsigned lineOf(const std::string& file, const std::string& needle);
 // The markers of the rules one front end checks (the catalog says which).
-enum class FrontEnd { Static, CxxRuntime };
+enum class FrontEnd { Static, CxxRuntime, PythonRuntime };
 LineRules checkedBy(FrontEnd frontEnd, const LineRules& markers);
 LineRules findingsIn(const std::vector<Finding>& findings, const std::string& file);
 // Empty when equal; otherwise one line per missing or unexpected finding.

@@ -210,8 +210,9 @@ INSTANTIATE_TEST_SUITE_P(Samples, OptimizedBuilds, ::testing::ValuesIn(optimized
 #ifdef DTYPE_LINT_PYTHON
 // Python training scripts under `dtype-lint run -- python`: the hooks bind to
 // the torch the script imports (the project's wheel, whose adapter is built
-// on first use into the test cache) and report exactly the script's markers,
-// on its own lines; PyTorch's own errors still end the buggy ones.
+// on first use into the test cache) and report exactly the script's markers
+// of rules checked at run time, on its own lines; PyTorch's own errors still
+// end the buggy ones.
 std::vector<std::string> pythonSamples() {
   return sourceFiles(std::string(DTYPE_LINT_SOURCE_DIR) + "/samples/python", ".py");
 }
@@ -220,8 +221,9 @@ class PythonSamples : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PythonSamples, FindingsMatchTheScriptsMarkers) {
   const std::string script = GetParam();
-  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script);
-  if (readMarkers(script).empty()) EXPECT_EQ(run.exitCode, 0) << run.err;
+  const LineRules expected = checkedBy(FrontEnd::PythonRuntime, readMarkers(script));
+  const CommandResult run = runExpectingTheMarkersOf(std::string(DTYPE_LINT_PYTHON) + " " + script, script, expected);
+  if (expected.empty()) EXPECT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(run.err.find("sitecustomize"), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("dtype_lint_torch.py"), std::string::npos) << "the hooks' frames in a traceback: " << run.err;
   EXPECT_EQ(run.err.find("Warning"), std::string::npos) << "the hooks must not make torch warn: " << run.err;

@@ -125,7 +125,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   switch (scalerCall(api_, name)) {
   case ScalerCall::Scale: {
     ProcessState& process = flow_.state().process;
-    process.bfloat16Loss.scaled(scaler, protocol().mayBeDisabled(scaler.id), at, process.autocast, findings());
+    if (auto region = process.bfloat16Loss.scaled(process.autocast); region && scaler.id)
+      protocol().scaledUnderBFloat16(scaler, at, *region);
     if (call->getNumArgs() >= 1)
       if (TensorFact loss = flow_.evalTensor(call->getArg(0)); loss.scaling.manual)
         process.manualScaling.scaledInsideScaler(*loss.scaling.manual, loss.scaling.factor, at, findings());
@@ -136,7 +137,7 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       refreshOptimizerDtype(*optimizer);
       protocol().unscale(scaler, *optimizer, at, findings());
     } else if (scaler.id) {
-      protocol().unscaleUnidentifiedOptimizer(scaler);
+      protocol().unscaleUnidentifiedOptimizer(scaler, at, findings());
     }
     return;
   case ScalerCall::Step:
@@ -146,7 +147,7 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       refreshOptimizerDtype(*optimizer);
       protocol().step(scaler, *optimizer, at, findings());
     } else if (scaler.id) {
-      protocol().stepUnidentifiedOptimizer(scaler);
+      protocol().stepUnidentifiedOptimizer(scaler, at, findings());
     }
     return;
   case ScalerCall::Update:
@@ -296,7 +297,7 @@ void ScalerTracking::rawUnscale(const CallExpr* call) {
       protocol().unscaleUnlessDone(*scaler, *optimizer, flow_.loc(call), findings());
     else protocol().unscale(*scaler, *optimizer, flow_.loc(call), findings());
   } else if (scaler) {
-    protocol().unscaleUnidentifiedOptimizer(*scaler);
+    protocol().unscaleUnidentifiedOptimizer(*scaler, flow_.loc(call), findings());
   }
 }
 

@@ -14,23 +14,24 @@ std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast) 
   return at;
 }
 
-void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
-                             const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out) {
-  if (!bfloat16AutocastAt) return;
+Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt,
+                                  const SourceLocation& bfloat16AutocastAt) {
   Finding f = makeFinding(RuleId::DL209,
-                          fmt::format("{} scales a loss computed under BFloat16 autocast: BFloat16 has Float's range "
-                                      "and needs no loss scaling",
+                          fmt::format("{} unscales the gradients of a loss computed under BFloat16 autocast: BFloat16 "
+                                      "has Float's range and needs no loss scaling; drop the scaler, or enable it only "
+                                      "for Half",
                                       scaler.name),
                           at);
-  f.notes.push_back(Note{*bfloat16AutocastAt, "autocast enabled with BFloat16 here"});
-  out.push_back(std::move(f));
+  f.notes.push_back(Note{scaledAt, "loss scaled here"});
+  f.notes.push_back(Note{bfloat16AutocastAt, "autocast enabled with BFloat16 here"});
+  return f;
 }
 
-void BFloat16LossSource::scaled(const ObjectRef& scaler, bool mayBeDisabled, const SourceLocation& at,
-                                const AutocastState& now, std::vector<Finding>& out) {
+std::optional<SourceLocation> BFloat16LossSource::scaled(const AutocastState& now) {
   const auto openAt = bfloat16AutocastAt(now);
-  if (!mayBeDisabled) checkScalerWithBFloat16(scaler, at, openAt ? openAt : closedAt_, out);
+  const auto region = openAt ? openAt : closedAt_;
   closedAt_.reset();
+  return region;
 }
 
 }  // namespace dtype_lint

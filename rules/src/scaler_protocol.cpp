@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "dtype_lint/dl209_scaler_with_bfloat16.h"
+
 namespace dtype_lint {
 
 LossScalingFact LossScalingFact::joinedWith(const LossScalingFact& other) const {
@@ -133,9 +135,24 @@ void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
   }
 }
 
-// DL202 where PyTorch raises, at the unscale; DL209 where the scaler was put
-// to use, at the scale() of the loss whose backward made its gradients (once
-// for them), with the unscale as a note.
+void ScalerProtocol::scaledUnderBFloat16(const ObjectRef& scaler, const SourceLocation& scaledAt,
+                                         const SourceLocation& autocastAt) {
+  if (!mayBeDisabled(scaler.id)) bfloat16Losses_.insert_or_assign(scaler.id, BFloat16ScaledLoss{scaledAt, autocastAt});
+}
+
+void ScalerProtocol::reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef* optimizer, const SourceLocation& at,
+                                        std::vector<Finding>& out) {
+  const auto waiting = bfloat16Losses_.find(scaler.id);
+  if (waiting == bfloat16Losses_.end()) return;
+  out.push_back(scalerWithBFloat16Finding(scaler, at, waiting->second.scaledAt, waiting->second.autocastAt));
+  bfloat16Losses_.erase(waiting);
+  if (auto o = optimizer ? optimizers_.find(optimizer->id) : optimizers_.end(); o != optimizers_.end())
+    o->second.bfloat16Reported = true;
+}
+
+// DL202 where PyTorch raises, at the unscale; DL209 there too (where the
+// scaler does its needless work), once for the gradients of a scaled
+// backward, with the scale() as a note.
 void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                                          std::vector<Finding>& out) {
   const auto found = optimizers_.find(optimizer.id);
@@ -145,19 +162,18 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
   const bool half = dtype == ScalarType::Half;
   if (!half && (facts.bfloat16Reported || mayBeDisabled(scaler.id))) return;
-  const SourceLocation& where = !half && facts.scaledAt ? *facts.scaledAt : at;
   Finding f = makeFinding(
       half ? RuleId::DL202 : RuleId::DL209,
       half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
                          "unscale FP16 gradients.'; keep Float master parameters and use autocast instead of "
                          "converting the model",
                          scaler.name, optimizer.name)
-           : fmt::format("{} scales the gradients of {}, whose parameters are BFloat16: BFloat16 has Float's range "
+           : fmt::format("{} unscales the gradients of {}, whose parameters are BFloat16: BFloat16 has Float's range "
                          "and needs no loss scaling (on CUDA the unscale kernel rejects BFloat16 gradients)",
                          scaler.name, optimizer.name),
-      where);
+      at);
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
-  if (!half && facts.scaledAt) f.notes.push_back(Note{at, "its gradients unscaled here"});
+  if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, "loss scaled here"});
   facts.bfloat16Reported = !half;
   out.push_back(std::move(f));
 }
@@ -195,6 +211,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
     addNote(f, p.steppedAt, "step() here");
     out.push_back(std::move(f));
   }
+  reportBFloat16Loss(scaler, &optimizer, at, out);
   checkParameterDtype(scaler, optimizer, at, out);
   if (auto known = scalers_.find(scaler.id); known != scalers_.end()) known->second.mayHaveNoInfCheck = false;
   p.stages = kUnscaled;
@@ -236,11 +253,12 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
     addNote(f, facts->unscaledBackwardAt, "backward() on the unscaled loss here");
     out.push_back(std::move(f));
   }
+  reportBFloat16Loss(scaler, &optimizer, at, out);
   if (p.stages == kReady) checkParameterDtype(scaler, optimizer, at, out);  // step() unscales implicitly
   p.stages = kStepped;
   p.steppedAt = at;
   p.updateSkippedAt.reset();
-  stepUnidentifiedOptimizer(scaler);  // the scaler's "stepped since update()" fact
+  markStepped(scaler);
   if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.grads = kUnscaledGrads;
 }
 
@@ -259,11 +277,17 @@ void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectR
                             at));
 }
 
-void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler) {
-  scalerFacts(scaler).mayHaveNoInfCheck = false;
+void ScalerProtocol::markStepped(const ObjectRef& scaler) { scalerFacts(scaler).mayHaveNoInfCheck = false; }
+
+void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at,
+                                               std::vector<Finding>& out) {
+  reportBFloat16Loss(scaler, nullptr, at, out);
+  markStepped(scaler);
 }
 
-void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler) {
+void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at,
+                                                  std::vector<Finding>& out) {
+  reportBFloat16Loss(scaler, nullptr, at, out);
   ScalerFacts& checked = scalerFacts(scaler);
   checked.mayHaveCheckedUnidentified = true;
   checked.mayHaveNoInfCheck = false;
@@ -277,7 +301,7 @@ void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const Ob
   PairFacts& p = pair(scaler.id, optimizer.id);
   p.stages = kStepped;
   p.steppedAt = at;
-  stepUnidentifiedOptimizer(scaler);
+  markStepped(scaler);
 }
 
 void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
@@ -311,6 +335,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
     addNote(f, p.unscaledAt, "unscale_() here");
     out.push_back(std::move(f));
   }
+  bfloat16Losses_.erase(scaler.id);  // its gradients were not unscaled on this path: the scaler did no work on them
   facts.mayHaveNoInfCheck = true;
   facts.lastUpdateAt = at;
   for (auto& [key, p] : pairs_)
@@ -517,6 +542,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     joined[key] = p;
   }
   pairs_ = std::move(joined);
+  bfloat16Losses_.insert(other.bfloat16Losses_.begin(), other.bfloat16Losses_.end());
   forgotten_.insert(other.forgotten_.begin(), other.forgotten_.end());
   for (uintptr_t scaler : std::set<uintptr_t>(forgotten_)) forgetScaler(scaler);
 }
@@ -539,6 +565,7 @@ std::string ScalerProtocol::key() const {
     k += fmt::format("p{:x}.{:x}:{}{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value(),
                      p.steppedDirectlyAt.has_value());
   for (uintptr_t id : forgotten_) k += fmt::format("f{:x};", id);
+  for (const auto& [id, loss] : bfloat16Losses_) k += fmt::format("b{:x};", id);
   return k;
 }
 

@@ -18,11 +18,11 @@ int main() {
     optimizer.zero_grad();
     at::autocast::set_cpu_enabled(true);
     auto loss = torch::mse_loss(model(torch::randn({8, 16})), torch::zeros({8, 1}));
-    auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209
+    auto scaled = scaler.scale(loss);
     at::autocast::set_cpu_enabled(false);
     at::autocast::clear_cache();
     scaled.backward();
-    scaler.step(optimizer);
+    scaler.step(optimizer);  // dtype-lint-expect: DL209
     scaler.update();
     std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
   }

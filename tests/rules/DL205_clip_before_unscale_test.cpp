@@ -39,7 +39,7 @@ TEST_F(Protocol, ClipWhereAPathRanAnUnscaledBackwardIsSilent) {
 TEST_F(Protocol, ClipAfterAnUnscaleOfAnUnidentifiedOptimizerIsSilent) {
   p.zeroGrad(kOpt);
   p.scaledBackward(kScaler, at(1));
-  p.unscaleUnidentifiedOptimizer(kScaler);
+  p.unscaleUnidentifiedOptimizer(kScaler, at(2), out);
   p.clip(&kOpt, 0, at(2), out);
   EXPECT_TRUE(out.empty()) << rules(out).front();
 }

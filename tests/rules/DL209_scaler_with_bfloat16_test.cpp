@@ -27,43 +27,57 @@ TEST(ScalerWithBFloat16, OnlyWhenEveryEnabledDeviceAutocastsToBFloat16) {
   AutocastState maybe = autocastOn(ScalarType::BFloat16, std::nullopt);
   maybe.cpu.enabled = Tristate::Unknown;
   EXPECT_FALSE(bfloat16AutocastAt(maybe));
-
-  std::vector<Finding> out;
-  const ObjectRef scaler{1, "'scaler'"};
-  checkScalerWithBFloat16(scaler, at(7), bfloat16AutocastAt(autocastOn(ScalarType::BFloat16, ScalarType::Half)), out);
-  EXPECT_TRUE(out.empty());
-  checkScalerWithBFloat16(scaler, at(7), bfloat16AutocastAt(autocastOn(ScalarType::BFloat16, std::nullopt)), out);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].rule->id, std::string("DL209"));
 }
 
 // The flow fact: scale() right after a BFloat16 region closed scales its
 // loss; a second scale() with no region between scales another loss; a path
-// where no region closed (a join) reports nothing; a scaler that may be
-// disabled is a no-op.
+// where no region closed (a join) has none.
 TEST(ScalerWithBFloat16, ALossFromTheRegionJustClosed) {
-  const ObjectRef scaler{1, "'scaler'"};
   const AutocastState off;
-  std::vector<Finding> out;
   BFloat16LossSource source;
   source.regionLeft(autocastOn(ScalarType::BFloat16, std::nullopt));
-  source.scaled(scaler, /*mayBeDisabled=*/false, at(7), off, out);
-  ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
-  EXPECT_EQ(out[0].location.line, 7u);
-  EXPECT_EQ(out[0].notes.at(0).location.line, 5u);
-  source.scaled(scaler, false, at(8), off, out);
-  EXPECT_EQ(out.size(), 1u);
+  const auto region = source.scaled(off);
+  ASSERT_TRUE(region);
+  EXPECT_EQ(region->line, 5u);
+  EXPECT_FALSE(source.scaled(off));
 
   source.regionLeft(autocastOn(ScalarType::BFloat16, std::nullopt));
   source.join(BFloat16LossSource{});
-  source.scaled(scaler, false, at(9), off, out);
-  EXPECT_EQ(out.size(), 1u);
+  EXPECT_FALSE(source.scaled(off));
+  EXPECT_TRUE(source.scaled(autocastOn(ScalarType::BFloat16, std::nullopt)));
+  EXPECT_FALSE(source.scaled(autocastOn(ScalarType::BFloat16, ScalarType::Half)));
+}
 
-  source.regionLeft(autocastOn(ScalarType::BFloat16, std::nullopt));
-  source.scaled(scaler, /*mayBeDisabled=*/true, at(10), off, out);
-  EXPECT_EQ(out.size(), 1u);
-  source.scaled(scaler, false, at(11), autocastOn(ScalarType::BFloat16, std::nullopt), out);
-  EXPECT_EQ(out.size(), 2u);
+// Reported where the scaler unscales the loss's gradients (step() or
+// unscale_()), with the scale() and the region as notes; once.
+TEST_F(Protocol, ALossScaledUnderBFloat16IsReportedAtItsUnscale) {
+  p.scaledUnderBFloat16(kScaler, at(2), at(1));
+  p.scaledBackward(kScaler, at(2));
+  p.step(kScaler, kOpt, at(3), out);
+  p.update(kScaler, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
+  EXPECT_EQ(out[0].location.line, 3u);
+  ASSERT_EQ(out[0].notes.size(), 2u);
+  EXPECT_EQ(out[0].notes[0].message, "loss scaled here");
+  EXPECT_EQ(out[0].notes[0].location.line, 2u);
+  EXPECT_EQ(out[0].notes[1].location.line, 1u);
+  EXPECT_NE(out[0].message.find("BFloat16 autocast"), std::string::npos) << out[0].message;
+}
+
+// update() before any unscale: the scaler did no work on those gradients.
+TEST_F(Protocol, ALossScaledUnderBFloat16ButNeverUnscaledIsNotReported) {
+  p.scaledUnderBFloat16(kScaler, at(2), at(1));
+  p.update(kScaler, at(4), out);
+  p.unscaleUnidentifiedOptimizer(kScaler, at(5), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
+}
+
+// `GradScaler(enabled=use_fp16)`: a no-op where the loss is BFloat16.
+TEST_F(Protocol, AScalerThatMayBeDisabledIsNotReported) {
+  p.declareScaler(kScaler, /*mayBeDisabled=*/true);
+  p.scaledUnderBFloat16(kScaler, at(2), at(1));
+  p.unscaleUnidentifiedOptimizer(kScaler, at(3), out);
+  EXPECT_TRUE(out.empty());
 }
 
 // After an iteration on Half parameters (DL202), the same optimizer's parameters are BFloat16.
@@ -78,18 +92,17 @@ TEST_F(Protocol, BFloat16ParametersAreDL209) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL209"});
 }
 
-// DL209 names the backward of the loss the scaler scaled (where the scaler
-// was put to use), once for its gradients, with the unscale as a note.
-TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheScaledBackward) {
+// DL209 at the unscale of the gradients, once for them, with the scale() as a note.
+TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheirUnscale) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), Note{at(9), "became BFloat16 here"}, 0);
   p.scaledBackward(kScaler, at(1));
   p.step(kScaler, kOpt, at(2), out);
   p.unscale(kScaler, kOpt, at(3), out);
   ASSERT_EQ(rules(out), (std::vector<std::string>{"DL209", "DL206"}));
-  EXPECT_EQ(out[0].location.line, 1u);
+  EXPECT_EQ(out[0].location.line, 2u);
   ASSERT_EQ(out[0].notes.size(), 2u);
-  EXPECT_EQ(out[0].notes[1].location.line, 2u);
-  EXPECT_EQ(out[0].notes[1].message, "its gradients unscaled here");
+  EXPECT_EQ(out[0].notes[1].location.line, 1u);
+  EXPECT_EQ(out[0].notes[1].message, "loss scaled here");
 }
 
 }  // namespace

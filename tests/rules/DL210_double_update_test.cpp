@@ -25,7 +25,7 @@ TEST_F(Protocol, AnUpdateWithNoInfCheckSinceTheLastUpdateIsDL210) {
 
 TEST_F(Protocol, AnInfCheckOfAnUnidentifiedOptimizerCountsForTheUpdate) {
   p.updateFromInfChecks(kScaler, at(1), out);
-  p.unscaleUnidentifiedOptimizer(kScaler);
+  p.unscaleUnidentifiedOptimizer(kScaler, at(2), out);
   p.updateFromInfChecks(kScaler, at(2), out);
   EXPECT_TRUE(out.empty());
   p.updateFromInfChecks(kScaler, at(3), out);

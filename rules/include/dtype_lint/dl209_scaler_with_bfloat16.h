@@ -2,7 +2,6 @@
 #pragma once
 
 #include <optional>
-#include <vector>
 
 #include "dtype_lint/events.h"
 #include "dtype_lint/finding.h"
@@ -15,8 +14,11 @@ namespace dtype_lint {
 // another dtype (Half needs the scaler).
 std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast);
 
-void checkScalerWithBFloat16(const ObjectRef& scaler, const SourceLocation& at,
-                             const std::optional<SourceLocation>& bfloat16AutocastAt, std::vector<Finding>& out);
+// The finding for a loss scaled under BFloat16 autocast, at the call that
+// unscales its gradients (step() or unscale_(): the scaler's work is done
+// there, and on CUDA that is where it fails), with the scale() as a note.
+Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt,
+                                  const SourceLocation& bfloat16AutocastAt);
 
 // DL209's flow fact for a front end that follows paths: the BFloat16 region a
 // scaled loss comes from. scale() under such a region, or right after one
@@ -27,10 +29,9 @@ class BFloat16LossSource {
   // Autocast is about to be turned off (`before` is its state until now), or on.
   void regionLeft(const AutocastState& before) { closedAt_ = bfloat16AutocastAt(before); }
   void regionEntered() { closedAt_.reset(); }
-  // scaler.scale(loss) at `at`, autocast being `now`; nothing is reported for
-  // a scaler that may be disabled (`enabled=false` makes it a no-op).
-  void scaled(const ObjectRef& scaler, bool mayBeDisabled, const SourceLocation& at, const AutocastState& now,
-              std::vector<Finding>& out);
+  // scaler.scale(loss), autocast being `now`: where the BFloat16 region the
+  // loss was computed in was enabled, if it was computed in one.
+  std::optional<SourceLocation> scaled(const AutocastState& now);
 
   void join(const BFloat16LossSource& other) {
     if (!other.closedAt_) closedAt_.reset();

@@ -113,6 +113,11 @@ struct ScalerFacts {
   bool mayBeDisabled = false;
 };
 
+// A loss scaled under BFloat16 autocast (DL209), until its gradients are unscaled.
+struct BFloat16ScaledLoss {
+  SourceLocation scaledAt, autocastAt;
+};
+
 class ScalerProtocol {
  public:
   // Facts start unknown for objects the protocol has not seen: nothing is
@@ -128,6 +133,11 @@ class ScalerProtocol {
   // A front end that sees where the loss was scaled (`auto scaled = scaler.scale(loss);`).
   void scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt);
   void unscaledBackward(const SourceLocation& at);
+  // scaler.scale(loss) of a loss computed under BFloat16 autocast (enabled at
+  // `autocastAt`): DL209 at the scaler's next unscale_() or step() (none
+  // where update() comes first: the scaler did no work on it). Nothing for a
+  // scaler that may be disabled (`enabled=false` makes it a no-op).
+  void scaledUnderBFloat16(const ObjectRef& scaler, const SourceLocation& scaledAt, const SourceLocation& autocastAt);
   void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                std::vector<Finding>& out);
   // An unscale a scaler guards with its own state (step()'s implicit unscale
@@ -151,11 +161,11 @@ class ScalerProtocol {
   void updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // step() of an optimizer the front end cannot identify: only the scaler's
   // "stepped since update()" fact changes.
-  void stepUnidentifiedOptimizer(const ObjectRef& scaler);
+  void stepUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // unscale of gradients whose optimizer the front end cannot identify: the
   // inf check it records is known (for updateFromInfChecks), and the scaled
   // gradients of this scaler may now be unscaled (no DL205 after it).
-  void unscaleUnidentifiedOptimizer(const ObjectRef& scaler);
+  void unscaleUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // step() seen by its effect (the runtime: the first in-place update of a
   // parameter whose gradient an unscale listed): the pair moves to STEPPED, so
   // a later unscale is DL206. Nothing is reported here: the effect repeats per
@@ -201,10 +211,17 @@ class ScalerProtocol {
   ScalerFacts& scalerFacts(const ObjectRef& scaler);
   void checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                            std::vector<Finding>& out);
+  // DL209 at an unscale of the scaler's gradients, where a loss scaled under
+  // BFloat16 waits; the optimizer's BFloat16 parameters go with it.
+  void reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef* optimizer, const SourceLocation& at,
+                          std::vector<Finding>& out);
+  // The scaler's "stepped since update()" fact.
+  void markStepped(const ObjectRef& scaler);
 
   std::map<uintptr_t, ScalerFacts> scalers_;
   std::map<uintptr_t, OptimizerFacts> optimizers_;
   std::map<std::pair<uintptr_t, uintptr_t>, PairFacts> pairs_;
+  std::map<uintptr_t, BFloat16ScaledLoss> bfloat16Losses_;  // by scaler
   // Scalers forgotten since their last transition: unknown on a path makes
   // them unknown after a join with any other path.
   std::set<uintptr_t> forgotten_;
