@@ -23,6 +23,7 @@ constexpr size_t kMaxCallDepth = 8;
 constexpr size_t kMaxExpressionDepth = 256;
 constexpr size_t kMaxBlockDepth = 256;
 constexpr size_t kStepBudget = 20000;  // statements per root, loops' two passes and calls included
+constexpr size_t kItemsIteratedOneByOne = 4;  // a longer known list: its items joined, two passes
 
 std::string unquote(std::string_view text) {
   // 'x', "x", f"x", r'x', """x""": the content between the quotes.
@@ -490,23 +491,29 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
 
 void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   const bool isFor = statement.is("for_statement");
-  Value element = Value::unknown();
+  // The element each pass binds. The body runs twice: the second pass sees
+  // what the first left (a protocol call repeated every iteration). A list
+  // whose items are known (for opt in self._optimizers, for opt in (enc_opt,
+  // dec_opt)) runs once per item instead, so the one optimizer in it is
+  // unscaled once. Paths leave by break, or by the loop's end.
+  std::vector<Value> passes(2, Value::unknown());
   if (isFor) {
-    element = elementOf(eval(statement.field("right"), state, frame), state);
+    const Value iterable = eval(statement.field("right"), state, frame);
+    if (iterable.is(Kind::List) && !iterable.items.empty() && iterable.items.size() <= kItemsIteratedOneByOne)
+      passes = iterable.items;
+    else passes.assign(2, elementOf(iterable, state));
   } else {
     const auto truth = test(eval(statement.field("condition"), state, frame));
     if (truth == false) return;
   }
-  // The body runs twice: the second pass sees what the first left (a
-  // protocol call repeated every iteration); paths leave by break, or by
-  // the loop's end.
   std::vector<State> breaks, continues;
   auto* savedBreaks = frame.breaks;
   auto* savedContinues = frame.continues;
   frame.breaks = &breaks;
   frame.continues = &continues;
   const bool endless = !isFor && eval(statement.field("condition"), state, frame).truth() == true;
-  for (int pass = 0; pass < 2 && state.reached; ++pass) {
+  for (const Value& element : passes) {
+    if (!state.reached) break;
     if (isFor) assign(statement.field("left"), element, state, frame);
     execBlock(statement.field("body"), state, frame);
     for (const State& c : continues) state.join(c);
@@ -517,6 +524,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   frame.continues = savedContinues;
   if (endless) state.reached = false;
   for (const State& b : breaks) state.join(b);
+  state.protocol.leaveLoop();
 }
 
 void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {

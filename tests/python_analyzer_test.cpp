@@ -372,6 +372,44 @@ buffer.addmm_(probs, probs.t())
   EXPECT_EQ(got, (std::vector<std::string>{"DL101:38", "DL105:36", "DL202:19"}));
 }
 
+// accelerate's clip_grad_norm_ unscales every prepared optimizer, by a loop
+// over the list prepare() appended to: each item once, so the one optimizer
+// in it is not unscaled twice; an unscale after that loop is a second one.
+TEST_F(PythonProgram, ALoopOverAKnownListRunsOncePerItem) {
+  const std::string program = R"(import torch
+
+class Accelerator:
+    def __init__(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+        self._optimizers = []
+
+    def prepare(self, optimizer):
+        self._optimizers.append(optimizer)
+        return optimizer
+
+    def clip_grad_norm_(self, parameters):
+        for opt in self._optimizers:
+            self.scaler.unscale_(opt)
+        return torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+
+accelerator = Accelerator()
+model = torch.nn.Linear(4, 4)
+optimizer = accelerator.prepare(torch.optim.SGD(model.parameters(), lr=0.1))
+for step in range(10):
+    with torch.autocast("cuda"):
+        loss = model(torch.randn(2, 4)).sum()
+    accelerator.scaler.scale(loss).backward()
+    accelerator.clip_grad_norm_(model.parameters())
+    accelerator.scaler.step(optimizer)
+    accelerator.scaler.update()
+)";
+  EXPECT_EQ(only(findings({write("clean.py", program)})), "0 findings");
+  std::string twice = program;
+  twice.replace(twice.find("    accelerator.scaler.step(optimizer)"), 0,
+                "    accelerator.scaler.unscale_(optimizer)\n");
+  EXPECT_EQ(only(findings({write("twice.py", twice)})), "DL201:25");
+}
+
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
 // a plain backward() before it is right. A method the trainer calls on
 // itself keeps its findings where they happen.

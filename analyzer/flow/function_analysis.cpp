@@ -347,7 +347,9 @@ namespace {
 // zero-trip path would make `for (auto* o : optimizers) scaler.step(*o);
 // scaler.update();` an update() with no step on some path, and micro-batches
 // that each leave autocast without clear_cache() a cache filled on some path
-// only, when the step after the loop is there because they ran.
+// only, when the step after the loop is there because they ran. A step its
+// iterations make on some path (every N-th micro-batch) ran, for the same
+// reason: an update() after the loop has its inf checks.
 std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
                                               const std::vector<FlowState>& out) {
   const Stmt* loop = header->getTerminatorStmt();
@@ -360,6 +362,7 @@ std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGB
   if (!iterations.reached) return std::nullopt;
   FlowState edge = out[header->getBlockID()];
   edge.process.protocol = iterations.process.protocol;
+  edge.process.protocol.leaveLoop();
   edge.process.autocastCache = iterations.process.autocastCache;
   return edge;
 }

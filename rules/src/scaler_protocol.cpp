@@ -213,7 +213,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
   }
   reportBFloat16Loss(scaler, &optimizer, at, out);
   checkParameterDtype(scaler, optimizer, at, out);
-  if (auto known = scalers_.find(scaler.id); known != scalers_.end()) known->second.mayHaveNoInfCheck = false;
+  if (auto known = scalers_.find(scaler.id); known != scalers_.end()) known->second.recordInfCheck();
   p.stages = kUnscaled;
   p.unscaledAt = at;
   p.updateSkippedAt.reset();
@@ -277,7 +277,7 @@ void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectR
                             at));
 }
 
-void ScalerProtocol::markStepped(const ObjectRef& scaler) { scalerFacts(scaler).mayHaveNoInfCheck = false; }
+void ScalerProtocol::markStepped(const ObjectRef& scaler) { scalerFacts(scaler).recordInfCheck(); }
 
 void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at,
                                                std::vector<Finding>& out) {
@@ -290,7 +290,7 @@ void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler, const
   reportBFloat16Loss(scaler, nullptr, at, out);
   ScalerFacts& checked = scalerFacts(scaler);
   checked.mayHaveCheckedUnidentified = true;
-  checked.mayHaveNoInfCheck = false;
+  checked.recordInfCheck();
   // The gradients it may have unscaled (`for (auto* o : optimizers) scaler.unscale_(*o);`) may hold either.
   for (auto& [id, facts] : optimizers_)
     if ((facts.grads & kScaledGrads) && (!facts.scaledBy || facts.scaledBy == scaler.id)) facts.grads |= kUnscaledGrads;
@@ -337,6 +337,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   }
   bfloat16Losses_.erase(scaler.id);  // its gradients were not unscaled on this path: the scaler did no work on them
   facts.mayHaveNoInfCheck = true;
+  facts.mayHaveInfCheck = false;
   facts.lastUpdateAt = at;
   for (auto& [key, p] : pairs_)
     if (key.first == scaler.id) p = PairFacts{};
@@ -459,6 +460,11 @@ void ScalerProtocol::zeroGrad(const ObjectRef& optimizer) {
   }
 }
 
+void ScalerProtocol::leaveLoop() {
+  for (auto& [id, facts] : scalers_)
+    if (facts.mayHaveInfCheck) facts.mayHaveNoInfCheck = false;
+}
+
 void ScalerProtocol::leaveIteration(const SourceLocation& at) {
   for (auto& [key, p] : pairs_)
     if (p.stages & kStepped) p.updateSkippedAt = at;
@@ -496,6 +502,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     auto [it, inserted] = scalers_.try_emplace(id, theirs);
     if (inserted) continue;
     it->second.mayHaveNoInfCheck |= theirs.mayHaveNoInfCheck;
+    it->second.mayHaveInfCheck |= theirs.mayHaveInfCheck;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
     it->second.mayBeDisabled |= theirs.mayBeDisabled;
@@ -557,7 +564,7 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{};", id, s.mayHaveNoInfCheck, s.lastUpdateAt.has_value(),
+    k += fmt::format("s{:x}:{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.lastUpdateAt.has_value(),
                      s.mayHaveCheckedUnidentified, s.mayBeDisabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());

@@ -32,5 +32,28 @@ TEST_F(Protocol, AnInfCheckOfAnUnidentifiedOptimizerCountsForTheUpdate) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
 }
 
+// `for (...) { if (i % accum == 0) scaler.step(opt); } scaler.update();`:
+// the step some iteration's path makes ran by the loop's end; inside the
+// loop, an update() on the path that skipped the step raises.
+TEST_F(Protocol, AStepOnSomeIterationsPathRanWhenTheLoopIsLeft) {
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(1), out);
+  p.update(kScaler, at(1), out);
+  ScalerProtocol skipped = p;
+  p.scaledBackward(kScaler, at(2));
+  p.step(kScaler, kOpt, at(2), out);
+  p.join(skipped);
+  ScalerProtocol inside = p;
+  inside.update(kScaler, at(3), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
+  out.clear();
+  p.leaveLoop();
+  p.update(kScaler, at(4), out);
+  EXPECT_TRUE(out.empty()) << rules(out).front();
+  skipped.leaveLoop();  // no step on any path: still raises
+  skipped.update(kScaler, at(5), out);
+  EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
+}
+
 }  // namespace
 }  // namespace dtype_lint

@@ -105,12 +105,19 @@ struct ScalerFacts {
   // nor an unscale_(): update() there raises. False where nothing is known.
   bool mayHaveNoInfCheck = true;
   std::optional<SourceLocation> lastUpdateAt;
+  // A path since the last update() with a step() or an unscale_().
+  bool mayHaveInfCheck = false;
   // An inf check (unscale) of gradients whose optimizer the front end could
   // not identify, since the last update.
   bool mayHaveCheckedUnidentified = false;
   // Made with its `enabled` flag chosen at run time (`GradScaler(..., use_fp16)`):
   // off for BFloat16 on the paths that use it, so DL209 does not apply.
   bool mayBeDisabled = false;
+
+  void recordInfCheck() {
+    mayHaveNoInfCheck = false;
+    mayHaveInfCheck = true;
+  }
 };
 
 // A loss scaled under BFloat16 autocast (DL209), until its gradients are unscaled.
@@ -176,6 +183,10 @@ class ScalerProtocol {
   void clip(const ObjectRef* optimizer, uintptr_t module, const SourceLocation& at, std::vector<Finding>& out,
             const UnscaleSpelling* spelling = nullptr);
   void zeroGrad(const ObjectRef& optimizer);
+  // A loop is left: a step() its iterations make on some path (every N-th
+  // micro-batch) is taken to have run, since the guards' counts are not
+  // followed; an update() after the loop has its inf checks.
+  void leaveLoop();
   // Control leaves the iteration (continue/return) at `at`: remembered on
   // pairs that may be STEPPED, for DL204's note.
   void leaveIteration(const SourceLocation& at);
