@@ -499,7 +499,8 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   std::vector<Value> passes(2, Value::unknown());
   if (isFor) {
     const Value iterable = eval(statement.field("right"), state, frame);
-    if (iterable.is(Kind::List) && !iterable.items.empty() && iterable.items.size() <= kItemsIteratedOneByOne)
+    if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
+        iterable.items.size() <= kItemsIteratedOneByOne)
       passes = iterable.items;
     else passes.assign(2, elementOf(iterable, state));
   } else {
@@ -916,6 +917,7 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     if (filtered) return *filtered;
     Value list = Value::make(Kind::List);
     list.items = {item};
+    list.itemsStandForMore = true;
     return kind == "list_comprehension" ? list : Value::unknown();
   }
   if (kind == "lambda") return Value::unknown();
@@ -1290,7 +1292,10 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       else if (call.args[0].is(Kind::List))
         grown.items.insert(grown.items.end(), call.args[0].items.begin(), call.args[0].items.end());
       else grown = Value::unknown();
-      if (grown.is(Kind::List) && grown.items.size() > 4) grown.items.resize(4);
+      if (grown.is(Kind::List) && grown.items.size() > 4) {
+        grown.items.resize(4);
+        grown.itemsStandForMore = true;
+      }
       assign(objectNode, grown, state, frame);
       return Value::none();
     }
@@ -1764,7 +1769,16 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
       if (arg->is(Kind::Dtype)) return castTensor(self, arg->dtype, call.node, state);
       if (arg->is(Kind::Tensor)) return castTensor(self, arg->dtype, call.node, state);
     }
-    return call.spread ? Value::unknown() : self;  // a device
+    // x.to(ref.dtype), x.to(self.compute_dtype): a dtype not known here.
+    const bool namesADtype =
+        call.kw("dtype") || std::any_of(call.argNodes.begin(), call.argNodes.end(),
+                                        [](const Node& n) { return n.text().find("dtype") != std::string_view::npos; });
+    if (call.spread) return Value::unknown();
+    if (!namesADtype) return self;  // a device
+    Value converted = self;
+    converted.dtype = DtypeSet::unknown();
+    converted.description.clear();
+    return converted;
   }
   if (method == "backward") {
     tensorOp("backward", {self}, call, state, frame);
@@ -1927,6 +1941,24 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     }
     return number.is(Kind::Number) ? number : Value::unknown();
   }
+  // range(1), range(d_steps) with its value known: that many iterations, when few.
+  if (name == "range" && !call.args.empty() && call.args.size() <= 2 && !call.spread &&
+      std::all_of(call.args.begin(), call.args.end(), [](const Value& v) { return v.is(Kind::Number); })) {
+    // A count that is a setting of 1 (gradient-accumulation steps) is also analyzed at 2: one iteration hides repeats.
+    Value two = Value::make(Kind::Number);
+    two.number = 2;
+    if (call.args.size() == 1 && call.args[0].number == 1) settingUsed(call.args[0], {two});
+    const double from = call.args.size() == 2 ? call.args[0].number : 0, to = call.args.back().number;
+    if (to - from < 1 || to - from > kItemsIteratedOneByOne || from != std::floor(from) || to != std::floor(to))
+      return Value::unknown();
+    Value iterations = Value::make(Kind::List);
+    for (double i = from; i < to; ++i) {
+      Value index = Value::make(Kind::Number);
+      index.number = i;
+      iterations.items.push_back(index);
+    }
+    return iterations;
+  }
   // for i, x in enumerate(xs), for a, b in zip(xs, ys): one element stands for all.
   if (name == "enumerate" || name == "zip") {
     Value tuple = Value::make(Kind::List);
@@ -1934,6 +1966,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     for (const Value& arg : call.args) tuple.items.push_back(elementOf(arg, state));
     Value iterable = Value::make(Kind::List);
     iterable.items = {tuple};
+    iterable.itemsStandForMore = true;
     return iterable;
   }
   if (name == "dataclasses.field" || name == "field")

@@ -86,9 +86,13 @@ Value joinValues(const Value& a, const Value& b) {
     // parameters of that module either way.
     if (a.is(Kind::List) && a.items.size() != b.items.size()) {
       const ObjectId module = gatheredParameters(a.items.empty() ? b : a);
-      if (module && (a.items.empty() || b.items.empty() || gatheredParameters(b) == module))
-        return a.items.size() > b.items.size() ? a : b;
+      if (module && (a.items.empty() || b.items.empty() || gatheredParameters(b) == module)) {
+        Value longer = a.items.size() > b.items.size() ? a : b;
+        longer.itemsStandForMore = true;
+        return longer;
+      }
     }
+    v.itemsStandForMore = a.itemsStandForMore || b.itemsStandForMore;
     if (a.items.size() != b.items.size() || a.keys.size() != b.keys.size()) return Value::unknown();
     for (size_t i = 0; i < a.items.size(); ++i) v.items[i] = joinValues(a.items[i], b.items[i]);
     for (size_t i = 0; i < a.keys.size(); ++i) v.keys[i] = joinValues(a.keys[i], b.keys[i]);

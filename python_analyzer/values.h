@@ -60,6 +60,7 @@ struct Value {
   const FunctionInfo* function = nullptr;  // Function, Method
   const ClassInfo* cls = nullptr;  // Class
   std::vector<Value> items;  // List; Dict: the values
+  bool itemsStandForMore = false;  // List: a few items for all (enumerate(), a comprehension, a long list)
   std::vector<Value> keys;  // Dict
   std::string description;  // how a message names it: "'x'"
   uint32_t setting = 0;  // read from a setting chosen at run time: the Interpreter's settings()[setting - 1]

@@ -273,6 +273,30 @@ scaler.update()
   EXPECT_TRUE(out.empty()) << out.front().rule->id << " " << out.front().message;
 }
 
+// `.to(x.dtype)` of an x whose dtype is not known: the result's is not
+// either (a cast back to the model's dtype, not a Float tensor), while
+// `.to(device)` keeps the dtype.
+TEST_F(PythonProgram, ACastToADtypeNotKnownHereIsNotKnown) {
+  const std::string program = R"(import torch
+
+
+class Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wo = torch.nn.Linear(8, 8, bias=False)
+
+    def forward(self, x, device):
+        y = torch.randn(8, 8).float().to(x.dtype)
+        z = torch.randn(8, 8).float().to(device)
+        return self.wo(y), self.wo(z)
+
+
+head = Head().to(dtype=torch.bfloat16)
+print(head(torch.load("x.pt"), "cpu"))
+)";
+  EXPECT_EQ(only(findings({write("head.py", program)})), "DL101:12");
+}
+
 // model.half() converts the layers with parameters; ReLU and pooling pass
 // the Half activations on: the loss on the output is computed in Half.
 TEST_F(PythonProgram, AConvertedModelsOutputKeepsItsDtypeThroughParameterFreeLayers) {
@@ -408,6 +432,59 @@ for step in range(10):
   twice.replace(twice.find("    accelerator.scaler.step(optimizer)"), 0,
                 "    accelerator.scaler.unscale_(optimizer)\n");
   EXPECT_EQ(only(findings({write("twice.py", twice)})), "DL201:25");
+}
+
+// range(n) with n known and small runs n times: one discriminator step per
+// generator step (`--d_steps 1`) steps once before the update. A count that
+// is a setting is also analyzed at 2, where an unscale inside the
+// accumulation loop is a second one.
+TEST_F(PythonProgram, ARangeOfAKnownCountRunsThatManyTimes) {
+  const std::string gan = R"(import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--d_steps", type=int, default=1)
+opt = parser.parse_args()
+netD, netG = torch.nn.Linear(4, 1), torch.nn.Linear(4, 4)
+optimizerD = torch.optim.Adam(netD.parameters())
+optimizerG = torch.optim.Adam(netG.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for i in range(100):
+    for _ in range(opt.d_steps):
+        with torch.autocast("cuda"):
+            errD = netD(netG(torch.randn(2, 4)).detach()).float().mean()
+        scaler.scale(errD).backward()
+        scaler.step(optimizerD)
+        if opt.d_steps > 1:
+            scaler.update()
+    with torch.autocast("cuda"):
+        errG = -netD(netG(torch.randn(2, 4))).float().mean()
+    scaler.scale(errG).backward()
+    scaler.step(optimizerG)
+    scaler.update()
+)";
+  EXPECT_EQ(only(findings({write("gan.py", gan)})), "0 findings");
+  const std::string accumulation = R"(import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--accum", type=int, default=1)
+args = parser.parse_args()
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+for step in range(100):
+    for micro in range(args.accum):
+        with torch.autocast("cuda"):
+            loss = model(torch.randn(2, 4)).float().mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+    scaler.step(optimizer)
+    scaler.update()
+)";
+  EXPECT_EQ(only(findings({write("accumulation.py", accumulation)})), "DL201:16");
 }
 
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
