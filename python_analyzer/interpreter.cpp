@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "config_files.h"
 #include "dtype_lint/dl203_manual_scaling.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "dtype_lint/op_contracts.h"
@@ -769,6 +770,14 @@ Value Interpreter::readSetting(const std::string& spelling, const Node& at, Valu
   return value;
 }
 
+Value Interpreter::configSetting(const Value& config, const Value& key, const Node& at, const Value* byDefault) {
+  const std::string spelling =
+      config.text.empty() ? fmt::format("config key \"{}\"", key.text) : fmt::format("{} in {}", key.text, config.text);
+  for (size_t i = 0; i < config.keys.size(); ++i)
+    if (config.keys[i].sameConstant(key)) return readSetting(spelling, at, config.items[i]);
+  return readSetting(spelling, at, byDefault ? *byDefault : Value::unknown());
+}
+
 void Interpreter::settingUsed(const Value& value, const std::vector<Value>& named, bool lookup) {
   if (value.setting == 0 || value.setting > settings_.size()) return;
   Setting& setting = settings_[value.setting - 1];
@@ -1028,6 +1037,7 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
   }
   if (container.is(Kind::Name) && container.text == "os.environ" && key.is(Kind::String))
     return readSetting("$" + key.text, expression, Value::unknown());
+  if (container.fromConfigFile && key.is(Kind::String)) return configSetting(container, key, expression, nullptr);
   if (container.is(Kind::Dict)) {
     settingUsed(key, container.keys, /*lookup=*/true);
     if (!key.is(Kind::String) && !key.is(Kind::Number)) {
@@ -1300,6 +1310,8 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       return Value::none();
     }
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
+      if (object.fromConfigFile && method == "get" && !call.args.empty() && call.args[0].is(Kind::String))
+        return configSetting(object, call.args[0], call.node, call.args.size() > 1 ? &call.args[1] : nullptr);
       if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
         settingUsed(call.args[0], object.keys, /*lookup=*/true);
         for (size_t i = 0; i < object.keys.size(); ++i)
@@ -1925,6 +1937,16 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     b.setting = call.args[0].setting;
     return b;
   }
+  // Configuration files: open(path), then json.load(f) / yaml.safe_load(f).
+  if (name == "open" && !call.args.empty() && call.args[0].is(Kind::String)) {
+    Value file = Value::make(Kind::File);
+    file.text = call.args[0].text;
+    return file;
+  }
+  if ((name == "json.load" || name == "yaml.safe_load" || name == "yaml.load" || name == "yaml.full_load" ||
+       name == "tomllib.load" || name == "toml.load") &&
+      !call.args.empty())
+    return loadConfigFile(call.args[0].is(Kind::File) ? call.args[0].text : "", at.file().path());
   if (name == "int" || name == "float") {
     if (call.args.empty()) return Value::unknown();
     Value number = call.args[0];

@@ -154,6 +154,9 @@ class Interpreter {
 
   // A setting's value read at `at` (its configured value, else `byDefault`), tagged with the setting.
   Value readSetting(const std::string& spelling, const Node& at, Value byDefault, const std::vector<Value>& named = {});
+  // config["key"], config.get("key", byDefault) of a config file's dict: the setting `key`, by default the file's
+  // value.
+  Value configSetting(const Value& config, const Value& key, const Node& at, const Value* byDefault);
   // A value the program tests or compares (with `named`): where it is a setting's, the setting decides work.
   void settingUsed(const Value& value, const std::vector<Value>& named = {}, bool lookup = false);
   std::optional<bool> test(const Value& condition);

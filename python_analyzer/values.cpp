@@ -22,6 +22,7 @@ bool Value::sameConstant(const Value& o) const {
   case Kind::Bool: return flag == o.flag;
   case Kind::Number: return number == o.number;
   case Kind::String:
+  case Kind::File:
   case Kind::Name: return text == o.text;
   case Kind::Dtype: return dtype == o.dtype;
   default: return false;
@@ -51,6 +52,7 @@ Value joinValues(const Value& a, const Value& b) {
   case Kind::Bool:
   case Kind::Number:
   case Kind::String:
+  case Kind::File:
   case Kind::Name: return a.sameConstant(b) ? v : Value::unknown();
   case Kind::Dtype: v.dtype = a.dtype.join(b.dtype); return v;
   case Kind::Tensor:

@@ -29,6 +29,7 @@ struct Value {
     Bool,
     Number,
     String,
+    File,  // open(path): the path in text
     Dtype,  // torch.float16
     Tensor,
     Name,  // a library name not modelled further: "torch.nn.functional.gelu"
@@ -45,7 +46,9 @@ struct Value {
 
   bool flag = false;  // Bool
   double number = 0;  // Number
-  std::string text;  // String; Name: the dotted name; Autocast: the device type ("cuda", "cpu"; empty: unknown)
+  // String; Name: the dotted name; Autocast: the device type ("cuda", "cpu"; empty: unknown); File and a
+  // config file's Dict: the path
+  std::string text;
   DtypeSet dtype;  // Dtype; Tensor; Autocast: the dtype it casts to
   std::optional<Note> origin;  // Tensor: where it got its dtype
   std::optional<ExplicitCast> castInAutocast;  // Tensor: made by a cast under autocast
@@ -60,7 +63,9 @@ struct Value {
   const FunctionInfo* function = nullptr;  // Function, Method
   const ClassInfo* cls = nullptr;  // Class
   std::vector<Value> items;  // List; Dict: the values
-  bool itemsStandForMore = false;  // List: a few items for all (enumerate(), a comprehension, a long list)
+  bool itemsStandForMore = false;
+  bool fromConfigFile = false;  // Dict: json/yaml.load(...): a key is a setting, its default the file's  // List: a few
+                                // items for all (enumerate(), a comprehension, a long list)
   std::vector<Value> keys;  // Dict
   std::string description;  // how a message names it: "'x'"
   uint32_t setting = 0;  // read from a setting chosen at run time: the Interpreter's settings()[setting - 1]

@@ -487,6 +487,42 @@ for step in range(100):
   EXPECT_EQ(only(findings({write("accumulation.py", accumulation)})), "DL201:16");
 }
 
+// Settings in a config file the program loads (json.load, yaml.safe_load of
+// open(path), the path relative to the script or above it): each key read
+// is a setting whose default is the file's value, analyzed for its other
+// values too; a key the file lacks is a setting of unknown default.
+TEST_F(PythonProgram, ConfigFileKeysAreSettings) {
+  write("conf/small.json", R"({"fp16": true, "lr": 5e-4})");
+  write("conf/kd.yaml", "precision: fp16  # fp32 | fp16 | bf16\nepochs: 120\nnested:\n  a: 1\n");
+  const std::string json = write("train_json.py", R"(import json
+
+import torch
+
+with open("conf/small.json") as f:
+    cfg = json.load(f)
+model = torch.nn.Linear(4, 4)
+if cfg["fp16"]:
+    model.half()
+optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.get("lr", 1e-3))
+)");
+  const auto out = findings({json});
+  ASSERT_EQ(only(out), "DL304:10");
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes.back().message, "assuming fp16 in conf/small.json is True");
+  const std::string yaml = write("train_yaml.py", R"(import yaml
+
+import torch
+
+PRECISION = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+with open("conf/kd.yaml") as f:
+    cfg = yaml.safe_load(f)
+model = torch.nn.Linear(4, 4).to(PRECISION[cfg["precision"]])
+x = torch.randn(2, 4)
+y = model(x)
+)");
+  EXPECT_EQ(only(findings({yaml})), "DL101:10");
+}
+
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
 // a plain backward() before it is right. A method the trainer calls on
 // itself keeps its findings where they happen.
