@@ -513,7 +513,9 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   auto* savedContinues = frame.continues;
   frame.breaks = &breaks;
   frame.continues = &continues;
-  const bool endless = !isFor && eval(statement.field("condition"), state, frame).truth() == true;
+  // `while True:` leaves by break only; `while not done:` with done False at first is left when done turns.
+  const Node condition = isFor ? Node() : statement.field("condition");
+  const bool endless = condition && (condition.is("true") || (condition.is("integer") && condition.text() != "0"));
   for (const Value& element : passes) {
     if (!state.reached) break;
     if (isFor) assign(statement.field("left"), element, state, frame);
@@ -1753,6 +1755,8 @@ Value Interpreter::tensorOp(const std::string& op, const std::vector<Value>& inp
     else if (promotesOperands(op)) {
       auto a = event.inputs[0].dtype.single(), b = event.inputs.size() > 1 ? event.inputs[1].dtype.single() : a;
       if (a && b) result = DtypeSet(promote(*a, *b));
+    } else if (const auto input = joined.single(); input && isFloating(*input) && takesClassIndices(op)) {
+      result = joined;  // nll_loss(log_probs, targets): the input's dtype, whatever the indices' is
     }
   }
   if (destination && destination->is(Kind::Tensor)) return *destination;

@@ -18,6 +18,14 @@ constexpr TorchVersion kTorch{2, 0};
 constexpr size_t kMaxSettings = 4;
 constexpr size_t kMaxConfigurations = 24;
 
+// --fp16, --amp-dtype, $MIXED_PRECISION, bf16 in conf.yaml: a setting named for the precision it chooses.
+bool namesPrecision(std::string spelling) {
+  std::transform(spelling.begin(), spelling.end(), spelling.begin(), ::tolower);
+  static constexpr std::string_view kWords[] = {"fp16", "bf16", "half", "amp", "precision", "dtype", "float", "mixed"};
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](std::string_view word) { return spelling.find(word) != std::string::npos; });
+}
+
 std::string spelled(const Value& value) {
   switch (value.kind) {
   case Value::Kind::String: return "\"" + value.text + "\"";
@@ -49,7 +57,7 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
     for (const std::string& file : files)
       if (program.count(file)) programFiles.push_back(file);
     std::vector<Setting> deciding;
-    // The settings looked up in a dict (a dtype by name) first, those only
+    // The settings looked up in a dict (a dtype by name) or named for precision first, those only
     // tested for None (an optional path, a checkpoint) last; those found later
     // after the earlier ones, which keep their places.
     auto addDeciding = [&](const std::vector<Setting>& settings) {
@@ -61,7 +69,7 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
           deciding.push_back(setting);
         }
       auto rank = [](const Setting& s) {
-        return s.choosesByLookup ? 0 : s.values.front().is(Value::Kind::None) ? 2 : 1;
+        return s.choosesByLookup || namesPrecision(s.spelling) ? 0 : s.values.front().is(Value::Kind::None) ? 2 : 1;
       };
       std::stable_sort(deciding.begin() + before, deciding.end(),
                        [&](const Setting& a, const Setting& b) { return rank(a) < rank(b); });

@@ -523,6 +523,31 @@ y = model(x)
   EXPECT_EQ(only(findings({yaml})), "DL101:10");
 }
 
+// Under the cap on configurations, a setting named for the precision it
+// chooses (--fp16) is analyzed before flags tested earlier.
+TEST_F(PythonProgram, SettingsNamedForPrecisionAreAnalyzedFirst) {
+  const std::string program = write("train.py", R"(import argparse
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--verbose", action="store_true")
+p.add_argument("--shuffle", action="store_true")
+p.add_argument("--pin-memory", action="store_true")
+p.add_argument("--compile", action="store_true")
+p.add_argument("--profile", action="store_true")
+p.add_argument("--fp16", action="store_true")
+args = p.parse_args()
+print(1 if args.verbose else 0, 1 if args.shuffle else 0, 1 if args.pin_memory else 0)
+print(1 if args.compile else 0, 1 if args.profile else 0)
+model = torch.nn.Linear(4, 4)
+if args.fp16:
+    model.half()
+y = model(torch.randn(2, 4))
+)");
+  EXPECT_EQ(only(findings({program})), "DL101:18");
+}
+
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
 // a plain backward() before it is right. A method the trainer calls on
 // itself keeps its findings where they happen.

@@ -63,6 +63,9 @@ bool returnsBool(std::string_view op);
 bool returnsLong(std::string_view op);
 // Binary ops whose result is the promotion of their tensor operands.
 bool promotesOperands(std::string_view op);
+// Losses against class indices (nll_loss, cross_entropy, ctc_loss, ...): the
+// result has the input's dtype, whatever the targets' is.
+bool takesClassIndices(std::string_view op);
 // Lookups whose rows have the dtype of their floating operand, the table,
 // wherever it is in the arguments (ATen's embedding(weight, indices), the
 // functional embedding(indices, weight)).
