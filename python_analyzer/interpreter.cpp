@@ -786,9 +786,15 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
   setting.decides = true;
   setting.choosesByLookup = setting.choosesByLookup || lookup;
   for (const Value& v : named) addNamedValue(setting, v);
-  // A flag: both truths.
+  // A flag: both truths; a number tested for truth (`if args.clip_grad:`): zero and not; None: given too.
   if (named.empty() && setting.values.front().is(Kind::Bool))
     addNamedValue(setting, Value::boolean(!setting.values.front().flag));
+  if (named.empty() && setting.values.front().is(Kind::None)) addNamedValue(setting, Value::unknown());  // given
+  if (named.empty() && setting.values.front().is(Kind::Number)) {
+    Value other = Value::make(Kind::Number);
+    other.number = setting.values.front().number == 0 ? 1 : 0;
+    addNamedValue(setting, other);
+  }
 }
 
 std::optional<bool> Interpreter::test(const Value& condition) {
@@ -1319,6 +1325,17 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         for (size_t i = 0; i < object.keys.size(); ++i)
           if (object.keys[i].sameConstant(call.args[0])) return object.items[i];
         return call.args.size() > 1 ? call.args[1] : Value::none();
+      }
+      // precision.endswith("-mixed"): a setting's value tested by its suffix.
+      if (object.is(Kind::String) && (method == "endswith" || method == "startswith") && !call.args.empty() &&
+          call.args[0].is(Kind::String)) {
+        const std::string& text = object.text;
+        const std::string& part = call.args[0].text;
+        const bool holds = part.size() <= text.size() &&
+                           (method == "startswith" ? text.compare(0, part.size(), part) == 0
+                                                   : text.compare(text.size() - part.size(), part.size(), part) == 0);
+        settingUsed(object);
+        return Value::boolean(holds);
       }
       if (object.is(Kind::String) && (method == "lower" || method == "strip" || method == "upper")) {
         Value v = object;

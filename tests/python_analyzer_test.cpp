@@ -548,6 +548,46 @@ y = model(torch.randn(2, 4))
   EXPECT_EQ(only(findings({program})), "DL101:18");
 }
 
+// Lightning's --precision values tested by suffix (`precision.endswith("-mixed")`
+// makes the scaler): "bf16-true" has none. A setting tested for truth that
+// defaults to None (--gradient_clip_val) is analyzed given too, or a number
+// at zero and not.
+TEST_F(PythonProgram, SuffixTestsAndTruthTestedSettings) {
+  const std::string program = write("train.py", R"(import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", default="bf16-true", choices=["16-mixed", "bf16-true"])
+parser.add_argument("--gradient_clip_val", type=float, default=None)
+args = parser.parse_args()
+model = torch.nn.Linear(4, 1)
+if args.precision == "bf16-true":
+    model.bfloat16()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda") if args.precision.endswith("-mixed") else None
+for step in range(100):
+    with torch.autocast("cuda", enabled=scaler is not None):
+        loss = model(torch.randn(2, 4).to(next(model.parameters()).dtype)).float().mean()
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        if args.gradient_clip_val:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.gradient_clip_val)
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        loss.backward()
+        optimizer.step()
+)");
+  const auto out = findings({program});
+  ASSERT_EQ(only(out), "DL201:21");
+  std::vector<std::string> notes;
+  for (const Note& note : out[0].notes) notes.push_back(note.message);
+  EXPECT_NE(std::find(notes.begin(), notes.end(), "assuming --gradient_clip_val is given"), notes.end());
+}
+
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
 // a plain backward() before it is right. A method the trainer calls on
 // itself keeps its findings where they happen.
