@@ -115,6 +115,13 @@ bool leavesGradientsMisscaled(const Finding& finding) {
   return finding.rule && (finding.rule->handle == RuleId::DL205 || finding.rule->handle == RuleId::DL207);
 }
 
+void ScalerProtocol::backwardSeen() {
+  for (auto& [id, facts] : scalers_) {
+    facts.mayHaveNoBackward = facts.mayHaveStaleStep = false;
+    facts.mayHaveBackward = true;
+  }
+}
+
 void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;
@@ -125,6 +132,7 @@ void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocatio
     facts.steppedByScalerAt.reset();
   }
   (void)scaler;
+  backwardSeen();
 }
 
 void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
@@ -133,6 +141,7 @@ void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
     facts.unscaledBackwardAt = at;
     facts.steppedByScalerAt.reset();
   }
+  backwardSeen();
 }
 
 void ScalerProtocol::scaledUnderBFloat16(const ObjectRef& scaler, const SourceLocation& scaledAt,
@@ -320,6 +329,16 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
         at);
     addNote(f, facts.lastUpdateAt, "last update() here");
     out.push_back(std::move(f));
+  } else if (facts.lastUpdateAt && facts.mayHaveStaleStep && facts.backwardBeforeLastUpdate) {
+    // `for (opt : optimizers) { scaler.step(opt); scaler.update(); }`
+    Finding f = makeFinding(RuleId::DL210,
+                            fmt::format("{}.update() a second time in one iteration: no backward() since the last "
+                                        "update(), so the step() between unscaled gradients the old scale multiplied; "
+                                        "step every optimizer, then update() once",
+                                        scaler.name),
+                            at);
+    addNote(f, facts.lastUpdateAt, "last update() here");
+    out.push_back(std::move(f));
   }
   // unscale_(), then the optimizer's own step(), then update(): the step
   // used gradients an inf/NaN may be in, which update() now finds.
@@ -338,6 +357,9 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   bfloat16Losses_.erase(scaler.id);  // its gradients were not unscaled on this path: the scaler did no work on them
   facts.mayHaveNoInfCheck = true;
   facts.mayHaveInfCheck = false;
+  facts.backwardBeforeLastUpdate = facts.mayHaveBackward;
+  facts.mayHaveNoBackward = true;
+  facts.mayHaveBackward = facts.mayHaveStaleStep = false;
   facts.lastUpdateAt = at;
   for (auto& [key, p] : pairs_)
     if (key.first == scaler.id) p = PairFacts{};
@@ -503,6 +525,10 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     if (inserted) continue;
     it->second.mayHaveNoInfCheck |= theirs.mayHaveNoInfCheck;
     it->second.mayHaveInfCheck |= theirs.mayHaveInfCheck;
+    it->second.mayHaveNoBackward |= theirs.mayHaveNoBackward;
+    it->second.mayHaveStaleStep |= theirs.mayHaveStaleStep;
+    it->second.mayHaveBackward |= theirs.mayHaveBackward;
+    it->second.backwardBeforeLastUpdate |= theirs.backwardBeforeLastUpdate;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
     it->second.mayBeDisabled |= theirs.mayBeDisabled;
@@ -564,7 +590,8 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.lastUpdateAt.has_value(),
+    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
+                     s.mayHaveStaleStep, s.mayHaveBackward, s.backwardBeforeLastUpdate, s.lastUpdateAt.has_value(),
                      s.mayHaveCheckedUnidentified, s.mayBeDisabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());

@@ -626,6 +626,22 @@ void gan_optimizers_stepped_in_a_loop() {
   }
 }
 
+// update() inside the loop over the optimizers: the second pass steps
+// gradients of a backward before the first update(), which changed the scale.
+void update_per_optimizer_in_a_loop() {
+  torch::nn::Linear encoder(8, 1), head(8, 1);
+  torch::optim::Adam enc_opt(encoder->parameters(), 1e-4), head_opt(head->parameters(), 1e-4);
+  GradScaler scaler;
+  std::map<std::string, torch::optim::Optimizer*> optimizers{{"encoder", &enc_opt}, {"head", &head_opt}};
+  for (int it = 0; it < 8; ++it) {
+    scaler.scale(loss_of(encoder) + loss_of(head)).backward();
+    for (auto& kv : optimizers) {
+      scaler.step(*kv.second);
+      scaler.update();  // dtype-lint-expect: DL210 {{'scaler'.update() a second time in one iteration: no backward() since the last update()}}
+    }
+  }
+}
+
 // Two helpers that each unscale, called in one iteration: the second call is
 // out of order, not the helper, which is right on its own.
 double grad_norm_for_logging(GradScaler& s, torch::optim::Optimizer& o) {

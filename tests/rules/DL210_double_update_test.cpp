@@ -55,5 +55,31 @@ TEST_F(Protocol, AStepOnSomeIterationsPathRanWhenTheLoopIsLeft) {
   EXPECT_EQ(rules(out), std::vector<std::string>{"DL210"});
 }
 
+// `for (opt : optimizers) { scaler.step(opt); scaler.update(); }`: the
+// second update() has steps since the first but no backward: the second in
+// one iteration. Where no backward was seen before the first (one in code
+// not followed), nothing is said.
+TEST_F(Protocol, AnUpdateWithNoBackwardSinceTheLastIsTheIterationsSecond) {
+  const ObjectRef other{3, "'other'"};
+  p.declareOptimizer(other, DtypeSet(ScalarType::Float), std::nullopt, 0);
+  ScalerProtocol unseen = p;
+  p.scaledBackward(kScaler, at(1));
+  p.step(kScaler, kOpt, at(2), out);
+  p.update(kScaler, at(3), out);
+  p.step(kScaler, other, at(4), out);
+  p.update(kScaler, at(5), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL210"});
+  EXPECT_EQ(out[0].location.line, 5u);
+  EXPECT_EQ(out[0].notes.at(0).location.line, 3u);
+  EXPECT_NE(out[0].message.find("second time in one iteration"), std::string::npos) << out[0].message;
+
+  out.clear();
+  unseen.stepUnidentifiedOptimizer(kScaler, at(2), out);
+  unseen.update(kScaler, at(3), out);
+  unseen.stepUnidentifiedOptimizer(kScaler, at(4), out);
+  unseen.update(kScaler, at(5), out);
+  EXPECT_TRUE(out.empty()) << rules(out).front();
+}
+
 }  // namespace
 }  // namespace dtype_lint

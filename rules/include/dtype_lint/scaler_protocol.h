@@ -107,6 +107,14 @@ struct ScalerFacts {
   std::optional<SourceLocation> lastUpdateAt;
   // A path since the last update() with a step() or an unscale_().
   bool mayHaveInfCheck = false;
+  // A path since the last update() with no backward() (false where not
+  // known), one with a step() or unscale_() there, and a path with a
+  // backward() before the last update(): an update() after steps of no new
+  // backward is the iteration's second.
+  bool mayHaveNoBackward = false;
+  bool mayHaveStaleStep = false;
+  bool mayHaveBackward = false;
+  bool backwardBeforeLastUpdate = false;
   // An inf check (unscale) of gradients whose optimizer the front end could
   // not identify, since the last update.
   bool mayHaveCheckedUnidentified = false;
@@ -117,6 +125,7 @@ struct ScalerFacts {
   void recordInfCheck() {
     mayHaveNoInfCheck = false;
     mayHaveInfCheck = true;
+    mayHaveStaleStep |= mayHaveNoBackward;
   }
 };
 
@@ -228,6 +237,8 @@ class ScalerProtocol {
                           std::vector<Finding>& out);
   // The scaler's "stepped since update()" fact.
   void markStepped(const ObjectRef& scaler);
+  // A backward() of any loss: every scaler's "backward since update()" facts.
+  void backwardSeen();
 
   std::map<uintptr_t, ScalerFacts> scalers_;
   std::map<uintptr_t, OptimizerFacts> optimizers_;
