@@ -391,9 +391,9 @@ buffer.addmm_(probs, probs.t())
   for (const Finding& f : out) got.push_back(fmt::format("{}:{}", f.rule->id, f.location.line));
   std::sort(got.begin(), got.end());
   // DL202: the scaler unscales the Half parameters timm's model was converted
-  // to; DL105: the Half logits outside autocast; DL101: addmm_ of Half
-  // matrices on a Float buffer. No DL106: softplus runs in Float under autocast.
-  EXPECT_EQ(got, (std::vector<std::string>{"DL101:38", "DL105:36", "DL202:19"}));
+  // to; DL105: the Half logits outside autocast; DL102: addmm_ of Half
+  // matrices into a Float buffer. No DL106: softplus runs in Float under autocast.
+  EXPECT_EQ(got, (std::vector<std::string>{"DL102:38", "DL105:36", "DL202:19"}));
 }
 
 // accelerate's clip_grad_norm_ unscales every prepared optimizer, by a loop

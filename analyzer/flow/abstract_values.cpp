@@ -221,7 +221,7 @@ std::string MemberFacts::key() const {
 std::string CallContext::key(const clang::FunctionDecl* fn) const {
   std::string k =
       fmt::format("{}|{}|{}{}|", static_cast<const void*>(fn), process.key(), inCustomBackward, guardedByScalerState);
-  if (thisModule) k += fmt::format("m{}{}", thisModule->dtype.toString(), thisModuleFromParameter ? "p" : "");
+  if (thisModule) k += fmt::format("m{}{}", thisModule->dtype.toString(), thisModuleOfUnknownOrigin ? "p" : "");
   if (thisObject) k += fmt::format("t{:x}", thisObject->id);
   for (const Value& v : args) {
     k += fmt::format("{}:{}:{}:{:x}:{};", int(v.kind), v.fact.dtype.toString(), v.list.key(), v.object.id, v.flag);

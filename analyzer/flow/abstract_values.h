@@ -184,7 +184,7 @@ struct CallContext {
   std::optional<TensorFact> thisModule;  // for member functions of modules
   // The module is the caller's parameter, of a dtype it does not know: it may
   // have been converted since it was built, its constructor's facts do not hold.
-  bool thisModuleFromParameter = false;
+  bool thisModuleOfUnknownOrigin = false;
   std::optional<ObjectRef> thisObject;  // the caller's object of a member call
   bool inCustomBackward = false;
   // Called by a scaler's own method under a test of its own state

@@ -70,7 +70,7 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
   if (object) {
     if (moduleImplClass(object->getType())) {
       c->thisModule = evalModule(object);
-      c->thisModuleFromParameter = moduleFromUnknownParameter(object);
+      c->thisModuleOfUnknownOrigin = moduleOfUnknownOrigin(object);
     } else if (!isa<CXXThisExpr>(object->IgnoreImpCasts())) c->thisObject = scalers_.objectRef(object);
     else c->thisObject = ctx_.thisObject;
     if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
@@ -85,13 +85,15 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
   return c;
 }
 
-// `model->moe` of a `Classifier& model` parameter whose dtype this call does not know.
-bool FunctionAnalysis::moduleFromUnknownParameter(const Expr* module) {
+// `model->moe` of a `Classifier& model` parameter, `b->as<Block>()` of a
+// ModuleList's element: a module whose dtype this call does not know.
+bool FunctionAnalysis::moduleOfUnknownOrigin(const Expr* module) {
   const Expr* e = moduleObject(module);
   while (const auto* member = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreImpCasts() : nullptr))
     e = moduleObject(member->getBase());
-  const ValueDecl* root = e ? declOf(e) : nullptr;
-  return isa_and_nonnull<ParmVarDecl>(root) && !evalModule(e).dtype.single();
+  if (!e) return false;
+  const ValueDecl* root = declOf(e);
+  return (!root || isa<ParmVarDecl>(root)) && !evalModule(e).dtype.single();
 }
 
 void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallExpr* call) {
@@ -141,7 +143,7 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
                     note(at, fmt::format("in the call to module {} from here", describe(moduleObject(module.module)))));
   if (!c) return nullptr;
   c->thisModule = evalModule(module.module);
-  c->thisModuleFromParameter = moduleFromUnknownParameter(module.module);
+  c->thisModuleOfUnknownOrigin = moduleOfUnknownOrigin(module.module);
   size_t next = 0;
   for (unsigned i = 0; i < forward->getNumParams(); ++i) {
     Value v;

@@ -230,9 +230,10 @@ void FunctionAnalysis::seedClassInvariant(FlowState& entry) {
   dropConverted(members.modules);
   dropConverted(members.lists);
   // A module called through an object whose dtype the caller does not know
-  // (its parameter) may have been converted since it was built (by a builder
-  // in another file): what its constructor made is not known either.
-  if (ctx_.thisModuleFromParameter) {
+  // (its parameter, a module list's element) may have been converted since it
+  // was built (by a builder in another file, with its owner): what its
+  // constructor made is not known either.
+  if (ctx_.thisModuleOfUnknownOrigin) {
     members.tensors.clear();
     members.modules.clear();
   }

@@ -161,7 +161,7 @@ class FunctionAnalysis final : public FlowQueries {
   // Calls the analysis follows into
   std::optional<CallContext> calleeContext(Inherit inherit, std::optional<Note> calledFrom);
   std::optional<CallContext> userCallContext(const clang::CallExpr* call, const clang::FunctionDecl* callee);
-  bool moduleFromUnknownParameter(const clang::Expr* module);
+  bool moduleOfUnknownOrigin(const clang::Expr* module);
   void transferModuleCall(const ModuleCall& module, const clang::CallExpr* call);
   const FunctionResult* analyzeModuleCall(const ModuleCall& module, const clang::Expr* at);
   const FunctionResult* analyzeAutogradApply(const clang::CallExpr* call, const clang::CXXRecordDecl* function);

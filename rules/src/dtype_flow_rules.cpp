@@ -57,9 +57,9 @@ Tristate DtypeFlowRules::autocastCasts(std::string_view op, const AutocastState&
 void DtypeFlowRules::onOp(const OpEvent& event, std::vector<Finding>& out) const {
   if (event.op == "backward") return checkHalfLossBackward(event, out);
   if (const auto base = variantBase(event.op)) {
-    // addmm_/addmm(out=)/baddbmm_...: torch checks self (an in-place op's
-    // destination) against the matrices before anything is written (DL101);
-    // only then the destination (DL102).
+    // addmm_/addmm(out=)/baddbmm_...: matrices of different dtypes are
+    // DL101; matrices that agree with each other but not with the
+    // destination (an in-place op's self, a Float accumulator) are DL102.
     if (isMatmulFamily(*base) && mismatchedOperands(event)) return checkMixedMatmul(event, out);
     return checkOutDtype(event, out);
   }
@@ -118,15 +118,11 @@ void DtypeFlowRules::checkCastInsideAutocast(const OpEvent& event, std::vector<F
 
 std::optional<std::pair<const Operand*, const Operand*>>
 DtypeFlowRules::mismatchedOperands(const OpEvent& event) const {
-  // The operands the op reads: an in-place op's destination is its self, read first.
-  const bool self = inPlaceBase(event.op) && event.destination;
-  const size_t count = event.inputs.size() + (self ? 1 : 0);
-  auto read = [&](size_t i) -> const Operand& {
-    return self ? (i == 0 ? *event.destination : event.inputs[i - 1]) : event.inputs[i];
-  };
-  for (size_t i = 0; i < count; ++i)
-    for (size_t j = i + 1; j < count; ++j)
-      if (definitelyDifferentFloating(read(i).dtype, read(j).dtype)) return std::pair{&read(i), &read(j)};
+  // The operands the op reads; an in-place op's self is its destination (DL102's).
+  for (size_t i = 0; i < event.inputs.size(); ++i)
+    for (size_t j = i + 1; j < event.inputs.size(); ++j)
+      if (definitelyDifferentFloating(event.inputs[i].dtype, event.inputs[j].dtype))
+        return std::pair{&event.inputs[i], &event.inputs[j]};
   return std::nullopt;
 }
 

@@ -36,7 +36,7 @@ void out_elementwise(torch::Tensor master) {
 void in_place_matmul() {
   auto a = torch::randn({4, 4}, torch::kHalf);
   auto acc = torch::zeros({4, 4});
-  acc.addmm_(a, a);  // dtype-lint-expect: DL101:3 {{'addmm_' on operands of different dtypes outside autocast ('acc': Float, 'a': Half)}}
+  acc.addmm_(a, a);  // dtype-lint-expect: DL102:3 {{in-place 'addmm_' computes Half but its destination 'acc' is Float; in-place ops are never autocast}}
   auto acc_half = torch::zeros({4, 4}, torch::kHalf);
   acc_half.addmm_(a, a);
 }

@@ -1,6 +1,6 @@
-# The self/input of the addmm family against its matrices, in-place and out=
-# too: PyTorch raises "self and mat2 must have the same dtype" (DL101), where
-# the same op's plain form says the same. einsum under CPU autocast is fine:
+# The self/input of the addmm family against its matrices: PyTorch raises
+# "self and mat2 must have the same dtype". The input of addmm(out=) is an
+# operand (DL101); the self of addmm_/baddbmm_ is the destination (DL102). einsum under CPU autocast is fine:
 # the bmm it contracts with is cast.
 import torch
 
@@ -12,8 +12,8 @@ q, k = torch.randn(2, 3, 5, dtype=torch.bfloat16), torch.randn(2, 5, 3, dtype=to
 raised = 0
 for merge in (
     lambda: torch.addmm(weight, lora_b, lora_a, out=weight),  # dtype-lint-expect: DL101
-    lambda: weight.addmm_(lora_b, lora_a),  # dtype-lint-expect: DL101
-    lambda: scores.baddbmm_(q, k),  # dtype-lint-expect: DL101
+    lambda: weight.addmm_(lora_b, lora_a),  # dtype-lint-expect: DL102
+    lambda: scores.baddbmm_(q, k),  # dtype-lint-expect: DL102
 ):
     try:
         merge()
