@@ -223,6 +223,7 @@ std::string CallContext::key(const clang::FunctionDecl* fn) const {
       fmt::format("{}|{}|{}{}|", static_cast<const void*>(fn), process.key(), inCustomBackward, guardedByScalerState);
   if (thisModule) k += fmt::format("m{}{}", thisModule->dtype.toString(), thisModuleOfUnknownOrigin ? "p" : "");
   if (thisObject) k += fmt::format("t{:x}", thisObject->id);
+  if (thisClass) k += fmt::format("c{}", static_cast<const void*>(thisClass));
   for (const Value& v : args) {
     k += fmt::format("{}:{}:{}:{:x}:{};", int(v.kind), v.fact.dtype.toString(), v.list.key(), v.object.id, v.flag);
     for (const auto& [field, fact] : v.fields)

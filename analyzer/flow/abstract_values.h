@@ -186,6 +186,9 @@ struct CallContext {
   // have been converted since it was built, its constructor's facts do not hold.
   bool thisModuleOfUnknownOrigin = false;
   std::optional<ObjectRef> thisObject;  // the caller's object of a member call
+  // The class of *this when the caller knows it (a local trainer of a derived
+  // class): virtual calls on this run that class's overrides.
+  const clang::CXXRecordDecl* thisClass = nullptr;
   bool inCustomBackward = false;
   // Called by a scaler's own method under a test of its own state
   // (`if (!unscaled_) unscale_(opt)` in step()): an unscale here is skipped

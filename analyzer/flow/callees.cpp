@@ -74,6 +74,7 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
     } else if (!isa<CXXThisExpr>(object->IgnoreImpCasts())) c->thisObject = scalers_.objectRef(object);
     else c->thisObject = ctx_.thisObject;
     if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
+    c->thisClass = objectClass(object);
   }
   if (lambda) {
     c->enclosing = std::make_shared<const FlowState>(state_);
@@ -83,6 +84,30 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
       cast<CXXMethodDecl>(callee)->getParent() == dyn_cast<CXXMethodDecl>(fn_)->getParent())
     c->thisModule = ctx_.thisModule;
   return c;
+}
+
+// The class of the object a method is called on, where the call shows it: a
+// local object or member (not a reference or a pointer to a base), or *this
+// of a method called on one.
+const CXXRecordDecl* FunctionAnalysis::objectClass(const Expr* object) {
+  object = object->IgnoreParenImpCasts();
+  if (isa<CXXThisExpr>(object)) return ctx_.thisClass;
+  const ValueDecl* d = nullptr;
+  if (const auto* ref = dyn_cast<DeclRefExpr>(object)) d = dyn_cast<VarDecl>(ref->getDecl());
+  if (const auto* member = dyn_cast<MemberExpr>(object)) d = dyn_cast<FieldDecl>(member->getMemberDecl());
+  if (!d || d->getType()->isReferenceType() || d->getType()->isPointerType()) return nullptr;
+  return d->getType()->getAsCXXRecordDecl();
+}
+
+const FunctionDecl* FunctionAnalysis::calledDefinition(const CallExpr* call, const FunctionDecl* definition) {
+  const auto* member = dyn_cast<CXXMemberCallExpr>(call);
+  const CXXMethodDecl* method = member ? member->getMethodDecl() : nullptr;
+  if (!method || !method->isVirtual()) return definition;
+  const CXXRecordDecl* dynamic = objectClass(member->getImplicitObjectArgument());
+  const CXXMethodDecl* overrider =
+      dynamic ? method->getCorrespondingMethodInClass(dynamic, /*MayBeBase=*/true) : nullptr;
+  const FunctionDecl* def = overrider ? overrider->getDefinition() : nullptr;
+  return def && isAnalyzable(def) ? def : definition;
 }
 
 // `model->moe` of a `Classifier& model` parameter, `b->as<Block>()` of a

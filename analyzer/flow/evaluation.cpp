@@ -504,10 +504,12 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
     return r ? r->returned : TensorFact{};
   }
   case CallKind::TorchFunction: return evalTorchFunction(call, c.name);
-  case CallKind::UserFunction: {
-    // A user function: its result in this context.
-    auto calleeCtx = userCallContext(call, c.definition);
-    const FunctionResult* r = calleeCtx ? tu_.analyze(c.definition, *calleeCtx) : nullptr;
+  case CallKind::UserFunction:
+  case CallKind::Other: {
+    // A user function (a virtual one's override where the object's class is known): its result in this context.
+    const FunctionDecl* definition = calledDefinition(call, c.definition);
+    auto calleeCtx = definition ? userCallContext(call, definition) : std::nullopt;
+    const FunctionResult* r = calleeCtx ? tu_.analyze(definition, *calleeCtx) : nullptr;
     return r ? r->returned : TensorFact{};
   }
   default: return {};

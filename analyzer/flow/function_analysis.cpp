@@ -42,7 +42,8 @@ const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {
   const auto* call = dyn_cast_or_null<CallExpr>(ignoreWrappers(e));
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
   const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
-  if (!def || !isAnalyzable(def)) return nullptr;
+  def = call ? calledDefinition(call, def && isAnalyzable(def) ? def : nullptr) : nullptr;
+  if (!def) return nullptr;
   auto c = userCallContext(call, def);
   return c ? tu_.analyze(def, *c) : nullptr;
 }

@@ -160,6 +160,12 @@ class FunctionAnalysis final : public FlowQueries {
 
   // Calls the analysis follows into
   std::optional<CallContext> calleeContext(Inherit inherit, std::optional<Note> calledFrom);
+  // The function a call runs: a virtual method's override in the class of
+  // the object when the call shows it, else `definition`.
+  const clang::FunctionDecl* calledDefinition(const clang::CallExpr* call, const clang::FunctionDecl* definition);
+  const clang::CXXRecordDecl* objectClass(const clang::Expr* object);
+  // The destructors that run when an object of `record` goes out of scope, its bases' after its own.
+  void runDestructor(const clang::CXXRecordDecl* record);
   std::optional<CallContext> userCallContext(const clang::CallExpr* call, const clang::FunctionDecl* callee);
   bool moduleOfUnknownOrigin(const clang::Expr* module);
   void transferModuleCall(const ModuleCall& module, const clang::CallExpr* call);

@@ -349,6 +349,18 @@ void ScalerTracking::transferUnfollowedCall(const CallExpr* call) {
   for (const Expr* arg : call->arguments())
     if (isScalerType(api_, arg->getType()))
       if (const ObjectRef scaler = objectRef(ignoreWrappers(arg)); scaler.id) protocol().forgetScaler(scaler.id);
+  // A method of the object with no body here (a pure virtual step_optimizers()
+  // a derived trainer overrides) may drive the object's own scalers.
+  if (const auto* method = dyn_cast<CXXMethodDecl>(callee); method && isa<CXXMemberCallExpr>(call))
+    forgetMemberScalers(method->getParent());
+}
+
+void ScalerTracking::forgetMemberScalers(const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition()) return;
+  for (const FieldDecl* field : record->fields())
+    if (isScalerType(api_, field->getType()))
+      protocol().forgetScaler(reinterpret_cast<uintptr_t>(field->getCanonicalDecl()));
+  for (const CXXBaseSpecifier& base : record->bases()) forgetMemberScalers(base.getType()->getAsCXXRecordDecl());
 }
 
 void ScalerTracking::transferClip(const CallExpr* call) {

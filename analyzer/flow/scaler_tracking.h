@@ -55,6 +55,8 @@ class ScalerTracking {
   // A call the flow does not follow: a callable whose target is unknown may
   // drive every scaler; a user function without a body, the scalers passed to it.
   void transferUnfollowedCall(const clang::CallExpr* call);
+  // The scalers that are members of an object of `record` (or of its bases): code not followed drove them.
+  void forgetMemberScalers(const clang::CXXRecordDecl* record);
   // backward() on `loss`: scaled by a scaler, by hand, or not at all.
   void transferBackward(const clang::Expr* loss, const clang::Expr* at);
   // g /= s, g.div_(s), g.mul_(1.0 / s): gradients divided back by a manual scaling's factor.

@@ -533,10 +533,13 @@ void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassi
   case CallKind::AutogradApply: analyzeAutogradApply(call, c.autogradFunction); return;
   case CallKind::TorchFunction: return transferTorchFunction(call, c.name);
   case CallKind::UserFunction:
-    // User functions: follow them for their effects and events.
-    if (auto calleeCtx = userCallContext(call, c.definition)) transferUserCall(c.definition, *calleeCtx, call);
-    return;
-  case CallKind::Other: return scalers_.transferUnfollowedCall(call);
+  case CallKind::Other:
+    // User functions (a virtual one's override where the object's class is known): follow them.
+    if (const FunctionDecl* definition = calledDefinition(call, c.definition)) {
+      if (auto calleeCtx = userCallContext(call, definition)) transferUserCall(definition, *calleeCtx, call);
+      return;
+    }
+    return scalers_.transferUnfollowedCall(call);
   }
 }
 
@@ -870,11 +873,14 @@ void FunctionAnalysis::transferStmt(const Stmt* s) {
 // scaled backward) all happened before this call, in the caller or in another
 // helper it called: this function alone does nothing wrong, calling it there
 // does (`grad_norm_for_logging(scaler, opt)` after `unscale_and_clip(scaler,
-// opt)`). It is reported at that call, with this place as a note.
+// opt)`). It is reported at that call, with this place as a note. An
+// override (a trainer's on_after_backward() hook) is the user's code where
+// the base's template method calls it: its findings stay in it.
 bool FunctionAnalysis::placeAtCall(Finding& finding) {
   if (ctx_.callChain.empty() || !ctx_.caller || finding.notes.empty() || !fn_->getBody() ||
       !isCallOrderFinding(finding))
     return false;
+  if (const auto* method = dyn_cast<CXXMethodDecl>(fn_); method && method->size_overridden_methods() > 0) return false;
   const SourceLocation body = toLocation(fn_->getBody()->getSourceRange());
   auto withinThisFunction = [&](const Note& n) {
     return n.location.file == body.file && n.location.line >= body.line && n.location.line <= body.endLine;
@@ -920,9 +926,20 @@ void FunctionAnalysis::transfer(const CFGElement& element) {
     if (disablesGrad(dtor->getVarDecl()->getType())) state_.process.gradDisabled = false;
     // RAII guards: the destructor of a user class runs at scope exit.
     const CXXDestructorDecl* d = dtor->getDestructorDecl(tu_.context());
-    const FunctionDecl* def = d ? d->getDefinition() : nullptr;
-    if (!def || !isAnalyzable(def)) return;
-    if (auto c = calleeContext(Inherit::ProcessOnly, std::nullopt)) transferUserCall(def, *c);
+    if (d) runDestructor(d->getParent());
+  }
+}
+
+// A class's destructor body, then its bases' (an AutocastDisabled guard
+// derived from the region guard whose destructor restores autocast).
+void FunctionAnalysis::runDestructor(const CXXRecordDecl* record) {
+  if (!record || !record->hasDefinition()) return;
+  if (const CXXDestructorDecl* d = record->getDestructor())
+    if (const FunctionDecl* def = d->getDefinition(); def && isAnalyzable(def))
+      if (auto c = calleeContext(Inherit::ProcessOnly, std::nullopt)) transferUserCall(def, *c);
+  for (auto base = record->bases_end(); base != record->bases_begin();) {
+    --base;
+    runDestructor(base->getType()->getAsCXXRecordDecl());
   }
 }
 

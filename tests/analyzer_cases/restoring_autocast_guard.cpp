@@ -86,3 +86,25 @@ int main() {
   cleared(model, optimizer);
   restored_in_body(model);
 }
+
+// `with torch.autocast(enabled=False):` as a guard derived from the saving
+// one: its implicit destructor runs the base's, which turns autocast back on
+// for the matmul after the Float block.
+class AutocastOff : public SavingGuard {
+ public:
+  AutocastOff() : SavingGuard(false) {}
+};
+
+void float_block_inside_a_region(torch::nn::Linear& bf16_model) {
+  bf16_model->to(torch::kBFloat16);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(true);
+  auto h = torch::randn({4, 8});
+  {
+    AutocastOff fp32;
+    h = torch::softmax(h, -1);
+  }
+  bf16_model(h);
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
