@@ -2003,6 +2003,24 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return iterations;
   }
   // for i, x in enumerate(xs), for a, b in zip(xs, ys): one element stands for all.
+  // nanoGPT-style configs: config = dict(dtype="bfloat16", ...); cfg = type("Cfg", (), config).
+  if (name == "dict" && call.args.empty() && !call.spread) {
+    Value dict = Value::make(Kind::Dict);
+    for (const auto& [key, value] : call.kwargs) {
+      dict.keys.push_back(Value::string(key));
+      dict.items.push_back(value);
+    }
+    return dict;
+  }
+  if (name == "type" && call.args.size() == 3 && call.args[2].is(Kind::Dict)) {
+    Object settings;
+    settings.type = Object::Type::Settings;
+    settings.typeName = call.args[0].is(Kind::String) ? call.args[0].text : "type";
+    const Value& attributes = call.args[2];
+    for (size_t i = 0; i < attributes.keys.size(); ++i)
+      if (attributes.keys[i].is(Kind::String)) settings.attributes[attributes.keys[i].text] = attributes.items[i];
+    return makeObject(std::move(settings), state);
+  }
   if (name == "enumerate" || name == "zip") {
     Value tuple = Value::make(Kind::List);
     if (name == "enumerate") tuple.items.push_back(Value::unknown());

@@ -588,6 +588,20 @@ for step in range(100):
   EXPECT_NE(std::find(notes.begin(), notes.end(), "assuming --gradient_clip_val is given"), notes.end());
 }
 
+// nanoGPT-style configuration: a dict(...) of defaults made into a class
+// with type(); its attributes are the dict's values.
+TEST_F(PythonProgram, AConfigMadeByTypeOfADict) {
+  const std::string program = write("train.py", R"(import torch
+
+config = dict(dtype="float16", batch_size=8)
+cfg = type("Cfg", (), config)
+ptdtype = {"float32": torch.float32, "float16": torch.float16}[cfg.dtype]
+model = torch.nn.Linear(4, 4).to(ptdtype)
+y = model(torch.randn(cfg.batch_size, 4))
+)");
+  EXPECT_EQ(only(findings({program})), "DL101:7");
+}
+
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
 // a plain backward() before it is right. A method the trainer calls on
 // itself keeps its findings where they happen.
