@@ -44,6 +44,14 @@ bool decoratedAs(const FunctionInfo& function, std::initializer_list<std::string
                      [&](const Node& d) { return std::find(names.begin(), names.end(), d.text()) != names.end(); });
 }
 
+// The text of the function's decorator that names `name` (`@custom_bwd`,
+// `@torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)`); empty if none.
+std::string_view decoratorNaming(const FunctionInfo& function, std::string_view name) {
+  for (const Node& d : function.decorators)
+    if (d.text().find(name) != std::string_view::npos) return d.text();
+  return {};
+}
+
 // Whether a function's body yields (not in a function or class defined in it).
 bool yields(const Node& node) {
   if (node.is("yield")) return true;
@@ -1375,8 +1383,24 @@ Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& 
   const Value ctx = makeObject(std::move(context), state);
   call.args.insert(call.args.begin(), ctx);
   call.argNodes.insert(call.argNodes.begin(), Node());
+  // custom_fwd(cast_inputs=torch.float32) under autocast: forward (and a
+  // custom_bwd backward) run with autocast off, on inputs cast to that dtype.
   const AutocastState forwardAutocast = state.autocast;
+  const std::string_view forwardDecorator = decoratorNaming(*forward, "custom_fwd");
+  std::optional<ScalarType> castInputs;
+  if (forwardDecorator.find("cast_inputs") != std::string_view::npos && forwardAutocast.anyOn())
+    castInputs = forwardDecorator.find("bfloat16") != std::string_view::npos ? ScalarType::BFloat16
+                 : forwardDecorator.find("float16") != std::string_view::npos ||
+                         forwardDecorator.find("half") != std::string_view::npos
+                     ? ScalarType::Half
+                     : ScalarType::Float;
+  if (castInputs) {
+    for (Value& arg : call.args)
+      if (arg.is(Kind::Tensor) && arg.dtype.allFloating()) arg.dtype = DtypeSet(*castInputs);
+    state.autocast = AutocastState{};
+  }
   const Value output = callFunction(*forward, std::nullopt, call, state, frame);
+  if (castInputs) state.autocast = forwardAutocast;
   const FunctionInfo* backward = findMethod(cls, "backward");
   if (!backward || !state.reached) return output;
   Call gradient;
@@ -1389,8 +1413,11 @@ Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& 
           forwardAutocast.cuda.enabled == Tristate::On ? forwardAutocast.cuda.enabledAt : forwardAutocast.cpu.enabledAt;
       at && forwardAutocast.anyOn())
     autograd.forwardUnderAutocast = Note{*at, "its forward ran under autocast, enabled here"};
+  // Autograd runs backward outside the forward's region, unless custom_bwd
+  // puts it back in the state forward ran in.
   State backwardState = state;
-  backwardState.autocast = AutocastState{};  // autograd runs backward outside the forward's region
+  backwardState.autocast = AutocastState{};
+  if (!decoratorNaming(*backward, "custom_bwd").empty() && !castInputs) backwardState.autocast = forwardAutocast;
   callFunction(*backward, std::nullopt, gradient, backwardState, autograd);
   // What backward stores into ctx stays with it; the protocol and autocast are the caller's.
   if (backwardState.reached) state.heap = backwardState.heap;

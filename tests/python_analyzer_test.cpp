@@ -602,6 +602,57 @@ y = model(torch.randn(cfg.batch_size, 4))
   EXPECT_EQ(only(findings({program})), "DL101:7");
 }
 
+// custom_bwd runs backward in the autocast state forward ran in: the mixed
+// matmul there is cast, no DL103; without it, it is. A Function with
+// custom_fwd(cast_inputs=torch.float32) beside it gives nothing either.
+TEST_F(PythonProgram, CustomFwdAndBwdDecorators) {
+  const std::string program = R"(import torch
+from torch.amp import custom_bwd, custom_fwd
+
+
+class LinearFn(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(device_type="cuda")
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(x, weight)
+        return x @ weight.t()
+
+    @staticmethod
+    @custom_bwd(device_type="cuda")
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        return grad_out @ weight, grad_out.t() @ x
+
+
+class ExpFn(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(device_type="cuda", cast_inputs=torch.float32)
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x, scale)
+        return torch.softmax(x * scale, dim=-1)
+
+    @staticmethod
+    @custom_bwd(device_type="cuda")
+    def backward(ctx, grad_out):
+        x, scale = ctx.saved_tensors
+        return grad_out @ scale, None
+
+
+w = torch.nn.Parameter(torch.randn(4, 4))
+with torch.autocast("cuda", dtype=torch.float16):
+    y = LinearFn.apply(torch.randn(2, 4), w)
+    z = ExpFn.apply(y, w)
+z.float().sum().backward()
+)";
+  EXPECT_EQ(only(findings({write("decorated.py", program)})), "0 findings");
+  const std::string decorator = "    @custom_bwd(device_type=\"cuda\")\n";
+  std::string plain = program;
+  plain.erase(plain.find(decorator), decorator.size());  // LinearFn's: its backward leaves the region
+  const auto out = findings({write("plain.py", plain)});
+  ASSERT_EQ(out.size(), 2u);  // grad_out @ weight, grad_out.t() @ x
+  for (const Finding& f : out) EXPECT_EQ(fmt::format("{}:{}", f.rule->id, f.location.line), "DL103:15");
+}
+
 // GradScaler(enabled=False) does nothing: its step() is the optimizer's, and
 // a plain backward() before it is right. A method the trainer calls on
 // itself keeps its findings where they happen.
