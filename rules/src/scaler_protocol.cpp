@@ -320,6 +320,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   // either is enough: an update() outside the `if` that steps every N-th
   // micro-batch raises on the first one that does not.
   ScalerFacts& facts = scalerFacts(scaler);
+  bool reported = true;
   if (facts.mayHaveNoInfCheck) {
     Finding f = makeFinding(
         RuleId::DL210,
@@ -329,7 +330,8 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
         at);
     addNote(f, facts.lastUpdateAt, "last update() here");
     out.push_back(std::move(f));
-  } else if (facts.lastUpdateAt && facts.mayHaveStaleStep && facts.backwardBeforeLastUpdate) {
+  } else if (facts.lastUpdateAt && facts.mayHaveStaleStep && facts.backwardBeforeLastUpdate &&
+             !facts.lastUpdateReported) {
     // `for (opt : optimizers) { scaler.step(opt); scaler.update(); }`
     Finding f = makeFinding(RuleId::DL210,
                             fmt::format("{}.update() a second time in one iteration: no backward() since the last "
@@ -339,6 +341,8 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
                             at);
     addNote(f, facts.lastUpdateAt, "last update() here");
     out.push_back(std::move(f));
+  } else {
+    reported = false;
   }
   // unscale_(), then the optimizer's own step(), then update(): the step
   // used gradients an inf/NaN may be in, which update() now finds.
@@ -357,6 +361,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   bfloat16Losses_.erase(scaler.id);  // its gradients were not unscaled on this path: the scaler did no work on them
   facts.mayHaveNoInfCheck = true;
   facts.mayHaveInfCheck = false;
+  facts.lastUpdateReported = reported;
   facts.backwardBeforeLastUpdate = facts.mayHaveBackward;
   facts.mayHaveNoBackward = true;
   facts.mayHaveBackward = facts.mayHaveStaleStep = false;
@@ -529,6 +534,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     it->second.mayHaveStaleStep |= theirs.mayHaveStaleStep;
     it->second.mayHaveBackward |= theirs.mayHaveBackward;
     it->second.backwardBeforeLastUpdate |= theirs.backwardBeforeLastUpdate;
+    it->second.lastUpdateReported |= theirs.lastUpdateReported;
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
     it->second.mayBeDisabled |= theirs.mayBeDisabled;
@@ -590,9 +596,9 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
-                     s.mayHaveStaleStep, s.mayHaveBackward, s.backwardBeforeLastUpdate, s.lastUpdateAt.has_value(),
-                     s.mayHaveCheckedUnidentified, s.mayBeDisabled);
+    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
+                     s.mayHaveStaleStep, s.lastUpdateReported, s.mayHaveBackward, s.backwardBeforeLastUpdate,
+                     s.lastUpdateAt.has_value(), s.mayHaveCheckedUnidentified, s.mayBeDisabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());
   for (const auto& [key, p] : pairs_)

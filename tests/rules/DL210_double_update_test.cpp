@@ -73,6 +73,19 @@ TEST_F(Protocol, AnUpdateWithNoBackwardSinceTheLastIsTheIterationsSecond) {
   EXPECT_EQ(out[0].notes.at(0).location.line, 3u);
   EXPECT_NE(out[0].message.find("second time in one iteration"), std::string::npos) << out[0].message;
 
+  // An update() already reported (inside the accumulation loop, before any
+  // step): the update() after the step is its consequence, not a second finding.
+  out.clear();
+  ScalerProtocol misplaced;
+  misplaced.declareScaler(kScaler);
+  misplaced.declareOptimizer(kOpt, DtypeSet(ScalarType::Float), std::nullopt, 0);
+  misplaced.scaledBackward(kScaler, at(1));
+  misplaced.update(kScaler, at(2), out);
+  misplaced.step(kScaler, kOpt, at(3), out);
+  misplaced.update(kScaler, at(4), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL210"});
+  EXPECT_EQ(out[0].location.line, 2u);
+
   out.clear();
   unseen.stepUnidentifiedOptimizer(kScaler, at(2), out);
   unseen.update(kScaler, at(3), out);

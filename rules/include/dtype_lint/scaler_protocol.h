@@ -115,6 +115,7 @@ struct ScalerFacts {
   bool mayHaveStaleStep = false;
   bool mayHaveBackward = false;
   bool backwardBeforeLastUpdate = false;
+  bool lastUpdateReported = false;  // DL210 there already: what follows is its consequence
   // An inf check (unscale) of gradients whose optimizer the front end could
   // not identify, since the last update.
   bool mayHaveCheckedUnidentified = false;
