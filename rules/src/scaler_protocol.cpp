@@ -320,7 +320,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   // either is enough: an update() outside the `if` that steps every N-th
   // micro-batch raises on the first one that does not.
   ScalerFacts& facts = scalerFacts(scaler);
-  bool reported = true;
+  const bool noInfCheckReported = facts.mayHaveNoInfCheck;
   if (facts.mayHaveNoInfCheck) {
     Finding f = makeFinding(
         RuleId::DL210,
@@ -341,8 +341,6 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
                             at);
     addNote(f, facts.lastUpdateAt, "last update() here");
     out.push_back(std::move(f));
-  } else {
-    reported = false;
   }
   // unscale_(), then the optimizer's own step(), then update(): the step
   // used gradients an inf/NaN may be in, which update() now finds.
@@ -361,7 +359,7 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   bfloat16Losses_.erase(scaler.id);  // its gradients were not unscaled on this path: the scaler did no work on them
   facts.mayHaveNoInfCheck = true;
   facts.mayHaveInfCheck = false;
-  facts.lastUpdateReported = reported;
+  facts.lastUpdateReported = noInfCheckReported;
   facts.backwardBeforeLastUpdate = facts.mayHaveBackward;
   facts.mayHaveNoBackward = true;
   facts.mayHaveBackward = facts.mayHaveStaleStep = false;

@@ -115,7 +115,7 @@ struct ScalerFacts {
   bool mayHaveStaleStep = false;
   bool mayHaveBackward = false;
   bool backwardBeforeLastUpdate = false;
-  bool lastUpdateReported = false;  // DL210 there already: what follows is its consequence
+  bool lastUpdateReported = false;  // an update() with no step() (DL210): what follows is its consequence
   // An inf check (unscale) of gradients whose optimizer the front end could
   // not identify, since the last update.
   bool mayHaveCheckedUnidentified = false;
