@@ -4,6 +4,7 @@
 // classes are followed; bad input never stops it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -45,8 +46,9 @@ INSTANTIATE_TEST_SUITE_P(Scripts, PythonSamplesStatically,
 class PythonProgram : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dtype_lint_python_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    // Per process: the sanitizer build runs the same tests at the same time.
+    dir_ = fs::temp_directory_path() / ("dtype_lint_python_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
