@@ -31,15 +31,9 @@ std::optional<std::string> readFound(const std::string& path, const std::string&
   return std::nullopt;
 }
 
-Value number(double n) {
-  Value v = Value::make(Kind::Number);
-  v.number = n;
-  return v;
-}
-
 Value fromJson(const nlohmann::json& j) {
   if (j.is_boolean()) return Value::boolean(j.get<bool>());
-  if (j.is_number()) return number(j.get<double>());
+  if (j.is_number()) return Value::numeric(j.get<double>());
   if (j.is_string()) return Value::string(j.get<std::string>());
   if (j.is_null()) return Value::none();
   return Value::unknown();
@@ -56,7 +50,7 @@ Value fromYamlScalar(std::string text) {
   if (text == "null" || text == "~") return Value::none();
   char* end = nullptr;
   const double n = std::strtod(text.c_str(), &end);
-  if (end && *end == '\0') return number(n);
+  if (end && *end == '\0') return Value::numeric(n);
   return Value::string(text);
 }
 

@@ -799,9 +799,7 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
     addNamedValue(setting, Value::boolean(!setting.values.front().flag));
   if (named.empty() && setting.values.front().is(Kind::None)) addNamedValue(setting, Value::unknown());  // given
   if (named.empty() && setting.values.front().is(Kind::Number)) {
-    Value other = Value::make(Kind::Number);
-    other.number = setting.values.front().number == 0 ? 1 : 0;
-    addNamedValue(setting, other);
+    addNamedValue(setting, Value::numeric(setting.values.front().number == 0 ? 1 : 0));
   }
 }
 
@@ -2015,18 +2013,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   if (name == "range" && !call.args.empty() && call.args.size() <= 2 && !call.spread &&
       std::all_of(call.args.begin(), call.args.end(), [](const Value& v) { return v.is(Kind::Number); })) {
     // A count that is a setting of 1 (gradient-accumulation steps) is also analyzed at 2: one iteration hides repeats.
-    Value two = Value::make(Kind::Number);
-    two.number = 2;
-    if (call.args.size() == 1 && call.args[0].number == 1) settingUsed(call.args[0], {two});
+    if (call.args.size() == 1 && call.args[0].number == 1) settingUsed(call.args[0], {Value::numeric(2)});
     const double from = call.args.size() == 2 ? call.args[0].number : 0, to = call.args.back().number;
     if (to - from < 1 || to - from > kItemsIteratedOneByOne || from != std::floor(from) || to != std::floor(to))
       return Value::unknown();
     Value iterations = Value::make(Kind::List);
-    for (double i = from; i < to; ++i) {
-      Value index = Value::make(Kind::Number);
-      index.number = i;
-      iterations.items.push_back(index);
-    }
+    for (double i = from; i < to; ++i) iterations.items.push_back(Value::numeric(i));
     return iterations;
   }
   // for i, x in enumerate(xs), for a, b in zip(xs, ys): one element stands for all.

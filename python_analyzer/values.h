@@ -63,9 +63,8 @@ struct Value {
   const FunctionInfo* function = nullptr;  // Function, Method
   const ClassInfo* cls = nullptr;  // Class
   std::vector<Value> items;  // List; Dict: the values
-  bool itemsStandForMore = false;
-  bool fromConfigFile = false;  // Dict: json/yaml.load(...): a key is a setting, its default the file's  // List: a few
-                                // items for all (enumerate(), a comprehension, a long list)
+  bool itemsStandForMore = false;  // List: a few items for all (enumerate(), a comprehension, a long list)
+  bool fromConfigFile = false;  // Dict: json/yaml.load(...): a key is a setting, its default the file's
   std::vector<Value> keys;  // Dict
   std::string description;  // how a message names it: "'x'"
   uint32_t setting = 0;  // read from a setting chosen at run time: the Interpreter's settings()[setting - 1]
@@ -75,6 +74,11 @@ struct Value {
   static Value boolean(bool b) {
     Value v = make(Kind::Bool);
     v.flag = b;
+    return v;
+  }
+  static Value numeric(double n) {
+    Value v = make(Kind::Number);
+    v.number = n;
     return v;
   }
   static Value string(std::string s) {
