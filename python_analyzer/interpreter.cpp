@@ -745,9 +745,11 @@ std::string Interpreter::describe(const Node& expression) const {
 namespace {
 
 // A value the program names for a setting: a constant, once (at most 8).
-// An unknown value stands for "given" of a setting whose default is None.
+// An unknown value stands for "given" of a setting whose default is None,
+// and for "another" of a string setting.
 void addNamedValue(Setting& setting, const Value& value) {
-  const bool given = value.is(Kind::Unknown) && setting.values.front().is(Kind::None);
+  const bool given =
+      value.is(Kind::Unknown) && (setting.values.front().is(Kind::None) || setting.values.front().is(Kind::String));
   const bool constant =
       value.is(Kind::String) || value.is(Kind::Number) || value.is(Kind::Bool) || value.is(Kind::None) || given;
   if (!constant || setting.values.size() >= 8) return;
@@ -774,6 +776,7 @@ Value Interpreter::readSetting(const std::string& spelling, const Node& at, Valu
     it = std::prev(settings_.end());
   }
   for (const Value& v : named) addNamedValue(*it, v);
+  it->choicesClosed = it->choicesClosed || !named.empty();
   Value value = byDefault;
   if (auto configured = configuration_.find(spelling); configured != configuration_.end()) value = configured->second;
   value.setting = static_cast<uint32_t>(it - settings_.begin()) + 1;
@@ -801,6 +804,9 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
   if (named.empty() && setting.values.front().is(Kind::Number)) {
     addNamedValue(setting, Value::numeric(setting.values.front().number == 0 ? 1 : 0));
   }
+  // A free string compared only with its default (`cfg.precision == "half"`): any other value too.
+  if (!setting.choicesClosed && setting.values.size() == 1 && setting.values.front().is(Kind::String))
+    addNamedValue(setting, Value::unknown());
 }
 
 std::optional<bool> Interpreter::test(const Value& condition) {
@@ -903,6 +909,8 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     }
     return v;
   }
+  if (kind == "dictionary_comprehension")
+    if (auto filtered = filteredDict(expression, state, frame)) return *filtered;
   if (kind == "list_comprehension" || kind == "generator_expression" || kind == "set_comprehension" ||
       kind == "dictionary_comprehension") {
     // Once, on one element standing for all; its names are the comprehension's own.
@@ -1027,6 +1035,7 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     if (const FunctionInfo* method = findMethod(*object.cls, attribute)) {
       Value f = Value::make(Kind::Function);
       f.function = method;
+      if (decoratedAs(*method, {"@classmethod"})) f.cls = object.cls;  // its `cls`
       return f;
     }
     if (auto c = object.cls->attributes.find(attribute); c != object.cls->attributes.end()) {
@@ -1038,6 +1047,26 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
   }
   default: return Value::unknown();
   }
+}
+
+// {k: v for k, v in config.items() if k in known}: the dict itself, for the
+// keys the filter keeps are among its own.
+std::optional<Value> Interpreter::filteredDict(const Node& comprehension, State& state, Frame& frame) {
+  const Node pair = comprehension.field("body");
+  std::vector<Node> clauses;
+  for (const Node& clause : comprehension.children())
+    if (clause.is("for_in_clause")) clauses.push_back(clause);
+  if (!pair.is("pair") || clauses.size() != 1) return std::nullopt;
+  const Node target = clauses[0].field("left");
+  const Node items = clauses[0].field("right");
+  const auto names = target.children();
+  if (!items.is("call") || !items.field("function").is("attribute") ||
+      items.field("function").field("attribute").text() != "items" || names.size() != 2 ||
+      pair.field("key").text() != names[0].text() || pair.field("value").text() != names[1].text())
+    return std::nullopt;
+  Value dict = eval(items.field("function").field("object"), state, frame);
+  if (!dict.is(Kind::Dict)) return std::nullopt;
+  return dict;
 }
 
 Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& frame) {
@@ -1233,8 +1262,19 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         call.kwargs[name] = eval(argument.field("value"), state, frame);
         call.kwargNodes[name] = argument.field("value");
       } else if (argument.is("list_splat") || argument.is("dictionary_splat")) {
-        eval(argument.children().empty() ? Node() : argument.children().front(), state, frame);
-        call.spread = true;
+        const Value spread = eval(argument.children().empty() ? Node() : argument.children().front(), state, frame);
+        // cls(**config): a dict whose keys are all known names the keywords.
+        const bool named =
+            argument.is("dictionary_splat") && spread.is(Kind::Dict) &&
+            std::all_of(spread.keys.begin(), spread.keys.end(), [](const Value& key) { return key.is(Kind::String); });
+        if (!named) {
+          call.spread = true;
+          continue;
+        }
+        for (size_t i = 0; i < spread.keys.size(); ++i)
+          if (!call.kwargs.count(spread.keys[i].text))
+            call.kwargs[spread.keys[i].text] =
+                spread.fromConfigFile ? configSetting(spread, spread.keys[i], argument, nullptr) : spread.items[i];
       } else {
         call.args.push_back(eval(argument, state, frame));
         call.argNodes.push_back(argument);
@@ -1354,7 +1394,14 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
   }
   const Value callee = eval(function, state, frame);
   switch (callee.kind) {
-  case Kind::Function: return callFunction(*callee.function, std::nullopt, call, state, frame);
+  case Kind::Function: {
+    std::optional<Value> owner;
+    if (callee.cls) {
+      owner = Value::make(Kind::Class);
+      owner->cls = callee.cls;
+    }
+    return callFunction(*callee.function, owner, call, state, frame);
+  }
   case Kind::Method:
     return callFunction(*callee.function, Value::objectRef(Kind::Object, callee.object), call, state, frame);
   case Kind::Class: return instantiate(*callee.cls, call, state, frame);
@@ -1457,7 +1504,15 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   for (const Node& decorator : function.decorators) {
     const std::string_view text = decorator.text();
     if (text == "@staticmethod") isStatic = true;
-    if (text == "@classmethod") self = Value::unknown();  // cls
+    if (text == "@classmethod") {  // `cls`: the class it was called on, or the instance's
+      if (self && self->is(Kind::Object) && state.heap.count(self->object) && state.heap.at(self->object).cls) {
+        const ClassInfo* cls = state.heap.at(self->object).cls;
+        self = Value::make(Kind::Class);
+        self->cls = cls;
+      } else if (!self || !self->is(Kind::Class)) {
+        self = Value::unknown();
+      }
+    }
     if (text.find("autocast") != std::string_view::npos) {
       // @torch.autocast(...) / @torch.cuda.amp.autocast(): the body runs in the region.
       auto children = decorator.children();
@@ -1524,11 +1579,15 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   const bool inRegion = region.is(Kind::Autocast);
   if (inRegion) enterAutocast(region, definition, state, saved);
   callStack_.push_back(&function);
+  const size_t firstEntered = entered_.size();
+  entered_.push_back(&function);
   const size_t findingsBefore = findings_.size();
   execBlock(definition.field("body"), state, callee);
   callStack_.pop_back();
+  const std::vector<const FunctionInfo*> calledFrom(entered_.begin() + firstEntered, entered_.end());
   for (size_t i = findingsBefore; i < findings_.size(); ++i)
-    if (!placedAtCall_.count(i) && placeAtCall(findings_[i], function, call.node)) placedAtCall_.insert(i);
+    if (!placedAtCall_.count(i) && placeAtCall(findings_[i], calledFrom, call.node)) placedAtCall_.insert(i);
+  if (callStack_.empty()) entered_.clear();
   Value result = state.reached ? Value::none() : Value::unknown();
   bool first = !state.reached;
   for (size_t i = 0; i < returns.size(); ++i) {
@@ -1566,7 +1625,9 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
 // unscale, the scaled backward) all happened outside it: the helper alone
 // does nothing wrong, calling it there does. It is reported at the call,
 // with the helper's place as a note (as the C++ analyzer does).
-bool Interpreter::placeAtCall(Finding& finding, const FunctionInfo& function, const Node& callNode) {
+bool Interpreter::placeAtCall(Finding& finding, const std::vector<const FunctionInfo*>& calledFrom,
+                              const Node& callNode) {
+  const FunctionInfo& function = *calledFrom.front();
   if (!callNode || callNode.is("function_definition") || callNode.is("class_definition") || finding.notes.empty() ||
       !isCallOrderFinding(finding))
     return false;
@@ -1581,14 +1642,48 @@ bool Interpreter::placeAtCall(Finding& finding, const FunctionInfo& function, co
     return false;
   const SourceLocation& at = finding.location;
   if (!within(function.definition, at)) return false;  // made in a callee
-  // Every earlier event happened outside the helper: in the caller, or in
-  // another helper it called (clip_gradients, then grad_norm_for_logging).
-  if (!std::all_of(finding.notes.begin(), finding.notes.end(),
-                   [&](const Note& n) { return !within(function.definition, n.location); }))
+  // Every earlier event happened outside the helper and what it called: in
+  // the caller, or in another helper the caller called (clip_gradients, then
+  // grad_norm_for_logging).
+  if (std::any_of(finding.notes.begin(), finding.notes.end(), [&](const Note& n) {
+        return std::any_of(calledFrom.begin(), calledFrom.end(),
+                           [&](const FunctionInfo* f) { return within(f->definition, n.location); });
+      }))
     return false;
   finding.notes.insert(finding.notes.begin(), Note{finding.location, "in '" + function.name + "' here"});
   finding.location = callNode.location();
   return true;
+}
+
+// setattr(object, "name", value), or a name known only at run time: a
+// config overwritten field by field from the environment or a file. Then
+// each field that holds a constant is a setting, its default that constant.
+void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state) {
+  auto it = state.heap.find(id);
+  if (it == state.heap.end()) return;
+  if (name.is(Kind::String)) {
+    it->second.attributes[name.text] = value;
+    return;
+  }
+  if (it->second.isModule) return;
+  std::map<std::string, Value> fields = it->second.attributes;
+  for (const ClassInfo* cls = it->second.cls; cls;) {
+    Frame classFrame;
+    classFrame.module = cls->module;
+    for (const auto& [field, definition] : cls->attributes)
+      if (!fields.count(field)) fields[field] = eval(definition, state, classFrame);
+    const ClassInfo* base = nullptr;
+    for (const Value& b : cls->bases)
+      if (b.is(Kind::Class)) base = b.cls;
+    cls = base;
+  }
+  Object& object = state.heap.at(id);
+  for (const auto& [field, current] : fields) {
+    const bool constant =
+        current.is(Kind::Bool) || current.is(Kind::Number) || current.is(Kind::String) || current.is(Kind::None);
+    if (constant && current.setting == 0)
+      object.attributes[field] = readSetting(fmt::format("{}.{}", object.typeName, field), at, current);
+  }
 }
 
 void Interpreter::forgetParameters(ObjectId id, State& state) {
@@ -1620,6 +1715,8 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
     Object& o = state.heap[self.object];
     for (size_t i = 0; i < call.args.size() && i < cls.fields.size(); ++i) o.attributes[cls.fields[i]] = call.args[i];
     for (const auto& [name, value] : call.kwargs) o.attributes[name] = value;
+    // cls(**vars(parser.parse_args())): any field may be given.
+    if (call.spread) overwriteAttribute(self.object, Value::unknown(), Value::unknown(), call.node, state);
   }
   if (const FunctionInfo* post = findMethod(cls, "__post_init__")) {
     Call none;
@@ -1714,6 +1811,13 @@ void Interpreter::convertModule(ObjectId id, DtypeSet to, const Node& at, State&
       o.parameters = to;
       o.parametersOrigin = origin;
     }
+    // self.weight = nn.Parameter(...), register_buffer(...): floating ones are cast too.
+    for (auto& [attribute, value] : o.attributes)
+      if (value.is(Kind::Tensor) && value.convertsWithModule && !value.dtype.isBottom() &&
+          (value.dtype.allFloating() || value.dtype.isUnknown())) {
+        value.dtype = to;
+        value.origin = origin;
+      }
   }
   // The optimizers made over these parameters before the conversion.
   for (auto& [optimizerId, o] : state.heap)
@@ -1977,6 +2081,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
         if (auto a = it->second.attributes.find(call.args[1].text); a != it->second.attributes.end()) return a->second;
     return call.args.size() > 2 ? call.args[2] : Value::unknown();
   }
+  if (name == "setattr" && call.args.size() == 3 && call.args[0].is(Kind::Object)) {
+    overwriteAttribute(call.args[0].object, call.args[1], call.args[2], at, state);
+    return Value::none();
+  }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
   if (name == "bool" && !call.args.empty() && call.args[0].truth()) {
     Value b = Value::boolean(*call.args[0].truth());
@@ -2145,7 +2253,9 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   }
   if (name == "torch.nn.Parameter" || name == "torch.nn.parameter.Parameter") {
     const Value* data = call.arg(0, "data");
-    return data && data->is(Kind::Tensor) ? *data : Value::tensor(DtypeSet::unknown());
+    Value parameter = data && data->is(Kind::Tensor) ? *data : Value::tensor(DtypeSet::unknown());
+    parameter.convertsWithModule = true;
+    return parameter;
   }
   // Vision models built by a library: Float parameters, logits out.
   if (name == "timm.create_model" ||
@@ -2358,6 +2468,13 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
   }
   if (!object.isModule) return Value::unknown();
   // A module's own methods.
+  if (method == "register_buffer" && call.args.size() >= 2 && call.args[0].is(Kind::String) &&
+      call.args[1].is(Kind::Tensor)) {
+    Value buffer = call.args[1];
+    buffer.convertsWithModule = true;
+    object.attributes[call.args[0].text] = buffer;
+    return Value::none();
+  }
   if (auto to = conversionMethod(method)) {
     convertModule(id, DtypeSet(*to), call.node, state);
     return Value::objectRef(Kind::Object, id);

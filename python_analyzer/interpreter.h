@@ -59,6 +59,7 @@ struct Setting {
   std::string program;  // a file of the program that reads it (the file run, Interpreter::programs())
   bool decides = false;  // a test, comparison or lookup of it was reached
   bool choosesByLookup = false;  // looked up in a dict: it picks a dtype or a class
+  bool choicesClosed = false;  // argparse's choices: no other value is accepted
 };
 
 class Interpreter {
@@ -139,9 +140,12 @@ class Interpreter {
   Value dtypePreserved(const std::string& op, const Value& input, const State& state) const;
   void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);
   // The module's parameters may now have any dtype (adapters added, layers swapped).
+  std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
+  void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
-  bool placeAtCall(Finding& finding, const FunctionInfo& function, const Node& callNode);
+  // `calledFrom`: the helper, then every function it called.
+  bool placeAtCall(Finding& finding, const std::vector<const FunctionInfo*>& calledFrom, const Node& callNode);
   std::vector<ObjectId> treeOf(ObjectId id, const State& state) const;
   // copy.deepcopy of a module: its submodules copied too.
   ObjectId deepCopy(ObjectId id, State& state, int depth = 0);
@@ -171,6 +175,7 @@ class Interpreter {
   std::map<std::pair<const SourceFile*, uint32_t>, ClassInfo*> classesByNode_;
   std::set<std::string> roots_;  // the inputs' directories: imports resolve under them
   std::set<const FunctionInfo*> analyzed_;
+  std::vector<const FunctionInfo*> entered_;  // the calls of the outermost call under way, in order
   std::vector<const FunctionInfo*> callStack_;
   std::vector<Finding> findings_;
   std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call

@@ -26,13 +26,14 @@ bool namesPrecision(std::string spelling) {
                      [&](std::string_view word) { return spelling.find(word) != std::string::npos; });
 }
 
-std::string spelled(const Value& value) {
+// `byDefault` tells what an unknown value stands for: "given" of a None default, another string.
+std::string spelled(const Value& value, const Value& byDefault) {
   switch (value.kind) {
   case Value::Kind::String: return "\"" + value.text + "\"";
   case Value::Kind::Bool: return value.flag ? "True" : "False";
   case Value::Kind::Number: return fmt::format("{}", value.number);
   case Value::Kind::None: return "None";
-  case Value::Kind::Unknown: return "given";
+  case Value::Kind::Unknown: return byDefault.is(Value::Kind::String) ? "another value" : "given";
   default: return "another value";
   }
 }
@@ -93,7 +94,8 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
         }
         chosen.push_back(&setting);
         choices.push_back(SettingChoices{setting.spelling, setting.at, {}});
-        for (const Value& value : setting.values) choices.back().choices.push_back(spelled(value));
+        for (const Value& value : setting.values)
+          choices.back().choices.push_back(spelled(value, setting.values.front()));
       }
       std::vector<std::vector<Finding>> runs{programDefaults};
       std::vector<Note> notes = capNotes;

@@ -45,7 +45,9 @@ Value joinValues(const Value& a, const Value& b) {
   if (b.is(Kind::None) && (a.is(Kind::Object) || a.is(Kind::Tensor))) return a;
   if (a.kind != b.kind) return Value::unknown();
   Value v = a;
-  if (a.setting != b.setting) v.setting = 0;
+  // A setting's value on one path, the same constant written on the other
+  // (a field overwritten from the environment only when the variable is set).
+  if (a.setting != b.setting) v.setting = a.setting == 0 ? b.setting : b.setting == 0 ? a.setting : 0;
   switch (a.kind) {
   case Kind::Unknown: return v;
   case Kind::None:

@@ -56,6 +56,7 @@ struct Value {
   uintptr_t factor = 0;  // Tensor: that scale's variable, by its name's hash
   bool isGradient = false;  // Tensor: a parameter's .grad
   ObjectId parameterOf = 0;  // Tensor: a parameter of this module (for p in model.parameters())
+  bool convertsWithModule = false;  // Tensor: an nn.Parameter or a registered buffer, which module.to(dtype) casts
   bool named = false;  // Parameters: named_parameters(), (name, parameter) pairs
   ObjectId object = 0;  // Object; Parameters (the module); ScaledLoss (the scaler); Method (self)
   std::optional<SourceLocation> scaledAt;  // ScaledLoss
@@ -142,9 +143,8 @@ struct Object {
   std::string typeName;  // "Linear", "AdamW", the class's name
   std::string name;  // "'model'": how messages name it
   bool isModule = false;
-  bool returnsTensor = false;
-  bool disabled = false;  // Scaler: made with enabled=False, it does nothing  // Pretrained: a vision model (timm,
-                          // torchvision) whose call returns its logits
+  bool returnsTensor = false;  // Pretrained: a vision model (timm, torchvision) whose call returns its logits
+  bool disabled = false;  // Scaler: made with enabled=False, it does nothing
   DtypeSet parameters = DtypeSet(ScalarType::Float);  // Layer, Pretrained
   std::optional<Note> parametersOrigin;
   std::map<std::string, Value> attributes;

@@ -3,6 +3,7 @@
 // else; messages name dtypes and related places; settings, imports and
 // classes are followed; bad input never stops it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -69,6 +70,14 @@ class PythonProgram : public ::testing::Test {
 std::string only(const std::vector<Finding>& findings) {
   if (findings.size() != 1) return fmt::format("{} findings", findings.size());
   return fmt::format("{}:{}", findings[0].rule->id, findings[0].location.line);
+}
+
+// Every finding as rule:line, sorted, joined by commas.
+std::string ruleLines(const std::vector<Finding>& findings) {
+  std::vector<std::string> all;
+  for (const Finding& f : findings) all.push_back(fmt::format("{}:{}", f.rule->id, f.location.line));
+  std::sort(all.begin(), all.end());
+  return fmt::format("{}", fmt::join(all, ","));
 }
 
 const Finding* withRule(const std::vector<Finding>& findings, std::string_view rule) {
@@ -523,6 +532,129 @@ x = torch.randn(2, 4)
 y = model(x)
 )");
   EXPECT_EQ(only(findings({yaml})), "DL101:10");
+}
+
+// A config class built by its classmethods: from the environment field by
+// field (setattr with a name known at run time), or from a file's dict
+// spread into the constructor. Each field is then a setting.
+TEST_F(PythonProgram, ConfigClassmethodsMakeFieldsSettings) {
+  const std::string fromEnvironment = write("env_config.py", R"(import os
+from dataclasses import dataclass, fields
+
+import torch
+
+
+@dataclass
+class Config:
+    precision: str = "half"
+    lr: float = 1e-3
+
+    @classmethod
+    def from_env(cls):
+        cfg = cls()
+        for f in fields(cls):
+            raw = os.environ.get("APP_" + f.name.upper())
+            if raw is not None:
+                setattr(cfg, f.name, type(getattr(cfg, f.name))(raw))
+        return cfg
+
+
+cfg = Config.from_env()
+dtype = torch.float16 if cfg.precision == "half" else torch.float32
+model = torch.nn.Linear(4, 4).to(dtype=dtype)
+optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+)");
+  const auto env = findings({fromEnvironment});
+  ASSERT_EQ(only(env), "DL304:25");
+  EXPECT_EQ(env[0].notes.back().message, "assuming Config.precision is \"half\"");
+
+  write("conf/run.json", R"({"fp16": true, "steps": 10})");
+  const std::string fromFile = write("file_config.py", R"(import json
+from dataclasses import dataclass, fields
+
+import torch
+
+
+@dataclass
+class Args:
+    fp16: bool = False
+    steps: int = 100
+
+    @classmethod
+    def from_json_file(cls, path):
+        with open(path) as f:
+            data = json.load(f)
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+args = Args.from_json_file("conf/run.json")
+model = torch.nn.Linear(4, 4)
+if args.fp16:
+    model.half()
+y = model(torch.randn(2, 4))
+)");
+  const auto file = findings({fromFile});
+  ASSERT_EQ(only(file), "DL101:24");
+  EXPECT_EQ(file[0].notes.back().message, "assuming fp16 in conf/run.json is True");
+}
+
+// module.to(dtype) casts the module's own nn.Parameters and buffers too.
+TEST_F(PythonProgram, ModuleConversionCastsItsOwnParameters) {
+  const std::string program = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.register_buffer("scale", torch.ones(dim))
+        self.steps = torch.zeros(1)
+
+    def forward(self, x):
+        y = x * self.weight * self.scale
+        return y.pow(2).mean(-1)
+
+
+norm = RMSNorm(8).to(torch.float16)
+x = torch.randn(2, 8)
+with torch.no_grad():
+    out = torch.mm(norm.weight[None], norm.steps[None].t())
+r = norm(x.half())
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL101:20,DL105:14");
+}
+
+// A protocol finding in a helper moves to the helper's call only when its
+// earlier events happened outside the helper and everything it called.
+TEST_F(PythonProgram, AFindingStaysInsideAHelperWhoseCalleeScaled) {
+  const std::string program = write("train.py", R"(import torch
+
+
+class Accelerator:
+    def __init__(self):
+        self.scaler = torch.cuda.amp.GradScaler()
+
+    def backward(self, loss):
+        self.scaler.scale(loss).backward()
+
+
+def main():
+    model = torch.nn.Linear(4, 4).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    accelerator = Accelerator()
+    for _ in range(3):
+        with torch.autocast("cuda"):
+            loss = model(torch.randn(2, 4, device="cuda")).float().sum()
+        accelerator.backward(loss)
+        opt.step()
+        opt.zero_grad()
+
+
+main()
+)");
+  EXPECT_EQ(only(findings({program})), "DL208:20");
 }
 
 // Under the cap on configurations, a setting named for the precision it
