@@ -949,7 +949,8 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     Value list = Value::make(Kind::List);
     list.items = {item};
     list.itemsStandForMore = true;
-    return kind == "list_comprehension" ? list : Value::unknown();
+    // A generator stands for the list it yields (ModuleList(Block() for _ in range(n))).
+    return kind == "list_comprehension" || kind == "generator_expression" ? list : Value::unknown();
   }
   if (kind == "lambda") return Value::unknown();
   if (kind == "yield") {
@@ -1047,6 +1048,35 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
   }
   default: return Value::unknown();
   }
+}
+
+// decay.append(p): the list the name holds grows (a few items stand for
+// all); (no_decay if p.ndim == 1 else decay).append(p): the list the test
+// picks, or each where it is not known.
+bool Interpreter::growList(const Node& listNode, const std::string& method, const Value& item, State& state,
+                           Frame& frame) {
+  Node chooser = listNode;
+  if (chooser.is("parenthesized_expression") && chooser.children().size() == 1) chooser = chooser.children().front();
+  if (chooser.is("conditional_expression") && chooser.children().size() == 3) {
+    const auto parts = chooser.children();  // the list if the test holds, the test, the list otherwise
+    const auto holds = test(eval(parts[1], state, frame));
+    bool grown = false;
+    for (size_t i : {size_t(0), size_t(2)})
+      if (!holds || *holds == (i == 0)) grown = growList(parts[i], method, item, state, frame) || grown;
+    return grown;
+  }
+  if (!listNode.is("identifier") && !listNode.is("attribute")) return false;
+  Value grown = eval(listNode, state, frame);
+  if (!grown.is(Kind::List)) return false;
+  if (method == "append") grown.items.push_back(item);
+  else if (item.is(Kind::List)) grown.items.insert(grown.items.end(), item.items.begin(), item.items.end());
+  else grown = Value::unknown();
+  if (grown.is(Kind::List) && grown.items.size() > 4) {
+    grown.items.resize(4);
+    grown.itemsStandForMore = true;
+  }
+  assign(listNode, grown, state, frame);
+  return true;
 }
 
 // {k: v for k, v in config.items() if k in known}: the dict itself, for the
@@ -1348,21 +1378,9 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       return callObjectMethod(object.object, method, call, state, frame);
     }
     if (object.is(Kind::Class) && method == "apply") return applyCustomFunction(*object.cls, call, state, frame);
-    // decay.append(p): the list the name holds grows (a few items stand for all).
-    if (object.is(Kind::List) && (method == "append" || method == "extend") && call.args.size() == 1 &&
-        (objectNode.is("identifier") || objectNode.is("attribute"))) {
-      Value grown = object;
-      if (method == "append") grown.items.push_back(call.args[0]);
-      else if (call.args[0].is(Kind::List))
-        grown.items.insert(grown.items.end(), call.args[0].items.begin(), call.args[0].items.end());
-      else grown = Value::unknown();
-      if (grown.is(Kind::List) && grown.items.size() > 4) {
-        grown.items.resize(4);
-        grown.itemsStandForMore = true;
-      }
-      assign(objectNode, grown, state, frame);
+    if ((method == "append" || method == "extend") && call.args.size() == 1 &&
+        growList(objectNode, method, call.args[0], state, frame))
       return Value::none();
-    }
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
       if (object.fromConfigFile && method == "get" && !call.args.empty() && call.args[0].is(Kind::String))
         return configSetting(object, call.args[0], call.node, call.args.size() > 1 ? &call.args[1] : nullptr);
@@ -2030,12 +2048,14 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
   if (const Value* given = call.kw("eps"); given && given->is(Kind::Number)) eps = given->number;
   else if (call.kw("eps") || call.spread) eps.reset();
   optimizer.epsilon = eps;
-  optimizer.createdAt = call.node.location();
+  // At the eps it was given (the value at fault), else at the construction.
+  const auto givenEps = call.kwargNodes.find("eps");
+  optimizer.createdAt = (givenEps != call.kwargNodes.end() ? givenEps->second : call.node).location();
   const ObjectId module = optimizer.module;
   Value v = makeObject(std::move(optimizer), state);
   state.protocol.declareOptimizer(ObjectRef{v.object, ""}, dtype, origin, module);
   if (eps && dtype.single())
-    checkOptimizerEpsilon("'" + className + "'", *eps, dtype, origin, call.node.location(), findings_);
+    checkOptimizerEpsilon("'" + className + "'", *eps, dtype, origin, state.heap.at(v.object).createdAt, findings_);
   return v;
 }
 
@@ -2323,6 +2343,11 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     std::vector<Value> inputs;
     for (const Value& arg : call.args)
       if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+    // torch.cat([a, b]): the tensors it joins.
+    if ((last == "cat" || last == "stack" || last == "concat") && !call.args.empty() && call.args[0].is(Kind::List) &&
+        std::all_of(call.args[0].items.begin(), call.args[0].items.end(),
+                    [](const Value& item) { return item.is(Kind::Tensor); }))
+      inputs = call.args[0].items;
     if (inputs.empty()) return Value::unknown();
     const Value* out = call.kw("out");
     std::string op = last;

@@ -657,6 +657,65 @@ main()
   EXPECT_EQ(only(findings({program})), "DL208:20");
 }
 
+// Parameter groups filled by `(no_decay if ... else decay).append(p)`: both
+// lists hold the model's parameters. DL304 points at the eps given.
+TEST_F(PythonProgram, GroupsFilledThroughAConditionalListAreTheModels) {
+  const std::string program = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).half()
+decay, no_decay = [], []
+for n, p in model.named_parameters():
+    (no_decay if p.ndim == 1 else decay).append(p)
+optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                               {"params": no_decay, "weight_decay": 0.0}],
+                              lr=1e-3, eps=1e-8)
+)");
+  EXPECT_EQ(only(findings({program})), "DL304:9");
+}
+
+// Blocks made by a generator into a ModuleList are followed into their
+// forward; a custom backward multiplies a torch.cat of Float weights.
+TEST_F(PythonProgram, BlocksFromAGeneratorAndConcatenatedOperandsAreFollowed) {
+  const std::string program = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+class GatedFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w_gate, w_up):
+        gate = x @ w_gate.t()
+        up = x @ w_up.t()
+        ctx.save_for_backward(x, w_gate, w_up)
+        return gate * up
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, w_gate, w_up = ctx.saved_tensors
+        both = torch.cat([grad_out, grad_out], dim=-1)
+        dx = both @ torch.cat([w_gate, w_up], dim=0)
+        return dx, None, None
+
+
+class Gated(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.w_gate = nn.Parameter(torch.randn(dim, dim))
+        self.w_up = nn.Parameter(torch.randn(dim, dim))
+
+    def forward(self, x):
+        return GatedFunction.apply(x, self.w_gate, self.w_up)
+
+
+blocks = nn.ModuleList(Gated(8) for _ in range(2)).cuda()
+h = torch.randn(4, 8, device="cuda")
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    for block in blocks:
+        h = block(h)
+h.float().sum().backward()
+)");
+  EXPECT_EQ(only(findings({program})), "DL103:17");
+}
+
 // Under the cap on configurations, a setting named for the precision it
 // chooses (--fp16) is analyzed before flags tested earlier.
 TEST_F(PythonProgram, SettingsNamedForPrecisionAreAnalyzedFirst) {

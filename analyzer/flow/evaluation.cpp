@@ -560,7 +560,9 @@ TensorFact FunctionAnalysis::evalOperator(const CXXOperatorCallExpr* op) {
 // scaler.scale(loss), or a method that announces it returns a scaled loss.
 TensorFact FunctionAnalysis::evalScaledLoss(const CXXMemberCallExpr* call) {
   TensorFact scaled = evalTensor(call->getArg(0));
-  scaled.scaling.scaledBy = scalers_.objectRef(ignoreWrappers(call->getImplicitObjectArgument()));
+  const ObjectRef scaler = scalers_.objectRef(ignoreWrappers(call->getImplicitObjectArgument()));
+  if (scaler.id && state_.process.protocol.disabled(scaler.id)) return scaled;  // GradScaler(false) hands the loss back
+  scaled.scaling.scaledBy = scaler;
   scaled.scaling.scaledAt = loc(call);
   scaled.scaling.manual.reset();
   return scaled;

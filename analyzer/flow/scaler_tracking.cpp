@@ -65,6 +65,28 @@ void ScalerTracking::transferKeyedInsertion(const CXXMemberCallExpr* call, const
     declareOptimizer(*ref, ignoreWrappers(call->getArg(1)), flow_.loc(call));
 }
 
+namespace {
+
+// `for (auto& o : optimizers_) scaler.step(*o.opt)`: a member of the element
+// a range-for visits, another object on each iteration.
+bool memberOfLoopElement(const Expr* e) {
+  const auto* member = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreParenImpCasts() : nullptr);
+  while (member) {
+    const Expr* base = member->getBase()->IgnoreParenImpCasts();
+    if (const auto* ref = dyn_cast<DeclRefExpr>(base)) {
+      if (const auto* var = dyn_cast<VarDecl>(ref->getDecl())) return var->isCXXForRangeDecl();
+      if (const auto* binding = dyn_cast<BindingDecl>(ref->getDecl()))
+        if (const auto* whole = dyn_cast_or_null<VarDecl>(binding->getDecomposedDecl()))
+          return whole->isCXXForRangeDecl();
+      return false;
+    }
+    member = dyn_cast<MemberExpr>(base);
+  }
+  return false;
+}
+
+}  // namespace
+
 ObjectRef ScalerTracking::objectRef(const Expr* e) {
   e = moduleObject(e);
   if (const auto* addressOf = dyn_cast_or_null<UnaryOperator>(e); addressOf && addressOf->getOpcode() == UO_AddrOf)
@@ -86,6 +108,7 @@ ObjectRef ScalerTracking::objectRef(const Expr* e) {
                  ? objectRef(var->getInit())
                  : declarationRef(isa<ParmVarDecl>(var) ? var : nullptr, flow_.describe(e));
   }
+  if (isa<FieldDecl>(d) && memberOfLoopElement(e)) return ObjectRef{0, flow_.describe(e)};
   if (isa<FieldDecl>(d) && d->getType()->isReferenceType()) {
     // A reference member: the object its initializer bound it to, when seen.
     const auto& bound = flow_.state().objects;
@@ -122,6 +145,17 @@ std::optional<ObjectRef> ScalerTracking::optimizerArgument(const CXXMemberCallEx
 void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std::string& name) {
   const ObjectRef scaler = objectRef(call->getImplicitObjectArgument());
   const SourceLocation at = flow_.loc(call);
+  if (scaler.id && protocol().disabled(scaler.id)) {
+    // GradScaler(false): scale() hands the loss back, step(opt) is opt.step().
+    if (scalerCall(api_, name) == ScalerCall::Step)
+      for (const Expr* arg : call->arguments())
+        if (isOptimizerType(arg->getType())) {
+          emitStep(call, arg);
+          if (const ObjectRef optimizer = objectRef(arg); optimizer.id)
+            protocol().optimizerStep(optimizer, at, findings());
+        }
+    return;
+  }
   switch (scalerCall(api_, name)) {
   case ScalerCall::Scale: {
     ProcessState& process = flow_.state().process;
@@ -578,7 +612,10 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
       (!value || isa<CXXNullPtrLiteralExpr>(value) || (construct && construct->getNumArgs() == 0)))
     return;
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
-  if (isScalerType(api_, d->getType())) return protocol().declareScaler(ref, enabledAtRunTime(value));
+  if (isScalerType(api_, d->getType())) {
+    const ScalerEnabled enabled = enabledOnThisPath(value);
+    return protocol().declareScaler(ref, enabled == ScalerEnabled::Maybe, enabled == ScalerEnabled::No);
+  }
   if (isOptimizerType(d->getType())) declareOptimizer(ref, value, at);
 }
 
@@ -600,12 +637,12 @@ void ScalerTracking::declareOptimizer(const ObjectRef& ref, const Expr* value, c
 
 // A scaler made with a bool argument not known to be true on this path
 // (`GradScaler(65536.0, 2000, cfg.use_fp16)`, also through make_unique): its
-// `enabled` flag, chosen at run time.
-bool ScalerTracking::enabledAtRunTime(const Expr* value) {
+// `enabled` flag, chosen at run time; known false: a scaler that does nothing.
+ScalerTracking::ScalerEnabled ScalerTracking::enabledOnThisPath(const Expr* value) {
   const auto* construct = dyn_cast_or_null<CXXConstructExpr>(value);
   const auto* call = dyn_cast_or_null<CallExpr>(value);
   if (construct && construct->getNumArgs() == 1 && isSmartPointer(construct->getType()))
-    return enabledAtRunTime(ignoreWrappers(construct->getArg(0)));
+    return enabledOnThisPath(ignoreWrappers(construct->getArg(0)));
   if (const auto* created = dyn_cast_or_null<CXXNewExpr>(value)) construct = created->getConstructExpr();
   llvm::ArrayRef<const Expr*> args;
   if (construct) args = llvm::ArrayRef(construct->getArgs(), construct->getNumArgs());
@@ -619,12 +656,14 @@ bool ScalerTracking::enabledAtRunTime(const Expr* value) {
         if (!field->getType()->isBooleanType() || !field->getName().contains_insensitive("enable")) continue;
         const auto& bools = flow_.state().bools;
         const auto known = bools.find(cast<ValueDecl>(field->getCanonicalDecl()));
-        if (known == bools.end() || !known->second) return true;
+        if (known == bools.end()) return ScalerEnabled::Maybe;
+        if (!known->second) return ScalerEnabled::No;
       }
     if (!arg->IgnoreImpCasts()->getType()->isBooleanType()) continue;
-    if (!flow_.evalFlag(arg).value_or(false)) return true;
+    if (const auto enabled = flow_.evalFlag(arg); !enabled || !*enabled)
+      return enabled ? ScalerEnabled::No : ScalerEnabled::Maybe;
   }
-  return false;
+  return ScalerEnabled::Yes;
 }
 
 // Optimizer(model->parameters(), Options(...).eps(...)), directly, with new,

@@ -79,7 +79,8 @@ class ScalerTracking {
 
  private:
   void bindReferenceMember(const clang::FieldDecl* field, const clang::Expr* init);
-  bool enabledAtRunTime(const clang::Expr* value);
+  enum class ScalerEnabled { Yes, Maybe, No };
+  ScalerEnabled enabledOnThisPath(const clang::Expr* value);
   void declareOptimizer(const ObjectRef& ref, const clang::Expr* value, const SourceLocation& at);
   void emitStep(const clang::Expr* at, const clang::Expr* optimizer);
   std::optional<ObjectRef> keyedObject(const clang::Expr* map, const clang::Expr* key, std::string name);

@@ -379,8 +379,10 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
       if (parents.empty()) return false;
       node = parents[0];
       if (const auto* branch = node.get<IfStmt>(); branch && testsFlag(branch->getCond(), d)) return true;
+      // (A static factory, `static Options from_env()`, parses settings into another object.)
       if (const auto* method = node.get<CXXMethodDecl>())
-        return isa<FieldDecl>(d) && method->getParent()->Encloses(cast<FieldDecl>(d)->getParent());
+        return isa<FieldDecl>(d) && !method->isStatic() &&
+               method->getParent()->Encloses(cast<FieldDecl>(d)->getParent());
       if (node.get<FunctionDecl>()) return false;
     }
     return false;

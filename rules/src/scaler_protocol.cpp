@@ -39,10 +39,11 @@ bool onlyScaledGrads(uint8_t grads) { return (grads & kScaledGrads) && !(grads &
 
 }  // namespace
 
-void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled) {
+void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled, bool disabled) {
   forgotten_.erase(scaler.id);
   ScalerFacts facts{scaler.name, true, std::nullopt};
-  facts.mayBeDisabled = mayBeDisabled;
+  facts.mayBeDisabled = mayBeDisabled || disabled;
+  facts.disabled = disabled;
   scalers_[scaler.id] = std::move(facts);
   erasePairsOf(scaler.id);
 }
@@ -73,6 +74,7 @@ void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
   for (const auto& [id, facts] : other.scalers_) {
     ScalerFacts adopted{facts.name, false, std::nullopt};
     adopted.mayBeDisabled = facts.mayBeDisabled;  // how it was made still holds
+    adopted.disabled = facts.disabled;
     scalers_.try_emplace(id, std::move(adopted));
   }
   for (const auto& [id, facts] : other.optimizers_) {
@@ -536,6 +538,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     keepFirst(it->second.lastUpdateAt, theirs.lastUpdateAt);
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
     it->second.mayBeDisabled |= theirs.mayBeDisabled;
+    it->second.disabled &= theirs.disabled;
   }
   for (const auto& [id, theirs] : other.optimizers_) {
     auto [it, inserted] = optimizers_.try_emplace(id, theirs);
@@ -589,14 +592,19 @@ bool ScalerProtocol::mayBeDisabled(uintptr_t scaler) const {
   return it != scalers_.end() && it->second.mayBeDisabled;
 }
 
+bool ScalerProtocol::disabled(uintptr_t scaler) const {
+  const auto it = scalers_.find(scaler);
+  return it != scalers_.end() && it->second.disabled;
+}
+
 bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key() == other.key(); }
 
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
+    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
                      s.mayHaveStaleStep, s.lastUpdateReported, s.mayHaveBackward, s.backwardBeforeLastUpdate,
-                     s.lastUpdateAt.has_value(), s.mayHaveCheckedUnidentified, s.mayBeDisabled);
+                     s.lastUpdateAt.has_value(), s.mayHaveCheckedUnidentified, s.mayBeDisabled, s.disabled);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());
   for (const auto& [key, p] : pairs_)

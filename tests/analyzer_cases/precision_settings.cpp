@@ -672,3 +672,76 @@ void trainWithAnOptionalHalf() {
   torch::nn::Linear model(8, 2);
   autocastToTheOptionalDtype(torch::kHalf, model);
 }
+
+// Options parsed by the class's own static factory into a fresh object: a
+// setting (a method writing its own member would make it a state).
+enum class RunPrecision { kFp32, kFp16, kBf16 };
+
+struct RunOptions {
+  RunPrecision precision = RunPrecision::kFp32;
+  torch::Dtype paramDtype() const {
+    switch (precision) {
+      case RunPrecision::kFp16:
+        return torch::kHalf;
+      case RunPrecision::kBf16:
+        return torch::kBFloat16;
+      default:
+        return torch::kFloat;
+    }
+  }
+  static RunOptions fromEnv() {
+    RunOptions o;
+    const char* p = std::getenv("PRECISION");
+    const std::string precision = p ? p : "fp32";
+    if (precision == "fp16" || precision == "half") o.precision = RunPrecision::kFp16;
+    else if (precision == "bf16") o.precision = RunPrecision::kBf16;
+    return o;
+  }
+};
+
+void trainWithOptionsFromAStaticFactory(torch::nn::Linear& model, const RunOptions& opts) {
+  model->to(opts.paramDtype());
+  torch::optim::Adam optimizer(model->parameters());  // dtype-lint-expect: DL304 (RunPrecision::kFp16)
+}
+
+// A scaler whose `enabled` argument is false on this path (no loss scaling in
+// pure-Half mode) does nothing: its step() is the optimizer's.
+enum class PolicyMode { kFp32, kAmpFp16, kPureHalf };
+
+struct PrecisionPolicy {
+  PolicyMode mode = PolicyMode::kFp32;
+  torch::Dtype paramDtype() const { return mode == PolicyMode::kPureHalf ? torch::kHalf : torch::kFloat; }
+  bool needsLossScaling() const { return mode == PolicyMode::kAmpFp16; }
+};
+
+PrecisionPolicy policyFrom(const char* s) {
+  PrecisionPolicy p;
+  const std::string v = s ? s : "fp32";
+  if (v == "amp_fp16") p.mode = PolicyMode::kAmpFp16;
+  if (v == "half") p.mode = PolicyMode::kPureHalf;
+  return p;
+}
+
+namespace toggled {
+class GradScaler {
+ public:
+  explicit GradScaler(bool enabled) : enabled_(enabled) {}
+  torch::Tensor scale(const torch::Tensor& loss) { return enabled_ ? loss * 1024.0 : loss; }
+  void step(torch::optim::Optimizer& opt) { opt.step(); }
+  void update() {}
+
+ private:
+  bool enabled_;
+};
+}  // namespace toggled
+
+void trainWithAScalerDisabledForPureHalf(const PrecisionPolicy& policy) {
+  torch::nn::Linear model(8, 1);
+  model->to(policy.paramDtype());
+  torch::optim::SGD optimizer(model->parameters(), 0.1);
+  toggled::GradScaler scaler(policy.needsLossScaling());
+  auto loss = model(torch::randn({4, 8}).to(policy.paramDtype())).to(torch::kFloat).sum();
+  scaler.scale(loss).backward();
+  scaler.step(optimizer);
+  scaler.update();
+}

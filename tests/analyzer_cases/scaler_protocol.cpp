@@ -511,6 +511,21 @@ void optimizers_in_a_map_walked_with_bindings() {
   scaler.update();
 }
 
+// Optimizers held by the elements of a vector, stepped in a loop over it:
+// `o.opt` is another optimizer on each iteration, not one stepped twice.
+struct NamedOptimizer {
+  std::string name;
+  std::unique_ptr<torch::optim::Optimizer> opt;
+};
+
+void optimizers_held_by_vector_elements(std::vector<NamedOptimizer>& optimizers) {
+  torch::nn::Linear model(8, 1);
+  GradScaler scaler;
+  scaler.scale(loss_of(model)).backward();
+  for (auto& o : optimizers) scaler.step(*o.opt);
+  scaler.update();
+}
+
 // An optimizer kept in a map under a name the code spells, its module's
 // gradients clipped before any unscale: the fix's unscale cannot name a keyed
 // optimizer, so the finding comes without one (it crashed the analysis once).

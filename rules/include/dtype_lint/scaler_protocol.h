@@ -122,6 +122,8 @@ struct ScalerFacts {
   // Made with its `enabled` flag chosen at run time (`GradScaler(..., use_fp16)`):
   // off for BFloat16 on the paths that use it, so DL209 does not apply.
   bool mayBeDisabled = false;
+  // Made with `enabled` false on every path here: its calls do nothing (step() is the optimizer's).
+  bool disabled = false;
 
   void recordInfCheck() {
     mayHaveNoInfCheck = false;
@@ -139,7 +141,7 @@ class ScalerProtocol {
  public:
   // Facts start unknown for objects the protocol has not seen: nothing is
   // reported about them until a transition makes their state known.
-  void declareScaler(const ObjectRef& scaler, bool mayBeDisabled = false);
+  void declareScaler(const ObjectRef& scaler, bool mayBeDisabled = false, bool disabled = false);
   void declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
                         uintptr_t module);
   // The parameters of a known optimizer changed dtype (a model converted
@@ -224,6 +226,7 @@ class ScalerProtocol {
 
   const OptimizerFacts* optimizer(uintptr_t id) const;
   bool mayBeDisabled(uintptr_t scaler) const;
+  bool disabled(uintptr_t scaler) const;
 
  private:
   PairFacts& pair(uintptr_t scaler, uintptr_t optimizer);
