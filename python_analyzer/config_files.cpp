@@ -1,5 +1,8 @@
 #include "config_files.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/YAMLParser.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -31,61 +34,81 @@ std::optional<std::string> readFound(const std::string& path, const std::string&
   return std::nullopt;
 }
 
-Value fromJson(const nlohmann::json& j) {
+// A section of a configuration file: a dict whose keys are settings.
+Value section(const std::string& path, const std::string& name) {
+  Value dict = Value::make(Kind::Dict);
+  dict.fromConfigFile = true;
+  dict.text = path;
+  dict.description = name;  // "train" for conf["train"]["amp"]: the setting "train.amp in PATH"
+  return dict;
+}
+
+std::string nested(const std::string& outer, const std::string& key) { return outer.empty() ? key : outer + "." + key; }
+
+Value fromJson(const nlohmann::json& j, const std::string& path, const std::string& name) {
   if (j.is_boolean()) return Value::boolean(j.get<bool>());
   if (j.is_number()) return Value::numeric(j.get<double>());
   if (j.is_string()) return Value::string(j.get<std::string>());
   if (j.is_null()) return Value::none();
-  return Value::unknown();
+  if (!j.is_object()) return Value::unknown();
+  Value dict = section(path, name);
+  for (const auto& [key, value] : j.items()) {
+    dict.keys.push_back(Value::string(key));
+    dict.items.push_back(fromJson(value, path, nested(name, key)));
+  }
+  return dict;
 }
 
-// A YAML scalar as YAML 1.1 loaders read it: booleans, null, numbers, strings.
-Value fromYamlScalar(std::string text) {
-  if (const size_t comment = text.find(" #"); comment != std::string::npos) text.resize(comment);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front())
-    return Value::string(text.substr(1, text.size() - 2));
+// A plain YAML scalar as YAML 1.1 loaders read it: booleans, null, numbers, strings.
+Value fromYamlScalar(const std::string& text) {
   if (text == "true" || text == "True" || text == "yes") return Value::boolean(true);
   if (text == "false" || text == "False" || text == "no") return Value::boolean(false);
-  if (text == "null" || text == "~") return Value::none();
+  if (text == "null" || text == "~" || text.empty()) return Value::none();
   char* end = nullptr;
   const double n = std::strtod(text.c_str(), &end);
   if (end && *end == '\0') return Value::numeric(n);
   return Value::string(text);
 }
 
-void addEntry(Value& dict, const std::string& key, Value value) {
-  dict.keys.push_back(Value::string(key));
-  dict.items.push_back(std::move(value));
+Value fromYaml(llvm::yaml::Node* node, const std::string& path, const std::string& name) {
+  llvm::SmallString<64> storage;
+  if (auto* scalar = llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(node)) {
+    const std::string value = scalar->getValue(storage).str();
+    const llvm::StringRef raw = scalar->getRawValue();
+    return raw.startswith("\"") || raw.startswith("'") ? Value::string(value) : fromYamlScalar(value);
+  }
+  auto* mapping = llvm::dyn_cast_or_null<llvm::yaml::MappingNode>(node);
+  if (!mapping) return Value::unknown();
+  Value dict = section(path, name);
+  for (llvm::yaml::KeyValueNode& entry : *mapping) {
+    auto* key = llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(entry.getKey());
+    if (!key) continue;
+    const std::string text = key->getValue(storage).str();
+    dict.keys.push_back(Value::string(text));
+    dict.items.push_back(fromYaml(entry.getValue(), path, nested(name, text)));
+  }
+  return dict;
 }
 
 }  // namespace
 
 Value loadConfigFile(const std::string& path, const std::string& importer) {
-  Value dict = Value::make(Kind::Dict);
-  dict.fromConfigFile = true;
-  dict.text = path;
+  const Value empty = section(path, "");
   const auto text = readFound(path, importer);
-  if (!text) return dict;
+  if (!text) return empty;
   const std::string extension = fs::path(path).extension().string();
+  Value loaded = Value::unknown();
   if (extension == ".json") {
-    const nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_object())
-      for (const auto& [key, value] : parsed.items()) addEntry(dict, key, fromJson(value));
+    loaded = fromJson(nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false), path, "");
   } else if (extension == ".yaml" || extension == ".yml") {
-    // Top-level `key: scalar` lines; a key whose value is nested is unknown.
-    std::istringstream lines(*text);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.empty() || std::isspace(static_cast<unsigned char>(line[0])) || line[0] == '#' || line[0] == '-')
-        continue;
-      const size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string value = line.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(" \t"));
-      addEntry(dict, line.substr(0, colon), value.empty() ? Value::unknown() : fromYamlScalar(value));
-    }
+    llvm::SourceMgr sources;
+    sources.setDiagHandler([](const llvm::SMDiagnostic&, void*) {});  // a file YAML cannot read: no settings
+    llvm::yaml::Stream stream(*text, sources);
+    auto document = stream.begin();
+    if (document != stream.end()) loaded = fromYaml(document->getRoot(), path, "");
+    if (sources.getNumBuffers() && stream.failed()) loaded = Value::unknown();
   }
-  return dict;
+  return loaded.is(Kind::Dict) ? loaded : empty;
 }
 
 }  // namespace dtype_lint::python

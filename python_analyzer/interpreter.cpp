@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <tuple>
 
 #include "config_files.h"
 #include "dtype_lint/dl203_manual_scaling.h"
@@ -542,6 +543,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
 void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
   std::vector<AutocastState> saved;
   std::vector<Value> regions;
+  std::vector<std::tuple<Value, const FunctionInfo*, Node>> exits;
   const Node clause = statement.children().empty() ? Node() : statement.children().front();
   for (const Node& item : clause.children()) {
     if (!item.is("with_item")) continue;
@@ -551,11 +553,24 @@ void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
       alias = value.field("alias");
       value = value.children().empty() ? Node() : value.children().front();
     }
-    const Value v = eval(value, state, frame);
+    Value v = eval(value, state, frame);
     if (v.is(Kind::Autocast)) {
       saved.emplace_back();
       enterAutocast(v, value, state, saved.back());
       regions.push_back(v);
+    }
+    // A context manager of the analyzed code (a hand-written autocast guard):
+    // its __enter__ now, its __exit__ after the body.
+    if (auto object = v.is(Kind::Object) ? state.heap.find(v.object) : state.heap.end();
+        object != state.heap.end() && object->second.cls) {
+      const ClassInfo& cls = *object->second.cls;
+      const Value manager = v;
+      if (const FunctionInfo* enter = findMethod(cls, "__enter__")) {
+        Call entering;
+        entering.node = value;
+        v = callFunction(*enter, manager, entering, state, frame);
+      }
+      if (const FunctionInfo* exit = findMethod(cls, "__exit__")) exits.emplace_back(manager, exit, value);
     }
     if (alias) {
       for (const Node& target : alias.children()) assign(target, v, state, frame);
@@ -563,6 +578,13 @@ void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
     }
   }
   execBlock(statement.field("body"), state, frame);
+  for (auto it = exits.rbegin(); it != exits.rend() && state.reached; ++it) {
+    const auto& [manager, exit, at] = *it;
+    Call leaving;
+    leaving.node = at;
+    leaving.args = {Value::none(), Value::none(), Value::none()};
+    callFunction(*exit, manager, leaving, state, frame);
+  }
   // Leaving the regions, innermost first; a return or break inside leaves them too.
   while (!saved.empty()) {
     if (state.reached) {
@@ -784,8 +806,9 @@ Value Interpreter::readSetting(const std::string& spelling, const Node& at, Valu
 }
 
 Value Interpreter::configSetting(const Value& config, const Value& key, const Node& at, const Value* byDefault) {
+  const std::string name = config.description.empty() ? key.text : config.description + "." + key.text;
   const std::string spelling =
-      config.text.empty() ? fmt::format("config key \"{}\"", key.text) : fmt::format("{} in {}", key.text, config.text);
+      config.text.empty() ? fmt::format("config key \"{}\"", name) : fmt::format("{} in {}", name, config.text);
   for (size_t i = 0; i < config.keys.size(); ++i)
     if (config.keys[i].sameConstant(key)) return readSetting(spelling, at, config.items[i]);
   return readSetting(spelling, at, byDefault ? *byDefault : Value::unknown());
@@ -2180,7 +2203,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   if (name == "dataclasses.field" || name == "field")
     return call.kw("default") ? *call.kw("default") : Value::unknown();
   if (name == "filter" && call.args.size() == 2 && call.args[1].is(Kind::Parameters)) return call.args[1];
-  if (name == "list" && call.args.size() == 1 && call.args[0].is(Kind::Parameters)) return call.args[0];
+  // list(model.parameters()), list(callbacks), tuple(items): the same items.
+  if ((name == "list" || name == "tuple") && call.args.size() == 1 &&
+      (call.args[0].is(Kind::Parameters) || call.args[0].is(Kind::List)))
+    return call.args[0];
   if (isLibraryName(name, "argparse.ArgumentParser")) {
     Object parser;
     parser.type = Object::Type::ArgumentParser;

@@ -716,6 +716,42 @@ h.float().sum().backward()
   EXPECT_EQ(only(findings({program})), "DL103:17");
 }
 
+// A section of a YAML file (`conf["train"]["amp"]`) is a setting too; a
+// hand-written guard's __enter__ and __exit__ run around the `with` body.
+TEST_F(PythonProgram, NestedConfigKeysAndGuardClassesAreFollowed) {
+  write("conf.yaml", "model:\n  dim: 8\ntrain:\n  amp: true   # mixed precision\n  clip: 1.0\n");
+  const std::string program = write("train.py", R"(import torch
+import yaml
+
+
+class AutocastGuard:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __enter__(self):
+        torch.set_autocast_dtype("cuda", self.dtype)
+        torch.set_autocast_enabled("cuda", True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        torch.set_autocast_enabled("cuda", False)
+        return False
+
+
+with open("conf.yaml") as f:
+    conf = yaml.safe_load(f)
+model = torch.nn.Linear(conf["model"]["dim"], 2).cuda()
+head = torch.nn.Linear(2, 2).cuda()
+callbacks = list([head]) if conf["train"]["amp"] else []
+with AutocastGuard(torch.float16):
+    h = model(torch.randn(4, 8, device="cuda"))
+out = callbacks[0](h)
+)");
+  const auto out = findings({program});
+  ASSERT_EQ(only(out), "DL101:26");
+  EXPECT_EQ(out[0].notes.back().message, "assuming train.amp in conf.yaml is True");
+}
+
 // Under the cap on configurations, a setting named for the precision it
 // chooses (--fp16) is analyzed before flags tested earlier.
 TEST_F(PythonProgram, SettingsNamedForPrecisionAreAnalyzedFirst) {

@@ -106,6 +106,8 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCallExpr(CallExpr* call) {
     follow(call->getDirectCallee());
+    if (const std::string name = calleeName(call); name == "make_unique" || name == "make_shared")
+      addScalerFlags(call->getType(), llvm::ArrayRef(call->getArgs(), call->getNumArgs()));
     // block(x) through its holder: the user module's forward.
     if (const auto& module = tu_.classify(call).module; module && module->op.empty())
       follow(moduleForward(module->impl));
@@ -120,7 +122,16 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
   }
   bool VisitCXXConstructExpr(CXXConstructExpr* construct) {
     follow(construct->getConstructor());
+    addScalerFlags(construct->getType(), llvm::ArrayRef(construct->getArgs(), construct->getNumArgs()));
     return true;
+  }
+  // GradScaler(cfg.amp == "fp16"), make_unique<GradScaler>(...): the flag
+  // that makes the scaler work or do nothing.
+  void addScalerFlags(QualType made, llvm::ArrayRef<const Expr*> args) {
+    const CXXRecordDecl* record = pointeeRecord(made);
+    if (!record || !record->getDeclName().isIdentifier() || !record->getName().contains_insensitive("scaler")) return;
+    for (const Expr* arg : args)
+      if (!isa<CXXDefaultArgExpr>(arg) && arg->IgnoreImpCasts()->getType()->isBooleanType()) addTests(arg);
   }
   bool VisitMemberExpr(MemberExpr* member) {
     addLookup(member);  // it->second of a map's find()

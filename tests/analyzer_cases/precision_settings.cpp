@@ -745,3 +745,23 @@ void trainWithAScalerDisabledForPureHalf(const PrecisionPolicy& policy) {
   scaler.step(optimizer);
   scaler.update();
 }
+
+// The scaler's `enabled` argument tests the setting (`amp == "fp16"`): the
+// value it names is analyzed, and the finding says it needs that value.
+struct GanOptions {
+  std::string amp = "off";  // off | fp16 | bf16
+};
+
+GanOptions ganOptions(const char* amp) {
+  GanOptions o;
+  if (amp) o.amp = amp;
+  return o;
+}
+
+void trainWithAScalerEnabledByAString(const GanOptions& o) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD optimizer(model->parameters(), 0.1);
+  auto scaler = std::make_unique<toggled::GradScaler>(o.amp == "fp16");
+  scaler->scale(model(torch::randn({4, 8})).sum()).backward();
+  optimizer.step();  // dtype-lint-expect: DL208 ("fp16")
+}
