@@ -1257,7 +1257,8 @@ Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame
   call.args = {left, right};
   call.argNodes = {leftNode, rightNode};
   if (op == "@") return tensorOp("matmul", {left, right}, call, state, frame);
-  static const std::map<std::string, std::string> kOps = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}};
+  static const std::map<std::string, std::string> kOps = {
+      {"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}, {"**", "pow"}};
   auto it = kOps.find(op);
   if (it == kOps.end()) return Value::unknown();
   // loss * 1024, loss * LOSS_SCALE: scaling by hand (DL203).

@@ -752,6 +752,19 @@ out = callbacks[0](h)
   EXPECT_EQ(out[0].notes.back().message, "assuming train.amp in conf.yaml is True");
 }
 
+// `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
+TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
+  const std::string program = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 1).cuda().half()
+x = torch.randn(8, 4, device="cuda").half()
+y = torch.randn(8, 1, device="cuda").half()
+loss = ((model(x) - y) ** 2).sum() / 8
+loss.backward()
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL105:6,DL106:7");
+}
+
 // Under the cap on configurations, a setting named for the precision it
 // chooses (--fp16) is analyzed before flags tested earlier.
 TEST_F(PythonProgram, SettingsNamedForPrecisionAreAnalyzedFirst) {

@@ -129,7 +129,7 @@ void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocatio
     facts.grads = kScaledGrads;
     facts.scaledBackwardAt = at;
     facts.scaledAt = scaledAt;
-    facts.bfloat16Reported = false;
+    facts.dtypeReported = false;
     facts.scaledBy = scaler.id;
     facts.steppedByScalerAt.reset();
   }
@@ -158,7 +158,7 @@ void ScalerProtocol::reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef
   out.push_back(scalerWithBFloat16Finding(scaler, at, waiting->second.scaledAt, waiting->second.autocastAt));
   bfloat16Losses_.erase(waiting);
   if (auto o = optimizer ? optimizers_.find(optimizer->id) : optimizers_.end(); o != optimizers_.end())
-    o->second.bfloat16Reported = true;
+    o->second.dtypeReported = true;
 }
 
 // DL202 where PyTorch raises, at the unscale; DL209 there too (where the
@@ -172,7 +172,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   const auto dtype = facts.parameterDtype.single();
   if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
   const bool half = dtype == ScalarType::Half;
-  if (!half && (facts.bfloat16Reported || mayBeDisabled(scaler.id))) return;
+  if (facts.dtypeReported || (!half && mayBeDisabled(scaler.id))) return;
   Finding f = makeFinding(
       half ? RuleId::DL202 : RuleId::DL209,
       half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
@@ -185,7 +185,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
       at);
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
   if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, "loss scaled here"});
-  facts.bfloat16Reported = !half;
+  facts.dtypeReported = true;
   out.push_back(std::move(f));
 }
 

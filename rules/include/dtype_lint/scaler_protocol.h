@@ -75,7 +75,9 @@ struct OptimizerFacts {
   uintptr_t module = 0;  // the module whose parameters it updates, if known
   uintptr_t scaledBy = 0;  // the scaler of the last scaled backward, if known
   std::optional<SourceLocation> steppedByScalerAt;  // the scaler's step() stepped it since its last backward
-  bool bfloat16Reported = false;  // DL209 was reported for the gradients of its last scaled backward
+  // DL202 or DL209 was reported for the gradients of its last scaled backward:
+  // the first unscale raises, or does the needless work, for all that follow.
+  bool dtypeReported = false;
 };
 
 // An unscale written after a clip in the same block, on lines of its own.
