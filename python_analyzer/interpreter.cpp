@@ -110,6 +110,7 @@ struct Interpreter::Call {
   std::map<std::string, Value> kwargs;
   std::map<std::string, Node> kwargNodes;
   bool spread = false;  // *args or **kwargs: the arguments are not all known
+  bool spreadsParsedArguments = false;  // **vars(parser.parse_args()): each keyword a setting
 
   const Value* kw(const std::string& name) const {
     auto it = kwargs.find(name);
@@ -1323,6 +1324,10 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
             std::all_of(spread.keys.begin(), spread.keys.end(), [](const Value& key) { return key.is(Kind::String); });
         if (!named) {
           call.spread = true;
+          const Node spreadNode = argument.children().empty() ? Node() : argument.children().front();
+          // **vars(args), **{k: v for k, v in vars(args).items() if ...}
+          call.spreadsParsedArguments =
+              call.spreadsParsedArguments || spreadNode.text().find("vars(") != std::string_view::npos;
           continue;
         }
         for (size_t i = 0; i < spread.keys.size(); ++i)
@@ -1626,7 +1631,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   const size_t findingsBefore = findings_.size();
   execBlock(definition.field("body"), state, callee);
   callStack_.pop_back();
-  const std::vector<const FunctionInfo*> calledFrom(entered_.begin() + firstEntered, entered_.end());
+  const std::span<const FunctionInfo* const> calledFrom(entered_.data() + firstEntered, entered_.size() - firstEntered);
   for (size_t i = findingsBefore; i < findings_.size(); ++i)
     if (!placedAtCall_.count(i) && placeAtCall(findings_[i], calledFrom, call.node)) placedAtCall_.insert(i);
   if (callStack_.empty()) entered_.clear();
@@ -1667,8 +1672,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
 // unscale, the scaled backward) all happened outside it: the helper alone
 // does nothing wrong, calling it there does. It is reported at the call,
 // with the helper's place as a note (as the C++ analyzer does).
-bool Interpreter::placeAtCall(Finding& finding, const std::vector<const FunctionInfo*>& calledFrom,
-                              const Node& callNode) {
+bool Interpreter::placeAtCall(Finding& finding, std::span<const FunctionInfo* const> calledFrom, const Node& callNode) {
   const FunctionInfo& function = *calledFrom.front();
   if (!callNode || callNode.is("function_definition") || callNode.is("class_definition") || finding.notes.empty() ||
       !isCallOrderFinding(finding))
@@ -1707,7 +1711,8 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
     it->second.attributes[name.text] = value;
     return;
   }
-  if (it->second.isModule) return;
+  // Config objects only: a dataclass's instance, a parsed namespace.
+  if (!(it->second.cls && it->second.cls->isDataclass)) return;
   std::map<std::string, Value> fields = it->second.attributes;
   for (const ClassInfo* cls = it->second.cls; cls;) {
     Frame classFrame;
@@ -1758,7 +1763,8 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
     for (size_t i = 0; i < call.args.size() && i < cls.fields.size(); ++i) o.attributes[cls.fields[i]] = call.args[i];
     for (const auto& [name, value] : call.kwargs) o.attributes[name] = value;
     // cls(**vars(parser.parse_args())): any field may be given.
-    if (call.spread) overwriteAttribute(self.object, Value::unknown(), Value::unknown(), call.node, state);
+    if (call.spreadsParsedArguments)
+      overwriteAttribute(self.object, Value::unknown(), Value::unknown(), call.node, state);
   }
   if (const FunctionInfo* post = findMethod(cls, "__post_init__")) {
     Call none;

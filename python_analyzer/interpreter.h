@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -146,7 +147,7 @@ class Interpreter {
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
   // `calledFrom`: the helper, then every function it called.
-  bool placeAtCall(Finding& finding, const std::vector<const FunctionInfo*>& calledFrom, const Node& callNode);
+  bool placeAtCall(Finding& finding, std::span<const FunctionInfo* const> calledFrom, const Node& callNode);
   std::vector<ObjectId> treeOf(ObjectId id, const State& state) const;
   // copy.deepcopy of a module: its submodules copied too.
   ObjectId deepCopy(ObjectId id, State& state, int depth = 0);
