@@ -39,6 +39,14 @@ std::string unquote(std::string_view text) {
 
 Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
 
+// The base class of the analyzed code whose attributes a class inherits (its last such base).
+const ClassInfo* analyzedBase(const ClassInfo& cls) {
+  const ClassInfo* base = nullptr;
+  for (const Value& b : cls.bases)
+    if (b.is(Value::Kind::Class)) base = b.cls;
+  return base;
+}
+
 // Whether one of the function's decorators is spelled as one of `names` ("@property").
 bool decoratedAs(const FunctionInfo& function, std::initializer_list<std::string_view> names) {
   return std::any_of(function.decorators.begin(), function.decorators.end(),
@@ -751,9 +759,7 @@ void Interpreter::defineClass(const Node& definition, std::vector<Node> decorato
     info = owned.get();
     frame.module->classes.push_back(std::move(owned));
   }
-  Value v = Value::make(Kind::Class);
-  v.cls = info;
-  state.locals[info->name] = v;
+  state.locals[info->name] = Value::ofClass(info);
 }
 
 // ---------------------------------------------------------------------------
@@ -1043,10 +1049,7 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
           classFrame.module = cls->module;
           return eval(c->second, state, classFrame);
         }
-        const ClassInfo* base = nullptr;
-        for (const Value& b : cls->bases)
-          if (b.is(Kind::Class)) base = b.cls;
-        cls = base;
+        cls = analyzedBase(*cls);
       }
     }
     if (o.type == Object::Type::Pretrained && attribute == "dtype")
@@ -1077,8 +1080,8 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
 // decay.append(p): the list the name holds grows (a few items stand for
 // all); (no_decay if p.ndim == 1 else decay).append(p): the list the test
 // picks, or each where it is not known.
-bool Interpreter::growList(const Node& listNode, const std::string& method, const Value& item, State& state,
-                           Frame& frame) {
+bool Interpreter::growList(const Node& listNode, const Value* list, const std::string& method, const Value& item,
+                           State& state, Frame& frame) {
   Node chooser = listNode;
   if (chooser.is("parenthesized_expression") && chooser.children().size() == 1) chooser = chooser.children().front();
   if (chooser.is("conditional_expression") && chooser.children().size() == 3) {
@@ -1086,11 +1089,11 @@ bool Interpreter::growList(const Node& listNode, const std::string& method, cons
     const auto holds = test(eval(parts[1], state, frame));
     bool grown = false;
     for (size_t i : {size_t(0), size_t(2)})
-      if (!holds || *holds == (i == 0)) grown = growList(parts[i], method, item, state, frame) || grown;
+      if (!holds || *holds == (i == 0)) grown = growList(parts[i], nullptr, method, item, state, frame) || grown;
     return grown;
   }
   if (!listNode.is("identifier") && !listNode.is("attribute")) return false;
-  Value grown = eval(listNode, state, frame);
+  Value grown = list ? *list : eval(listNode, state, frame);
   if (!grown.is(Kind::List)) return false;
   if (method == "append") grown.items.push_back(item);
   else if (item.is(Kind::List)) grown.items.insert(grown.items.end(), item.items.begin(), item.items.end());
@@ -1408,7 +1411,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
     }
     if (object.is(Kind::Class) && method == "apply") return applyCustomFunction(*object.cls, call, state, frame);
     if ((method == "append" || method == "extend") && call.args.size() == 1 &&
-        growList(objectNode, method, call.args[0], state, frame))
+        growList(objectNode, &object, method, call.args[0], state, frame))
       return Value::none();
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
       if (object.fromConfigFile && method == "get" && !call.args.empty() && call.args[0].is(Kind::String))
@@ -1442,11 +1445,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
   const Value callee = eval(function, state, frame);
   switch (callee.kind) {
   case Kind::Function: {
-    std::optional<Value> owner;
-    if (callee.cls) {
-      owner = Value::make(Kind::Class);
-      owner->cls = callee.cls;
-    }
+    const std::optional<Value> owner = callee.cls ? std::optional(Value::ofClass(callee.cls)) : std::nullopt;
     return callFunction(*callee.function, owner, call, state, frame);
   }
   case Kind::Method:
@@ -1553,9 +1552,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     if (text == "@staticmethod") isStatic = true;
     if (text == "@classmethod") {  // `cls`: the class it was called on, or the instance's
       if (self && self->is(Kind::Object) && state.heap.count(self->object) && state.heap.at(self->object).cls) {
-        const ClassInfo* cls = state.heap.at(self->object).cls;
-        self = Value::make(Kind::Class);
-        self->cls = cls;
+        self = Value::ofClass(state.heap.at(self->object).cls);
       } else if (!self || !self->is(Kind::Class)) {
         self = Value::unknown();
       }
@@ -1719,10 +1716,7 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
     classFrame.module = cls->module;
     for (const auto& [field, definition] : cls->attributes)
       if (!fields.count(field)) fields[field] = eval(definition, state, classFrame);
-    const ClassInfo* base = nullptr;
-    for (const Value& b : cls->bases)
-      if (b.is(Kind::Class)) base = b.cls;
-    cls = base;
+    cls = analyzedBase(*cls);
   }
   Object& object = state.heap.at(id);
   for (const auto& [field, current] : fields) {

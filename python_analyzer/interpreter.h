@@ -141,7 +141,9 @@ class Interpreter {
   Value dtypePreserved(const std::string& op, const Value& input, const State& state) const;
   void convertModule(ObjectId id, DtypeSet to, const Node& at, State& state);
   // The module's parameters may now have any dtype (adapters added, layers swapped).
-  bool growList(const Node& listNode, const std::string& method, const Value& item, State& state, Frame& frame);
+  // `list`: the value listNode holds, where the caller has it already.
+  bool growList(const Node& listNode, const Value* list, const std::string& method, const Value& item, State& state,
+                Frame& frame);
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   void forgetParameters(ObjectId id, State& state);

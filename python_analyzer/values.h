@@ -103,6 +103,11 @@ struct Value {
     v.origin = std::move(origin);
     return v;
   }
+  static Value ofClass(const ClassInfo* info) {
+    Value v = make(Kind::Class);
+    v.cls = info;
+    return v;
+  }
   static Value objectRef(Kind kind, ObjectId id) {
     Value v = make(kind);
     v.object = id;

@@ -149,11 +149,7 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
     // GradScaler(false): scale() hands the loss back, step(opt) is opt.step().
     if (scalerCall(api_, name) == ScalerCall::Step)
       for (const Expr* arg : call->arguments())
-        if (isOptimizerType(arg->getType())) {
-          emitStep(call, arg);
-          if (const ObjectRef optimizer = objectRef(arg); optimizer.id)
-            protocol().optimizerStep(optimizer, at, findings());
-        }
+        if (isOptimizerType(arg->getType())) optimizerStep(call, arg);
     return;
   }
   switch (scalerCall(api_, name)) {
@@ -203,12 +199,16 @@ void ScalerTracking::emitStep(const Expr* at, const Expr* optimizer) {
   flow_.events().steps.push_back(std::move(step));
 }
 
+// opt.step(), by the optimizer itself or by a scaler that does nothing.
+void ScalerTracking::optimizerStep(const Expr* at, const Expr* optimizer) {
+  emitStep(at, optimizer);
+  if (const ObjectRef ref = objectRef(optimizer); ref.id) protocol().optimizerStep(ref, flow_.loc(at), findings());
+}
+
 void ScalerTracking::transferOptimizerCall(const CXXMemberCallExpr* call, const std::string& name) {
   const Expr* object = ignoreWrappers(call->getImplicitObjectArgument());
   if (name == "step") {
-    emitStep(call, object);
-    if (const ObjectRef optimizer = objectRef(object); optimizer.id)
-      protocol().optimizerStep(optimizer, flow_.loc(call), findings());
+    optimizerStep(call, object);
   } else if (name == "zero_grad") {
     protocol().zeroGrad(objectRef(object));
   } else if (name == "reset" && call->getNumArgs() == 1) {

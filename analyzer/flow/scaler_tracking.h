@@ -83,6 +83,7 @@ class ScalerTracking {
   ScalerEnabled enabledOnThisPath(const clang::Expr* value);
   void declareOptimizer(const ObjectRef& ref, const clang::Expr* value, const SourceLocation& at);
   void emitStep(const clang::Expr* at, const clang::Expr* optimizer);
+  void optimizerStep(const clang::Expr* at, const clang::Expr* optimizer);
   std::optional<ObjectRef> keyedObject(const clang::Expr* map, const clang::Expr* key, std::string name);
   void refreshOptimizerDtype(const ObjectRef& optimizer);
   std::optional<ObjectRef> optimizerOfFunction();
