@@ -112,12 +112,17 @@ bool isScalarTypeType(QualType type) {
   return false;
 }
 
-const BinaryOperator* dtypeComparison(const Expr* e) {
-  const auto* op = dyn_cast<BinaryOperator>(e);
-  return op && op->isEqualityOp() && isScalarTypeType(op->getLHS()->getType()) &&
-                 isScalarTypeType(op->getRHS()->getType())
-             ? op
-             : nullptr;
+std::optional<DtypeComparison> dtypeComparison(const Expr* e) {
+  std::optional<DtypeComparison> comparison;
+  if (const auto* op = dyn_cast<BinaryOperator>(e); op && op->isEqualityOp())
+    comparison = DtypeComparison{op->getLHS(), op->getRHS(), op->getOpcode() == BO_EQ};
+  else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(e);
+           call && call->getNumArgs() == 2 &&
+           (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
+    comparison = DtypeComparison{call->getArg(0), call->getArg(1), call->getOperator() == OO_EqualEqual};
+  if (comparison && isScalarTypeType(comparison->lhs->getType()) && isScalarTypeType(comparison->rhs->getType()))
+    return comparison;
+  return std::nullopt;
 }
 
 bool isTensorOptionsType(QualType type) { return hasQualifiedName(recordOf(type), "c10::TensorOptions"); }

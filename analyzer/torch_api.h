@@ -28,8 +28,14 @@ bool isTensorListType(clang::QualType type);
 // An element of a map of tensors: std::pair<K, Tensor>, OrderedDict's Item.
 bool isTensorKeyValueType(clang::QualType type);
 bool isScalarTypeType(clang::QualType type);  // c10::ScalarType, optional<ScalarType>, TypeMeta
-// `cfg.dtype == torch::kHalf`, `a != b`: an equality test of two dtypes; nullptr otherwise.
-const clang::BinaryOperator* dtypeComparison(const clang::Expr* e);
+// `cfg.dtype == torch::kHalf`, `a != b`: an equality test of two dtypes, built in or
+// an optional<Dtype>'s operator==.
+struct DtypeComparison {
+  const clang::Expr* lhs;
+  const clang::Expr* rhs;
+  bool isEqual;  // `==` rather than `!=`
+};
+std::optional<DtypeComparison> dtypeComparison(const clang::Expr* e);
 bool isTensorOptionsType(clang::QualType type);
 
 // The torch::nn::Module subclass behind a module holder (Linear), a

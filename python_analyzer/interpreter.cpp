@@ -1185,6 +1185,12 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     // Only None is None: a value of any known kind is not.
     if (right.is(Kind::None) && !left.is(Kind::Unknown) && !left.is(Kind::Name))
       return Value::boolean(left.is(Kind::None) != negate);
+    // `amp_dtype is torch.float16`: a dtype is one object per dtype.
+    if (left.is(Kind::Dtype) && right.is(Kind::Dtype) && left.dtype.single() && right.dtype.single()) {
+      settingUsed(left, {right});
+      settingUsed(right, {left});
+      return Value::boolean(left.sameConstant(right) != negate);
+    }
     return Value::unknown();
   }
   if (op == "==" || op == "!=" || op == "in" || op == "not in") {
@@ -1704,6 +1710,7 @@ bool Interpreter::placeAtCall(Finding& finding, std::span<const FunctionInfo* co
 void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state) {
   auto it = state.heap.find(id);
   if (it == state.heap.end()) return;
+  if (injectModule(id, name, value, state)) return;
   if (name.is(Kind::String)) {
     it->second.attributes[name.text] = value;
     return;
@@ -1727,10 +1734,25 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
   }
 }
 
+// A module set into some submodule (named_modules()' element), or into a
+// model by a name known only at run time: injected into the model.
+bool Interpreter::injectModule(ObjectId parentId, const Value& name, const Value& module, State& state) {
+  const Object& parent = state.heap.at(parentId);
+  if (!module.is(Kind::Object) || !parent.isModule || (!parent.submoduleOf && name.is(Kind::String))) return false;
+  auto made = state.heap.find(module.object);
+  if (made == state.heap.end() || !made->second.isModule) return false;
+  auto& injected = state.heap.at(parent.submoduleOf ? parent.submoduleOf : parentId).injected;
+  if (std::find(injected.begin(), injected.end(), module.object) == injected.end()) injected.push_back(module.object);
+  return true;
+}
+
 void Interpreter::forgetParameters(ObjectId id, State& state) {
   auto it = state.heap.find(id);
   if (it == state.heap.end() || !it->second.isModule) return;
+  // The modules it injected are followed: only those they replaced are unknown.
+  std::vector<ObjectId> injected = std::exchange(it->second.injected, {});
   convertModule(id, DtypeSet::unknown(), Node(), state);
+  state.heap.at(id).injected = std::move(injected);
 }
 
 Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, Frame& frame) {
@@ -1815,6 +1837,7 @@ std::vector<ObjectId> Interpreter::treeOf(ObjectId id, const State& state) const
     tree.push_back(current);
     const Object& o = it->second;
     for (ObjectId child : o.children) work.push_back(child);
+    for (ObjectId module : o.injected) work.push_back(module);
     for (const auto& [name, value] : o.attributes) {
       if (value.is(Kind::Object)) work.push_back(value.object);
       if (value.is(Kind::List))
@@ -2542,6 +2565,30 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     return Value::objectRef(Kind::Object, id);
   }
   if (method == "parameters") return Value::objectRef(Kind::Parameters, id);
+  if (method == "modules" || method == "named_modules" || method == "children" || method == "named_children") {
+    Object submodule;
+    submodule.typeName = "Module";
+    submodule.name = "a submodule of " + (object.name.empty() ? std::string("the model") : object.name);
+    submodule.isModule = true;
+    submodule.parameters = DtypeSet::unknown();
+    submodule.submoduleOf = object.submoduleOf ? object.submoduleOf : id;
+    const Value element = makeObject(std::move(submodule), state);
+    Value modules = Value::make(Kind::List);
+    modules.itemsStandForMore = true;
+    if (method.starts_with("named_")) {
+      Value pair = Value::make(Kind::List);  // for name, module in model.named_modules()
+      pair.items = {Value::unknown(), element};
+      modules.items = {pair};
+    } else {
+      modules.items = {element};
+    }
+    return modules;
+  }
+  if (method == "add_module" && call.args.size() == 2) {
+    if (!injectModule(id, call.args[0], call.args[1], state) && call.args[0].is(Kind::String))
+      state.heap.at(id).attributes[call.args[0].text] = call.args[1];
+    return Value::none();
+  }
   if (method == "named_parameters") {
     Value named = Value::objectRef(Kind::Parameters, id);
     named.named = true;
@@ -2555,6 +2602,21 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
 }
 
 Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& frame) {
+  auto it = state.heap.find(id);
+  if (it == state.heap.end()) return Value::unknown();
+  const std::vector<ObjectId> injected = it->second.injected;
+  Value result = callModuleItself(id, call, state, frame);
+  // The injected modules run somewhere inside, on activations of a dtype not followed.
+  for (ObjectId module : injected) {
+    Call inside;
+    inside.node = call.node;
+    inside.args = {Value::tensor(DtypeSet::unknown())};
+    callModule(module, inside, state, frame);
+  }
+  return result;
+}
+
+Value Interpreter::callModuleItself(ObjectId id, Call& call, State& state, Frame& frame) {
   auto it = state.heap.find(id);
   if (it == state.heap.end()) return Value::unknown();
   const Object object = it->second;

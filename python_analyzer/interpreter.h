@@ -124,6 +124,7 @@ class Interpreter {
   Value callTensorMethod(const Value& self, const std::string& method, Call& call, State& state, Frame& frame);
   Value callObjectMethod(ObjectId id, const std::string& method, Call& call, State& state, Frame& frame);
   Value callModule(ObjectId id, Call& call, State& state, Frame& frame);
+  Value callModuleItself(ObjectId id, Call& call, State& state, Frame& frame);
   Value callFunction(const FunctionInfo& function, std::optional<Value> self, Call& call, State& state, Frame& frame);
   Value instantiate(const ClassInfo& cls, Call& call, State& state, Frame& frame);
   Value applyCustomFunction(const ClassInfo& cls, Call& call, State& state, Frame& frame);
@@ -146,6 +147,7 @@ class Interpreter {
                 Frame& frame);
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
+  bool injectModule(ObjectId parentId, const Value& name, const Value& module, State& state);
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
   // `calledFrom`: the helper, then every function it called.

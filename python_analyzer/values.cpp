@@ -1,5 +1,7 @@
 #include "values.h"
 
+#include <algorithm>
+
 namespace dtype_lint::python {
 
 std::optional<bool> Value::truth() const {
@@ -143,6 +145,9 @@ void State::join(const State& other) {
     object.parameters = object.parameters.join(theirs->second.parameters);
     if (!object.parametersOrigin) object.parametersOrigin = theirs->second.parametersOrigin;
     joinNames(object.attributes, theirs->second.attributes);
+    for (ObjectId module : theirs->second.injected)
+      if (std::find(object.injected.begin(), object.injected.end(), module) == object.injected.end())
+        object.injected.push_back(module);
   }
   for (const auto& [id, object] : other.heap) heap.emplace(id, object);
   joinAutocast(autocast, other.autocast);

@@ -154,6 +154,11 @@ struct Object {
   std::optional<Note> parametersOrigin;
   std::map<std::string, Value> attributes;
   std::vector<ObjectId> children;  // Container
+  // A module set into this model at run time (inject_lora: setattr(parent,
+  // name, LoRALinear(child)) over named_modules()): part of its tree, its
+  // forward run when the model's is.
+  std::vector<ObjectId> injected;
+  ObjectId submoduleOf = 0;  // a named_modules()/children() element: some submodule of this model
   ObjectId module = 0;  // Optimizer: the module whose parameters it updates
   std::optional<double> epsilon;  // Optimizer: its eps, where known
   SourceLocation createdAt;

@@ -1119,6 +1119,84 @@ main()
   EXPECT_EQ(assumed, (std::vector<std::string>{"assuming --amp is True", "assuming --clip-grad-norm is given"}));
 }
 
+// Adapters a helper injects over named_modules() (setattr(parent, name,
+// LoRALinear(child))) run inside the model: their custom backward is checked
+// with the dtypes of the autocast region the model ran under. A dtype
+// compared with `is not` is a setting's test like `!=`.
+TEST_F(PythonProgram, AnAdapterInjectedOverNamedModulesIsFollowed) {
+  write("adapters.py", R"(import torch
+
+
+class FastLoRA(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, a, b):
+        xa = x @ a.t()
+        ctx.save_for_backward(xa, b)
+        return xa @ b.t()
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        xa, b = ctx.saved_tensors
+        d_b = torch.empty_like(b)
+        torch.mm(grad_out.t(), xa, out=d_b)
+        grad_xa = grad_out @ b
+        return grad_xa, None, d_b
+
+
+class LoRALinear(torch.nn.Module):
+    def __init__(self, base, rank):
+        super().__init__()
+        self.base = base
+        self.a = torch.nn.Parameter(torch.zeros(rank, base.in_features))
+        self.b = torch.nn.Parameter(torch.zeros(base.out_features, rank))
+
+    def forward(self, x):
+        return self.base(x) + FastLoRA.apply(x, self.a, self.b)
+
+
+def inject(model, targets, rank=8):
+    for _, module in list(model.named_modules()):
+        for name, child in list(module.named_children()):
+            if name in targets and isinstance(child, torch.nn.Linear):
+                setattr(module, name, LoRALinear(child, rank))
+)");
+  const std::string train = write("train.py", R"(import argparse
+
+import torch
+from adapters import inject
+
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.q_proj(x)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", choices=list(DTYPES), default="bf16")
+parser.add_argument("--targets", nargs="+", default=["q_proj"])
+args = parser.parse_args()
+model = torch.nn.Sequential(Block(), Block())
+inject(model, set(args.targets))
+amp_dtype = DTYPES[args.precision]
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+for step in range(10):
+    with torch.autocast("cuda", dtype=amp_dtype, enabled=amp_dtype is not torch.float32):
+        loss = model(torch.randn(4, 8)).float().mean()
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+)");
+  const auto out = findings({train});
+  EXPECT_EQ(ruleLines(out), "DL102:15,DL103:16");
+  for (const Finding& finding : out) EXPECT_NE(finding.message.find("BFloat16"), std::string::npos) << finding.message;
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")

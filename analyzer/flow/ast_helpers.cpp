@@ -4,6 +4,7 @@
 
 #include "llvm/Support/Path.h"
 
+#include "flow/settings.h"
 #include "torch_api.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Lex/Lexer.h"
@@ -258,7 +259,10 @@ const ValueDecl* testedFlag(const Expr* condition) {
     if (const auto* var = dyn_cast<VarDecl>(ref->getDecl())) return var->getCanonicalDecl();
   if (const auto* member = dyn_cast<MemberExpr>(condition))
     if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl())) return field->getCanonicalDecl();
-  if (const auto* call = dyn_cast<CallExpr>(condition)) return cudaAvailability(call);
+  if (const auto* call = dyn_cast<CallExpr>(condition)) {
+    if (const ValueDecl* keyed = KeyedSettings::of(call)) return keyed;  // cfg.flag("amp")
+    return cudaAvailability(call);
+  }
   return nullptr;
 }
 

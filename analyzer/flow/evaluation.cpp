@@ -26,6 +26,23 @@ std::optional<SourceLocation> FunctionAnalysis::writtenDtypeConstant(const Expr*
   return editableLocation(e, tu_.context());
 }
 
+std::optional<bool> FunctionAnalysis::evalDtypeEngaged(const Expr* optional) {
+  const Expr* e = ignoreWrappers(optional);
+  if (!e) return std::nullopt;
+  if (e->getType().getAsString().find("nullopt_t") != std::string::npos) return false;
+  if (evaluateScalarTypeConstant(e)) return true;
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
+    if (construct->getNumArgs() == 0) return false;
+    return construct->getNumArgs() == 1 ? evalDtypeEngaged(construct->getArg(0)) : std::nullopt;
+  }
+  if (const auto lookup = settingLookup(e))
+    if (const FlagAssumption* assumed = ctx_.assumedSetting(lookup->setting); assumed && assumed->value)
+      for (const auto& [key, mapped] : lookup->entries)
+        if (key == assumed->setting) return mapped ? evalDtypeEngaged(mapped) : std::nullopt;
+  if (const Expr* initial = tu_.constructorDtype(e)) return evalDtypeEngaged(initial);
+  return std::nullopt;
+}
+
 std::optional<TensorFact> FunctionAnalysis::evalDtypeArgument(const Expr* e) {
   e = ignoreWrappers(e);
   if (!e || isa<CXXDefaultArgExpr>(e)) return std::nullopt;

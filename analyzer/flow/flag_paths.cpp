@@ -180,16 +180,17 @@ class FlagCollector : public RecursiveASTVisitor<FlagCollector> {
     if (const auto test = settingTest(condition)) return addSetting(test->setting, test->read, {test->value});
     if (const auto membership = settingMembership(condition)) return addLookup(membership->lookup);
     const ValueDecl* flag = testedFlag(condition);
-    if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag) || declaredInLoop(flag)) return;
-    // `const bool half = cfg.precision == "fp16";`: the setting decides. An
-    // initializer that tests none (`env_flag("USE_AMP", true)`): the flag does.
+    if (!flag || tu_.knownCondition(condition) || tu_.stateFlag(flag)) return;
+    // `const bool half = cfg.precision == "fp16";`: the setting decides, even
+    // where the local is declared in a loop. An initializer that tests none
+    // (`env_flag("USE_AMP", true)`): the flag does.
     if (const Expr* init = tu_.unwrittenLocalInit(flag)) {
       if (readsTensorData(init)) return;
       bool decides = false;
       forEachTest(init, [&](const Expr* test) { decides |= settingTest(test) || testedFlag(test); });
       if (decides) return addTests(init);
     }
-    add(flag, condition, {});
+    if (!declaredInLoop(flag)) add(flag, condition, {});
   }
   // A map from the values a setting names: its keys are the values.
   void addLookup(const Expr* e) {
@@ -273,7 +274,10 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   // variables, then a helper's parameters (`parse_precision(s)` compares the
   // string a field is parsed from): each kept whole, in the order found.
   auto rank = [](const RuntimeFlag& flag) {
-    return flag.choosesDtype ? 0 : isa<FieldDecl>(flag.decl) ? 1 : isa<ParmVarDecl>(flag.decl) ? 3 : 2;
+    return flag.choosesDtype                                                ? 0
+           : isa<FieldDecl>(flag.decl) || KeyedSettings::isKeyed(flag.decl) ? 1
+           : isa<ParmVarDecl>(flag.decl)                                    ? 3
+                                                                            : 2;
   };
   // Flags another flag stands for: a parser helper's parameter, where the
   // dtype or enum field it fills is a flag (analyzed per value, the field holds

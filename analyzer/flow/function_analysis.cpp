@@ -295,10 +295,10 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
   // `cfg.dtype != torch::kFloat` where both dtypes are known on this path.
-  if (const BinaryOperator* op = dtypeComparison(condition)) {
-    const auto lhs = evalDtypeArgument(op->getLHS()), rhs = evalDtypeArgument(op->getRHS());
+  if (const auto comparison = dtypeComparison(condition)) {
+    const auto lhs = evalDtypeArgument(comparison->lhs), rhs = evalDtypeArgument(comparison->rhs);
     if (lhs && rhs && lhs->dtype.single() && rhs->dtype.single())
-      return (lhs->dtype == rhs->dtype) == (op->getOpcode() == BO_EQ);
+      return (lhs->dtype == rhs->dtype) == comparison->isEqual;
   }
   if (const auto membership = settingMembership(condition))
     if (const FlagAssumption* assumed = ctx_.assumedSetting(membership->lookup.setting)) {
@@ -323,6 +323,8 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
       (isa_and_nonnull<CXXConversionDecl>(conversion->getMethodDecl()) ||
        (calleeName(conversion) == "has_value" && isOptional(conversion->getImplicitObjectArgument()->getType()))))
     pointer = conversion->getImplicitObjectArgument();
+  if (pointer && isOptional(pointer->getType()) && isScalarTypeType(pointer->getType()))
+    if (const auto engaged = evalDtypeEngaged(pointer)) return engaged;
   if (const ObjectRef object = pointer ? scalers_.objectRef(pointer) : ObjectRef{};
       object.id && (branchState_ ? *branchState_ : state_).process.protocol.knows(object.id))
     return true;

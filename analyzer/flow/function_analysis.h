@@ -149,6 +149,9 @@ class FunctionAnalysis final : public FlowQueries {
   // A dtype argument that is a dtype constant written in the file (torch::kHalf).
   std::optional<SourceLocation> writtenDtypeConstant(const clang::Expr* argument);
   std::optional<TensorFact> evalDtypeArgument(const clang::Expr* e);
+  // Whether an optional<Dtype> holds a dtype on this path (`amp_dtype_ =
+  // modes.at(precision)` where the assumed value maps to nullopt: no).
+  std::optional<bool> evalDtypeEngaged(const clang::Expr* optional);
   std::optional<TensorFact> evalDtypeCall(const clang::CallExpr* call, const std::string& name);
   Value evalValue(const clang::Expr* e, clang::QualType paramType);
   TensorFact opResult(std::string_view op, const std::vector<TensorFact>& inputs, const clang::Expr* at);

@@ -32,6 +32,38 @@ std::optional<std::string> namedValue(const Expr* e) {
 
 namespace {
 
+thread_local KeyedSettings* liveKeyedSettings = nullptr;
+
+// `cfg["amp"]`, `cfg.get("amp", …)`, `env_or("AMP", …)`: what is read from (the
+// object's class, or the reader function) and the key; a no-argument
+// conversion of such a read (`j["amp"].get<std::string>()`) is that read.
+std::optional<std::pair<const Decl*, std::string>> keyedRead(const Expr* e) {
+  const auto* call = dyn_cast_or_null<CallExpr>(ignoreConversions(e));
+  if (const auto* conversion = dyn_cast_or_null<CXXMemberCallExpr>(call); conversion && conversion->getNumArgs() == 0)
+    call = dyn_cast_or_null<CallExpr>(ignoreConversions(conversion->getImplicitObjectArgument()));
+  if (!call || call->getNumArgs() == 0) return std::nullopt;
+  const Expr* object = nullptr;
+  const Expr* key = call->getArg(0);
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
+    if (op->getOperator() != OO_Subscript || op->getNumArgs() != 2) return std::nullopt;
+    object = op->getArg(0), key = op->getArg(1);
+  } else if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
+    object = member->getImplicitObjectArgument();
+  }
+  const auto* literal = dyn_cast_or_null<StringLiteral>(ignoreConversions(key));
+  if (!literal || !literal->isOrdinary() || literal->getLength() == 0) return std::nullopt;
+  const Decl* source = nullptr;
+  if (object) {
+    QualType type = object->getType().getNonReferenceType();
+    if (type->isPointerType()) type = type->getPointeeType();
+    if (const CXXRecordDecl* record = type->getAsCXXRecordDecl()) source = record->getCanonicalDecl();
+  } else if (const FunctionDecl* reader = call->getDirectCallee()) {
+    source = reader->getCanonicalDecl();
+  }
+  if (!source) return std::nullopt;
+  return std::pair{source, literal->getString().str()};
+}
+
 // What reads the setting: `name` in `name ? name : "fp16"` or `name ?: "fp16"`
 // (getenv's result, or its default when unset).
 const Expr* withoutDefault(const Expr* e) {
@@ -49,7 +81,8 @@ const Expr* withoutDefault(const Expr* e) {
 const ValueDecl* settingRead(const Expr* e) {
   e = withoutDefault(e);
   if (!e) return nullptr;
-  const ValueDecl* d = declOf(e->IgnoreParenImpCasts());
+  const ValueDecl* d = KeyedSettings::of(e);
+  if (!d) d = declOf(e->IgnoreParenImpCasts());
   if (!d || !isa<VarDecl, FieldDecl>(d)) return nullptr;
   const QualType type = d->getType().getNonReferenceType();
   const bool isString = type->isPointerType()
@@ -105,6 +138,32 @@ std::vector<std::pair<std::string, const Expr*>> mapEntries(const Expr* init) {
 }
 
 }  // namespace
+
+KeyedSettings::KeyedSettings(ASTContext& context) : context_(context), enclosing_(liveKeyedSettings) {
+  liveKeyedSettings = this;
+}
+
+KeyedSettings::~KeyedSettings() { liveKeyedSettings = enclosing_; }
+
+const ValueDecl* KeyedSettings::of(const Expr* read) {
+  KeyedSettings* live = liveKeyedSettings;
+  const auto key = live ? keyedRead(read) : std::nullopt;
+  if (!key) return nullptr;
+  ASTContext& context = live->context_;
+  const QualType type = ignoreConversions(read)->getType().getNonReferenceType().getUnqualifiedType();
+  const VarDecl*& setting = live->settings_[{key->first, key->second, type.getCanonicalType().getTypePtr()}];
+  if (!setting)
+    setting = VarDecl::Create(context, context.getTranslationUnitDecl(), read->getBeginLoc(), read->getBeginLoc(),
+                              &context.Idents.get(key->second), type, context.getTrivialTypeSourceInfo(type), SC_None);
+  return setting;
+}
+
+bool KeyedSettings::isKeyed(const ValueDecl* setting) {
+  for (const KeyedSettings* live = liveKeyedSettings; live; live = live->enclosing_)
+    for (const auto& [key, made] : live->settings_)
+      if (made == setting) return true;
+  return false;
+}
 
 std::optional<SettingTest> settingTest(const Expr* condition) {
   condition = condition->IgnoreParenImpCasts();

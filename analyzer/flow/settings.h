@@ -4,11 +4,14 @@
 // (flag_paths.h), as a build matrix would run the program.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/Stmt.h"
 
@@ -20,6 +23,31 @@ namespace dtype_lint::analyzer::flow {
 // A value a program names for a setting, as a note spells it: a string
 // literal ("fp16", quoted), or an enumerator (Precision::kHalf).
 std::optional<std::string> namedValue(const clang::Expr* e);
+
+// A value read from a config object by a key the program names
+// (`cfg["precision"]`, `cfg.get<std::string>("amp", "off")`,
+// `j["amp"].get<std::string>()`, `env_or("AMP", "fp32")`, `cfg.flag("amp")`)
+// has no declaration of its own. While a KeyedSettings lives on this thread
+// (one per translation unit's analysis), each (config class or reader
+// function, key) is one setting: a variable made for it in the ASTContext,
+// the same for every read, wherever the config object was passed.
+class KeyedSettings {
+ public:
+  explicit KeyedSettings(clang::ASTContext& context);
+  ~KeyedSettings();
+  KeyedSettings(const KeyedSettings&) = delete;
+  KeyedSettings& operator=(const KeyedSettings&) = delete;
+
+  // The setting `read` stands for; nullptr when it is no keyed read, or no KeyedSettings lives.
+  static const clang::ValueDecl* of(const clang::Expr* read);
+  static bool isKeyed(const clang::ValueDecl* setting);
+
+ private:
+  clang::ASTContext& context_;
+  // By what is read from, the key, and the type read (`cfg.has("amp")` is no `cfg["amp"]`).
+  std::map<std::tuple<const clang::Decl*, std::string, const clang::Type*>, const clang::VarDecl*> settings_;
+  KeyedSettings* enclosing_;
+};
 
 struct SettingTest {
   const clang::ValueDecl* setting;  // canonical

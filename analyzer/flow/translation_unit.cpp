@@ -327,10 +327,10 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   }
   static bool sameTest(const Expr* a, const Expr* b) {
     a = a->IgnoreParenImpCasts(), b = b->IgnoreParenImpCasts();
-    if (const auto* x = dtypeComparison(a))
-      if (const auto* y = dtypeComparison(b))
-        return x->getOpcode() == y->getOpcode() && Expr::isSameComparisonOperand(x->getLHS(), y->getLHS()) &&
-               Expr::isSameComparisonOperand(x->getRHS(), y->getRHS());
+    if (const auto x = dtypeComparison(a))
+      if (const auto y = dtypeComparison(b))
+        return x->isEqual == y->isEqual && Expr::isSameComparisonOperand(x->lhs, y->lhs) &&
+               Expr::isSameComparisonOperand(x->rhs, y->rhs);
     if (const auto x = settingTest(a))
       if (const auto y = settingTest(b))
         return x->setting == y->setting && x->value == y->value && x->holdsOnValue == y->holdsOnValue;

@@ -13,6 +13,7 @@
 #include "dtype_lint/dtype_flow_rules.h"
 #include "flow/abstract_values.h"
 #include "flow/call_kind.h"
+#include "flow/settings.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/Analysis/CFG.h"
 
@@ -127,6 +128,7 @@ class TranslationUnitAnalysis {
   const Writes& writes();
 
   clang::ASTContext& context_;
+  KeyedSettings keyedSettings_{context_};
   TorchVersion torch_;
   DtypeFlowRules rules_{torch_};
   const ScalerApi& api_;

@@ -5,6 +5,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include "common/grad_scaler.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -764,4 +766,71 @@ void trainWithAScalerEnabledByAString(const GanOptions& o) {
   auto scaler = std::make_unique<toggled::GradScaler>(o.amp == "fp16");
   scaler->scale(model(torch::randn({4, 8})).sum()).backward();
   optimizer.step();  // dtype-lint-expect: DL208 ("fp16")
+}
+
+// An optional autocast dtype from a map (nullopt: no autocast) decides whether
+// a scaler is made: `amp_dtype_ == torch::kHalf` is optional's operator==, a
+// dtype comparison like the built-in one. Under "bf16" the scaler is null and
+// the scaled step is not taken.
+const std::map<std::string, std::optional<torch::Dtype>> kAmpModes = {
+    {"fp32", std::nullopt}, {"fp16", torch::kHalf}, {"bf16", torch::kBFloat16}};
+
+struct AmpSpec {
+  std::string precision = "fp32";
+  bool scaleAnyLowPrecision = false;
+};
+
+class OptionalAmpTrainer {
+ public:
+  explicit OptionalAmpTrainer(const AmpSpec& spec) : spec_(spec), model_(8, 1), optimizer_(model_->parameters(), 0.1) {
+    amp_dtype_ = kAmpModes.at(spec_.precision);
+    if (spec_.scaleAnyLowPrecision) {
+      if (amp_dtype_ != torch::kFloat && amp_dtype_.has_value()) scaler_ = std::make_unique<GradScaler>();
+    } else if (amp_dtype_ == torch::kHalf) {
+      scaler_ = std::make_unique<GradScaler>();
+    }
+  }
+  void fit() {
+    for (int step = 0; step < 10; ++step) {
+      if (scaler_) stepScaled();
+      else stepPlain();
+    }
+  }
+
+ private:
+  torch::Tensor loss() {
+    if (!amp_dtype_) return model_(torch::randn({4, 8})).sum();
+    at::autocast::set_autocast_cpu_dtype(*amp_dtype_);
+    at::autocast::set_cpu_enabled(true);
+    auto out = model_(torch::randn({4, 8})).to(torch::kFloat).sum();
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::clear_cache();
+    return out;
+  }
+  void stepScaled() {
+    optimizer_.zero_grad();
+    scaler_->scale(loss()).backward();
+    scaler_->unscale_(optimizer_);  // dtype-lint-expect: DL209 ("bf16")
+    torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);
+    scaler_->step(optimizer_);
+    scaler_->update();
+  }
+  void stepPlain() {
+    optimizer_.zero_grad();
+    loss().backward();
+    optimizer_.step();
+  }
+
+  AmpSpec spec_;
+  torch::nn::Linear model_;
+  torch::optim::SGD optimizer_;
+  std::optional<torch::Dtype> amp_dtype_;
+  std::unique_ptr<GradScaler> scaler_;
+};
+
+void trainWithAnOptionalAutocastDtype(int argc, char** argv) {
+  AmpSpec spec;
+  if (argc > 1) spec.precision = argv[1];
+  spec.scaleAnyLowPrecision = argc > 2;
+  OptionalAmpTrainer(spec).fit();
 }
