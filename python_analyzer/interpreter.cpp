@@ -468,10 +468,14 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
   } else if (target.is("pattern_list") || target.is("tuple_pattern") || target.is("list_pattern") ||
              target.is("tuple") || target.is("list")) {
     const auto targets = target.children();
+    // q, k, v = x.split(n, dim=2): items alike, one standing for all.
+    const bool alike = value.is(Kind::List) && value.itemsStandForMore && value.items.size() == 1;
     for (size_t i = 0; i < targets.size(); ++i)
       assign(targets[i],
-             value.is(Kind::List) && value.items.size() == targets.size() ? value.items[i] : Value::unknown(), state,
-             frame);
+             alike                                                          ? value.items.front()
+             : value.is(Kind::List) && value.items.size() == targets.size() ? value.items[i]
+                                                                            : Value::unknown(),
+             state, frame);
   } else if (target.is("subscript")) {
     const Value container = eval(target.field("value"), state, frame);
     (void)container;  // d["k"] = v: containers are not followed through stores
@@ -1165,6 +1169,9 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
     if (it != state.heap.end() && it->second.type == Object::Type::Container && !it->second.children.empty()) {
       if (key.is(Kind::Number) && key.number >= 0 && key.number < it->second.children.size())
         return Value::objectRef(Kind::Object, it->second.children[static_cast<size_t>(key.number)]);
+      if (auto named = key.is(Kind::String) ? it->second.attributes.find(key.text) : it->second.attributes.end();
+          named != it->second.attributes.end())
+        return named->second;
     }
   }
   return Value::unknown();
@@ -2052,6 +2059,12 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
   if (isMatmulFamily(method) || isPrecisionSensitive(method) || promotesOperands(method))
     return tensorOp(method, inputs, call, state, frame);
   if (preservesDtype(method)) return dtypePreserved(method, self, state);
+  if (method == "split" || method == "chunk" || method == "unbind" || method == "tensor_split") {
+    Value pieces = Value::make(Kind::List);  // pieces of the tensor's dtype
+    pieces.itemsStandForMore = true;
+    pieces.items = {dtypePreserved("view", self, state)};
+    return pieces;
+  }
   if (returnsBool(method)) return Value::tensor(DtypeSet(ScalarType::Bool));
   if (returnsLong(method)) return Value::tensor(DtypeSet(ScalarType::Int64));
   return Value::unknown();
@@ -2354,9 +2367,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
         if (arg.is(Kind::List))
           for (const Value& item : arg.items)
             if (item.is(Kind::Object)) module.children.push_back(item.object);
+        // ModuleDict(dict(wte=..., h=...)): its modules by key, `md.wte` or `md["wte"]`.
         if (arg.is(Kind::Dict))
-          for (const Value& item : arg.items)
-            if (item.is(Kind::Object)) module.children.push_back(item.object);
+          for (size_t i = 0; i < arg.items.size(); ++i) {
+            if (arg.items[i].is(Kind::Object)) module.children.push_back(arg.items[i].object);
+            if (i < arg.keys.size() && arg.keys[i].is(Kind::String)) module.attributes[arg.keys[i].text] = arg.items[i];
+          }
       }
     } else if (layer.loss) {
       module.type = Object::Type::Loss;

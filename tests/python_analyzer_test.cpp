@@ -1197,6 +1197,46 @@ for step in range(10):
   for (const Finding& finding : out) EXPECT_NE(finding.message.find("BFloat16"), std::string::npos) << finding.message;
 }
 
+// nanoGPT's shapes: a ModuleDict's modules by key (`self.transformer.h`),
+// and `q, k, v = qkv.split(n, dim=2)`, pieces of the tensor's dtype.
+TEST_F(PythonProgram, AModuleDictsModulesAndASplitsPiecesAreFollowed) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_attn = nn.Linear(8, 24)
+
+    def forward(self, x):
+        q, k, v = self.c_attn(x).split(8, dim=2)
+        att = (q.float() @ k.float().transpose(-2, -1)) * 0.5
+        return att.softmax(-1) @ v
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(h=nn.ModuleList([Attention() for _ in range(2)]), ln=nn.LayerNorm(8)))
+
+    def forward(self, x):
+        for block in self.transformer.h:
+            x = block(x)
+        return self.transformer["ln"](x)
+
+
+model = GPT().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for step in range(3):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(torch.randn(2, 4, 8)).float().sum()
+    loss.backward()
+    optimizer.step()
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL104:12");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
