@@ -1556,6 +1556,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
       std::find(callStack_.begin(), callStack_.end(), &function) != callStack_.end())
     return Value::unknown();
   analyzed_.insert(&function);
+  const size_t injectionsBefore = injections_;
   if (frame.topLevel) frame.module->globals = state.locals;
   const Node definition = function.definition;
   bool isStatic = false;
@@ -1672,7 +1673,8 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   // LoRALinear(child))) leaves the modules handed to it with parameters of
   // dtypes the analysis did not see.
   const std::string_view body = definition.text();
-  if (body.find("setattr(") != std::string_view::npos || body.find("add_module(") != std::string_view::npos)
+  if (injections_ == injectionsBefore &&
+      (body.find("setattr(") != std::string_view::npos || body.find("add_module(") != std::string_view::npos))
     for (const Value& arg : call.args)
       if (arg.is(Kind::Object)) forgetParameters(arg.object, state);
   return result;
@@ -1741,6 +1743,19 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
   }
 }
 
+// A submodule of the model, which one not known: named_modules()' element,
+// getattr(model, name), model.get_submodule(name).
+Value Interpreter::someSubmodule(ObjectId modelId, State& state) {
+  const Object& model = state.heap.at(modelId);
+  Object submodule;
+  submodule.typeName = "Module";
+  submodule.name = "a submodule of " + (model.name.empty() ? std::string("the model") : model.name);
+  submodule.isModule = true;
+  submodule.parameters = DtypeSet::unknown();
+  submodule.submoduleOf = model.submoduleOf ? model.submoduleOf : modelId;
+  return makeObject(std::move(submodule), state);
+}
+
 // A module set into some submodule (named_modules()' element), or into a
 // model by a name known only at run time: injected into the model.
 bool Interpreter::injectModule(ObjectId parentId, const Value& name, const Value& module, State& state) {
@@ -1750,6 +1765,7 @@ bool Interpreter::injectModule(ObjectId parentId, const Value& name, const Value
   if (made == state.heap.end() || !made->second.isModule) return false;
   auto& injected = state.heap.at(parent.submoduleOf ? parent.submoduleOf : parentId).injected;
   if (std::find(injected.begin(), injected.end(), module.object) == injected.end()) injected.push_back(module.object);
+  ++injections_;
   return true;
 }
 
@@ -2161,6 +2177,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
         if (auto a = it->second.attributes.find(call.args[1].text); a != it->second.attributes.end()) return a->second;
     return call.args.size() > 2 ? call.args[2] : Value::unknown();
   }
+  // getattr(model, name) walking a dotted path (a LoRA helper's _get_submodules).
+  if (name == "getattr" && call.args.size() == 2 && call.args[0].is(Kind::Object) &&
+      state.heap.at(call.args[0].object).isModule)
+    return someSubmodule(call.args[0].object, state);
   if (name == "setattr" && call.args.size() == 3 && call.args[0].is(Kind::Object)) {
     overwriteAttribute(call.args[0].object, call.args[1], call.args[2], at, state);
     return Value::none();
@@ -2581,14 +2601,9 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     return Value::objectRef(Kind::Object, id);
   }
   if (method == "parameters") return Value::objectRef(Kind::Parameters, id);
+  if (method == "get_submodule") return someSubmodule(id, state);
   if (method == "modules" || method == "named_modules" || method == "children" || method == "named_children") {
-    Object submodule;
-    submodule.typeName = "Module";
-    submodule.name = "a submodule of " + (object.name.empty() ? std::string("the model") : object.name);
-    submodule.isModule = true;
-    submodule.parameters = DtypeSet::unknown();
-    submodule.submoduleOf = object.submoduleOf ? object.submoduleOf : id;
-    const Value element = makeObject(std::move(submodule), state);
+    const Value element = someSubmodule(id, state);
     Value modules = Value::make(Kind::List);
     modules.itemsStandForMore = true;
     if (method.starts_with("named_")) {
@@ -2620,13 +2635,18 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
 Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& frame) {
   auto it = state.heap.find(id);
   if (it == state.heap.end()) return Value::unknown();
-  const std::vector<ObjectId> injected = it->second.injected;
+  std::vector<ObjectId> injected = std::exchange(it->second.injected, {});
+  // The injected modules run somewhere inside, on the model's activations:
+  // outside autocast, of its own parameters' dtype when that is one.
+  DtypeSet activations = DtypeSet::unknown();
+  if (!injected.empty() && state.autocast.cuda.enabled == Tristate::Off && state.autocast.cpu.enabled == Tristate::Off)
+    if (const DtypeSet own = parametersOf(id, state); own.single()) activations = own;
+  state.heap.at(id).injected = injected;
   Value result = callModuleItself(id, call, state, frame);
-  // The injected modules run somewhere inside, on activations of a dtype not followed.
   for (ObjectId module : injected) {
     Call inside;
     inside.node = call.node;
-    inside.args = {Value::tensor(DtypeSet::unknown())};
+    inside.args = {Value::tensor(activations)};
     callModule(module, inside, state, frame);
   }
   return result;

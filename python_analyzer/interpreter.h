@@ -147,6 +147,7 @@ class Interpreter {
                 Frame& frame);
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
+  Value someSubmodule(ObjectId modelId, State& state);
   bool injectModule(ObjectId parentId, const Value& name, const Value& module, State& state);
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
@@ -183,6 +184,7 @@ class Interpreter {
   std::set<const FunctionInfo*> analyzed_;
   std::vector<const FunctionInfo*> entered_;  // the calls of the outermost call under way, in order
   std::vector<const FunctionInfo*> callStack_;
+  size_t injections_ = 0;  // modules injected into models so far (injectModule)
   std::vector<Finding> findings_;
   std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call
   std::vector<Note> toolNotes_;

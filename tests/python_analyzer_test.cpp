@@ -1237,6 +1237,53 @@ for step in range(3):
   EXPECT_EQ(ruleLines(findings({file})), "DL104:12");
 }
 
+// Float adapters injected into a Half model through a helper that walks a
+// dotted name with getattr: outside autocast they receive the model's Half
+// activations, and the model keeps its Half parameters (its logits are Half).
+TEST_F(PythonProgram, FloatAdaptersInjectedIntoAHalfModelMeetHalfActivations) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base, rank=8):
+        super().__init__()
+        self.base = base
+        self.lora_a = nn.Linear(base.in_features, rank, bias=False)
+        self.lora_b = nn.Linear(rank, base.out_features, bias=False)
+
+    def forward(self, x):
+        return self.base(x) + self.lora_b(self.lora_a(x)).to(x.dtype)
+
+
+def parent_of(model, dotted):
+    parts = dotted.split(".")
+    module = model
+    for part in parts[:-1]:
+        module = getattr(module, part)
+    return module, parts[-1]
+
+
+def inject(model, targets):
+    for name, module in list(model.named_modules()):
+        if isinstance(module, nn.Linear) and any(name.endswith(t) for t in targets):
+            parent, attr = parent_of(model, name)
+            setattr(parent, attr, LoRALinear(module))
+
+
+model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 4)).cuda().half()
+inject(model, ["0"])
+optimizer = torch.optim.AdamW([p for n, p in model.named_parameters() if "lora_" in n], lr=1e-4)
+for step in range(3):
+    logits = model(torch.randn(2, 8, device="cuda").half())
+    loss = F.cross_entropy(logits, torch.zeros(2, dtype=torch.long, device="cuda"))
+    loss.float().backward()
+    optimizer.step()
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL101:14,DL105:37");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
