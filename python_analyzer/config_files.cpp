@@ -5,6 +5,7 @@
 #include <llvm/Support/YAMLParser.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -34,15 +35,6 @@ std::optional<std::string> readFound(const std::string& path, const std::string&
   return std::nullopt;
 }
 
-// A section of a configuration file: a dict whose keys are settings.
-Value section(const std::string& path, const std::string& name) {
-  Value dict = Value::make(Kind::Dict);
-  dict.fromConfigFile = true;
-  dict.text = path;
-  dict.description = name;  // "train" for conf["train"]["amp"]: the setting "train.amp in PATH"
-  return dict;
-}
-
 std::string nested(const std::string& outer, const std::string& key) { return outer.empty() ? key : outer + "." + key; }
 
 Value fromJson(const nlohmann::json& j, const std::string& path, const std::string& name) {
@@ -51,7 +43,7 @@ Value fromJson(const nlohmann::json& j, const std::string& path, const std::stri
   if (j.is_string()) return Value::string(j.get<std::string>());
   if (j.is_null()) return Value::none();
   if (!j.is_object()) return Value::unknown();
-  Value dict = section(path, name);
+  Value dict = configSection(path, name);
   for (const auto& [key, value] : j.items()) {
     dict.keys.push_back(Value::string(key));
     dict.items.push_back(fromJson(value, path, nested(name, key)));
@@ -79,7 +71,7 @@ Value fromYaml(llvm::yaml::Node* node, const std::string& path, const std::strin
   }
   auto* mapping = llvm::dyn_cast_or_null<llvm::yaml::MappingNode>(node);
   if (!mapping) return Value::unknown();
-  Value dict = section(path, name);
+  Value dict = configSection(path, name);
   for (llvm::yaml::KeyValueNode& entry : *mapping) {
     auto* key = llvm::dyn_cast_or_null<llvm::yaml::ScalarNode>(entry.getKey());
     if (!key) continue;
@@ -90,10 +82,50 @@ Value fromYaml(llvm::yaml::Node* node, const std::string& path, const std::strin
   return dict;
 }
 
+std::string trimmed(std::string_view text) {
+  const size_t first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return "";
+  return std::string(text.substr(first, text.find_last_not_of(" \t\r") - first + 1));
+}
+
 }  // namespace
 
+Value configSection(const std::string& path, const std::string& name) {
+  Value dict = Value::make(Kind::Dict);
+  dict.fromConfigFile = true;
+  dict.text = path;
+  dict.description = name;  // "train" for conf["train"]["amp"]: the setting "train.amp in PATH"
+  return dict;
+}
+
+Value loadIniFile(const std::string& path, const std::string& importer) {
+  Value sections = Value::make(Kind::Dict);
+  const auto text = readFound(path, importer);
+  if (!text) return sections;
+  std::istringstream lines(*text);
+  Value* current = nullptr;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string entry = trimmed(line);
+    if (entry.empty() || entry[0] == '#' || entry[0] == ';') continue;
+    if (entry.front() == '[' && entry.back() == ']') {
+      const std::string name = trimmed(std::string_view(entry).substr(1, entry.size() - 2));
+      sections.keys.push_back(Value::string(name));
+      sections.items.push_back(configSection(path, name));
+      current = &sections.items.back();
+      continue;
+    }
+    const size_t separator = entry.find_first_of("=:");
+    if (!current || separator == std::string::npos) continue;  // a continuation line: not followed
+    std::string key = trimmed(std::string_view(entry).substr(0, separator));
+    std::transform(key.begin(), key.end(), key.begin(), ::tolower);  // configparser's optionxform
+    current->keys.push_back(Value::string(key));
+    current->items.push_back(Value::string(trimmed(std::string_view(entry).substr(separator + 1))));
+  }
+  return sections;
+}
+
 Value loadConfigFile(const std::string& path, const std::string& importer) {
-  const Value empty = section(path, "");
+  const Value empty = configSection(path, "");
   const auto text = readFound(path, importer);
   if (!text) return empty;
   const std::string extension = fs::path(path).extension().string();

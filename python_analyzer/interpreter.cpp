@@ -795,6 +795,43 @@ void addNamedValue(Setting& setting, const Value& value) {
   setting.values.push_back(std::move(named));
 }
 
+// int("0"), float(os.environ.get("LR", "1e-3")), cfg.getfloat(...): a number
+// from a numeric string, still the setting it was read from.
+Value asNumber(Value number) {
+  if (number.is(Kind::String)) {
+    try {
+      size_t used = 0;
+      number.number = std::stod(number.text, &used);
+      if (used != number.text.size()) return Value::unknown();
+    } catch (...) {
+      return Value::unknown();
+    }
+    number.kind = Kind::Number;
+    number.text.clear();
+  }
+  return number.is(Kind::Number) ? number : Value::unknown();
+}
+
+// configparser's getint/getfloat/getboolean of what get() gives.
+Value iniConverted(const std::string& method, Value value) {
+  if (method == "getint" || method == "getfloat") return asNumber(std::move(value));
+  if (method == "getboolean" && value.is(Kind::String)) {
+    std::string text = value.text;
+    std::transform(text.begin(), text.end(), text.begin(), ::tolower);
+    const bool yes = text == "1" || text == "yes" || text == "true" || text == "on";
+    const bool no = text == "0" || text == "no" || text == "false" || text == "off";
+    if (!yes && !no) return Value::unknown();
+    value.kind = Kind::Bool;
+    value.flag = yes;
+    value.text.clear();
+  }
+  return value;
+}
+
+bool isIniGetter(const std::string& method) {
+  return method == "get" || method == "getint" || method == "getfloat" || method == "getboolean";
+}
+
 }  // namespace
 
 Value Interpreter::readSetting(const std::string& spelling, const Node& at, Value byDefault,
@@ -1163,6 +1200,8 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
   if (container.is(Kind::Object)) {
     // A ModuleList's or Sequential's element; a model output's first field.
     auto it = state.heap.find(container.object);
+    if (it != state.heap.end() && it->second.type == Object::Type::ConfigParser && key.is(Kind::String))
+      return iniSection(it->second, key.text);
     if (it != state.heap.end() && it->second.type == Object::Type::ModelOutput && key.is(Kind::Number) &&
         key.number == 0)
       return it->second.attributes["logits"];
@@ -1427,8 +1466,10 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         growList(objectNode, &object, method, call.args[0], state, frame))
       return Value::none();
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
-      if (object.fromConfigFile && method == "get" && !call.args.empty() && call.args[0].is(Kind::String))
-        return configSetting(object, call.args[0], call.node, call.args.size() > 1 ? &call.args[1] : nullptr);
+      if (object.fromConfigFile && isIniGetter(method) && !call.args.empty() && call.args[0].is(Kind::String)) {
+        const Value* byDefault = call.args.size() > 1 ? &call.args[1] : call.kw("fallback");
+        return iniConverted(method, configSetting(object, call.args[0], call.node, byDefault));
+      }
       if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
         settingUsed(call.args[0], object.keys, /*lookup=*/true);
         for (size_t i = 0; i < object.keys.size(); ++i)
@@ -1741,6 +1782,12 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
     if (constant && current.setting == 0)
       object.attributes[field] = readSetting(fmt::format("{}.{}", object.typeName, field), at, current);
   }
+}
+
+// cfg["optim"] of a configparser: the section it read, or an empty one of its file.
+Value Interpreter::iniSection(const Object& parser, const std::string& name) const {
+  if (auto it = parser.attributes.find(name); it != parser.attributes.end()) return it->second;
+  return configSection(parser.file, name);
 }
 
 // A submodule of the model, which one not known: named_modules()' element,
@@ -2201,22 +2248,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
        name == "tomllib.load" || name == "toml.load") &&
       !call.args.empty())
     return loadConfigFile(call.args[0].is(Kind::File) ? call.args[0].text : "", at.file().path());
-  if (name == "int" || name == "float") {
-    if (call.args.empty()) return Value::unknown();
-    Value number = call.args[0];
-    if (number.is(Kind::String)) {  // int(os.environ.get("AMP", "0")): still the setting
-      try {
-        size_t used = 0;
-        number.number = std::stod(number.text, &used);
-        if (used != number.text.size()) return Value::unknown();
-      } catch (...) {
-        return Value::unknown();
-      }
-      number.kind = Kind::Number;
-      number.text.clear();
-    }
-    return number.is(Kind::Number) ? number : Value::unknown();
-  }
+  if (name == "int" || name == "float") return call.args.empty() ? Value::unknown() : asNumber(call.args[0]);
   // range(1), range(d_steps) with its value known: that many iterations, when few.
   if (name == "range" && !call.args.empty() && call.args.size() <= 2 && !call.spread &&
       std::all_of(call.args.begin(), call.args.end(), [](const Value& v) { return v.is(Kind::Number); })) {
@@ -2264,6 +2296,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   if ((name == "list" || name == "tuple") && call.args.size() == 1 &&
       (call.args[0].is(Kind::Parameters) || call.args[0].is(Kind::List)))
     return call.args[0];
+  if (isLibraryName(name, "configparser.ConfigParser") || isLibraryName(name, "configparser.RawConfigParser")) {
+    Object parser;
+    parser.type = Object::Type::ConfigParser;
+    parser.typeName = "ConfigParser";
+    return makeObject(std::move(parser), state);
+  }
   if (isLibraryName(name, "argparse.ArgumentParser")) {
     Object parser;
     parser.type = Object::Type::ArgumentParser;
@@ -2346,8 +2384,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return makeObject(std::move(model), state);
   }
   // Wrappers that hand the model back.
+  // Reparametrizations (spectral_norm, weight_norm) keep the module's dtype.
   if ((name == "torch.compile" || last == "get_peft_model" || last == "prepare_model_for_kbit_training" ||
-       last == "DistributedDataParallel" || last == "DataParallel" || last == "FullyShardedDataParallel") &&
+       last == "DistributedDataParallel" || last == "DataParallel" || last == "FullyShardedDataParallel" ||
+       ((name.rfind("torch.nn.utils.", 0) == 0) && (last == "spectral_norm" || last == "weight_norm"))) &&
       !call.args.empty() && call.args[0].is(Kind::Object)) {
     // PEFT adds adapters (Float where the base is Half) and casts some layers: their dtypes are not known.
     if (last == "get_peft_model" || last == "prepare_model_for_kbit_training")
@@ -2529,6 +2569,25 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
       return Value::none();
     }
     return Value::unknown();
+  case Object::Type::ConfigParser: {
+    // cfg.read("train.ini"), cfg.read_file(open(path)): its sections.
+    if ((method == "read" || method == "read_file") && !call.args.empty() &&
+        (call.args[0].is(Kind::String) || call.args[0].is(Kind::File))) {
+      object.file = call.args[0].text;
+      const Value sections = loadIniFile(object.file, at.file);
+      for (size_t i = 0; i < sections.keys.size(); ++i) object.attributes[sections.keys[i].text] = sections.items[i];
+      return Value::none();
+    }
+    // cfg.getfloat("optim", "eps", fallback=1e-8): the setting "optim.eps in PATH".
+    if (isIniGetter(method) && call.args.size() >= 2 && call.args[0].is(Kind::String) &&
+        call.args[1].is(Kind::String)) {
+      Value key = call.args[1];
+      std::transform(key.text.begin(), key.text.end(), key.text.begin(), ::tolower);
+      return iniConverted(method, configSetting(iniSection(object, call.args[0].text), key, call.node,
+                                                call.args.size() > 2 ? &call.args[2] : call.kw("fallback")));
+    }
+    return Value::unknown();
+  }
   case Object::Type::ArgumentParser: {
     if (method == "add_argument") {
       std::string dest;

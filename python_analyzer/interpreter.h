@@ -148,6 +148,7 @@ class Interpreter {
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
+  Value iniSection(const Object& parser, const std::string& name) const;
   bool injectModule(ObjectId parentId, const Value& name, const Value& module, State& state);
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).

@@ -141,6 +141,7 @@ struct Object {
     Optimizer,
     Scaler,
     ArgumentParser,  // argparse: the defaults of its arguments
+    ConfigParser,  // configparser: the sections of the INI files it read, by name
     Settings,  // parse_args()'s namespace, a dataclass instance...: attributes only
     ModelOutput,  // a Hugging Face model's output: logits, last_hidden_state, sample
   } type = Type::Instance;
@@ -162,6 +163,7 @@ struct Object {
   ObjectId module = 0;  // Optimizer: the module whose parameters it updates
   std::optional<double> epsilon;  // Optimizer: its eps, where known
   SourceLocation createdAt;
+  std::string file;  // ConfigParser: the INI file it read
   std::string op;  // Layer, Loss: the ATen op a call runs ("linear", "cross_entropy")
 };
 

@@ -534,6 +534,28 @@ y = model(x)
   EXPECT_EQ(only(findings({yaml})), "DL101:10");
 }
 
+// An INI file read with configparser: `cfg.getboolean("model", "half")`,
+// `cfg["optim"].getfloat("eps", fallback=1e-8)` are its settings, case-insensitive keys.
+TEST_F(PythonProgram, IniKeysReadWithConfigparserAreSettings) {
+  write("conf/kws.ini", "[model]\nHalf = yes\n\n[optim]\nlr = 1e-3\n");
+  const std::string file = write("train.py", R"(import configparser
+
+import torch
+
+cfg = configparser.ConfigParser()
+cfg.read("conf/kws.ini")
+model = torch.nn.Linear(4, 4)
+if cfg.getboolean("model", "half", fallback=False):
+    model.half()
+optimizer = torch.optim.Adam(model.parameters(), lr=cfg.getfloat("optim", "lr"),
+                             eps=cfg["optim"].getfloat("eps", fallback=1e-8))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL304:11");
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes.back().message, "assuming model.half in conf/kws.ini is \"yes\"");
+}
+
 // A config class built by its classmethods: from the environment field by
 // field (setattr with a name known at run time), or from a file's dict
 // spread into the constructor. Each field is then a setting.
