@@ -94,6 +94,15 @@ DtypeSet autocastResult(const std::string& op, const AutocastState& autocast) {
   }
 }
 
+// [a] + [b for _ in range(n)]: the items of both, standing for more where either does.
+Value concatenated(const Value& left, const Value& right) {
+  Value list = left;
+  list.items.insert(list.items.end(), right.items.begin(), right.items.end());
+  list.itemsStandForMore = left.itemsStandForMore || right.itemsStandForMore;
+  list.setting = 0;
+  return list;
+}
+
 }  // namespace
 
 // Where a statement runs: its file, where control leaves to, the calls that led here.
@@ -119,6 +128,7 @@ struct Interpreter::Call {
   std::map<std::string, Node> kwargNodes;
   bool spread = false;  // *args or **kwargs: the arguments are not all known
   bool spreadsParsedArguments = false;  // **vars(parser.parse_args()): each keyword a setting
+  std::vector<Value> spreadItems;  // *items of a list built in a loop: the items standing for all
 
   const Value* kw(const std::string& name) const {
     auto it = kwargs.find(name);
@@ -422,6 +432,8 @@ void Interpreter::execAssignment(const Node& assignment, State& state, Frame& fr
       if (other.is(Kind::Tensor) && left.dtype.single() && other.dtype.single() && op != "@")
         value.dtype = DtypeSet(promote(*left.dtype.single(), *other.dtype.single()));
       else if (other.is(Kind::Tensor) && !(left.dtype == other.dtype)) value.dtype = DtypeSet::unknown();
+    } else if (left.is(Kind::List) && other.is(Kind::List) && op == "+") {
+      value = concatenated(left, other);
     } else if (left.is(Kind::Number) && other.is(Kind::Number)) {
       value = left;
       if (op == "+") value.number += other.number;
@@ -1307,6 +1319,7 @@ Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame
     return v;
   }
   if (left.is(Kind::String) && right.is(Kind::String) && op == "+") return Value::string(left.text + right.text);
+  if (left.is(Kind::List) && right.is(Kind::List) && op == "+") return concatenated(left, right);
   if (!left.is(Kind::Tensor) && !right.is(Kind::Tensor)) return Value::unknown();
   Call call;
   call.node = expression;
@@ -1377,6 +1390,16 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         const bool named =
             argument.is("dictionary_splat") && spread.is(Kind::Dict) &&
             std::all_of(spread.keys.begin(), spread.keys.end(), [](const Value& key) { return key.is(Kind::String); });
+        // f(*layers) of a list whose items are all known: those arguments.
+        if (argument.is("list_splat") && spread.is(Kind::List) && !spread.itemsStandForMore) {
+          for (const Value& item : spread.items) {
+            call.args.push_back(item);
+            call.argNodes.push_back(Node());
+          }
+          continue;
+        }
+        // nn.Sequential(*layers) of a list built in a loop: the modules one pass appends, in order.
+        if (argument.is("list_splat") && spread.is(Kind::List)) call.spreadItems = spread.items;
         if (!named) {
           call.spread = true;
           const Node spreadNode = argument.children().empty() ? Node() : argument.children().front();
@@ -2420,8 +2443,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     module.isModule = true;
     module.typeName = last;
     const LayerKind layer = layerKind(last);
-    if (layer.container) {
+    if (layer.container && call.spread && call.spreadItems.empty()) {
+      module.parameters = DtypeSet::unknown();  // which modules, in which order, is not known
+    } else if (layer.container) {
       module.type = Object::Type::Container;
+      for (const Value& item : call.spreadItems)
+        if (item.is(Kind::Object)) module.children.push_back(item.object);
       for (const Value& arg : call.args) {
         if (arg.is(Kind::Object)) module.children.push_back(arg.object);
         if (arg.is(Kind::List))

@@ -1306,6 +1306,48 @@ for step in range(3):
   EXPECT_EQ(ruleLines(findings({file})), "DL101:14,DL105:37");
 }
 
+// nn.Sequential(*layers) of lists built in loops (`layers.append(...)`,
+// `blocks += [Block() for _ in range(n)]`): the modules one pass adds, in
+// order; a list of unknown modules makes the container's output unknown.
+TEST_F(PythonProgram, ASequentialOfAListBuiltInALoopRunsItsModules) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+def mlp(sizes):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class Net(nn.Module):
+    def __init__(self, sizes, depth, extra):
+        super().__init__()
+        blocks = [mlp(sizes)]
+        blocks += [mlp(sizes) for _ in range(depth)]
+        self.body = nn.Sequential(*blocks)
+        self.opaque = nn.Sequential(*extra)
+        self.head = nn.Linear(sizes[-1], 1)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.head(h.float()) + self.head(self.opaque(x).float())
+
+
+model = Net([8, 8], 2, list(torch.hub.load("repo", "layers"))).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = model(torch.randn(4, 8)).float().sum()
+loss.backward()
+optimizer.step()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL104:24");
+  EXPECT_NE(out[0].message.find("'h.float()'"), std::string::npos) << out[0].message;
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
