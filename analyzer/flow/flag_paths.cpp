@@ -36,9 +36,12 @@ bool doesWork(const Stmt* branch) {
 }
 
 // Whether a branch chooses a dtype: returns one (`if (s == "fp16") return
-// torch::kHalf;`) or assigns one (`dtype = torch::kHalf;`).
+// torch::kHalf;`), assigns one (`dtype = torch::kHalf;`) or converts to one
+// (`teacher->to(torch::kHalf)`).
 bool choosesDtype(const Stmt* branch) {
   return containsStmt(branch, [](const Stmt* s) {
+    if (const auto* conversion = dyn_cast<CXXMemberCallExpr>(s); conversion && calleeName(conversion) == "to")
+      return llvm::any_of(conversion->arguments(), [](const Expr* arg) { return isScalarTypeType(arg->getType()); });
     if (const auto* r = dyn_cast<ReturnStmt>(s))
       return r->getRetValue() && isScalarTypeType(r->getRetValue()->getType());
     if (const auto* op = dyn_cast<BinaryOperator>(s))
@@ -270,13 +273,14 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   FlagCollector collector(tu);
   collector.collect(root);
   // Within the limits, the settings looked up in a map of dtypes first (they
-  // choose the precision), then a config's fields (what a user sets), then
-  // variables, then a helper's parameters (`parse_precision(s)` compares the
-  // string a field is parsed from): each kept whole, in the order found.
+  // choose the precision), then a config's fields and keys (what a user sets),
+  // then variables, then a helper's parameters (`parse_precision(s)` compares
+  // the string a field is parsed from) and the device's availability
+  // (torch::cuda::is_available): each kept whole, in the order found.
   auto rank = [](const RuntimeFlag& flag) {
     return flag.choosesDtype                                                ? 0
            : isa<FieldDecl>(flag.decl) || KeyedSettings::isKeyed(flag.decl) ? 1
-           : isa<ParmVarDecl>(flag.decl)                                    ? 3
+           : isa<ParmVarDecl, FunctionDecl>(flag.decl)                      ? 3
                                                                             : 2;
   };
   // Flags another flag stands for: a parser helper's parameter, where the

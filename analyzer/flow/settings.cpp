@@ -43,15 +43,28 @@ std::optional<std::pair<const Decl*, std::string>> keyedRead(const Expr* e) {
     call = dyn_cast_or_null<CallExpr>(ignoreConversions(conversion->getImplicitObjectArgument()));
   if (!call || call->getNumArgs() == 0) return std::nullopt;
   const Expr* object = nullptr;
-  const Expr* key = call->getArg(0);
+  std::vector<const Expr*> keys(call->arg_begin(), call->arg_end());
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call)) {
     if (op->getOperator() != OO_Subscript || op->getNumArgs() != 2) return std::nullopt;
-    object = op->getArg(0), key = op->getArg(1);
+    object = op->getArg(0), keys = {op->getArg(1)};
   } else if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     object = member->getImplicitObjectArgument();
   }
-  const auto* literal = dyn_cast_or_null<StringLiteral>(ignoreConversions(key));
-  if (!literal || !literal->isOrdinary() || literal->getLength() == 0) return std::nullopt;
+  // The key is the leading literals (`ini.get_bool("train", "amp", true)` is
+  // "train.amp"), short of a default (`ini.get("train", "amp", "fp32")`).
+  const FunctionDecl* callee = isa<CXXOperatorCallExpr>(call) ? nullptr : call->getDirectCallee();
+  std::string name;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto* literal = dyn_cast_or_null<StringLiteral>(ignoreConversions(keys[i]));
+    if (!literal || !literal->isOrdinary() || literal->getLength() == 0) break;
+    if (const ParmVarDecl* parameter = callee && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
+        i > 0 && parameter &&
+        (parameter->hasDefaultArg() || parameter->getName().contains_insensitive("default") ||
+         parameter->getName().contains_insensitive("fallback") || parameter->getName().equals_insensitive("def")))
+      break;
+    name += (name.empty() ? "" : ".") + literal->getString().str();
+  }
+  if (name.empty()) return std::nullopt;
   const Decl* source = nullptr;
   if (object) {
     QualType type = object->getType().getNonReferenceType();
@@ -61,7 +74,7 @@ std::optional<std::pair<const Decl*, std::string>> keyedRead(const Expr* e) {
     source = reader->getCanonicalDecl();
   }
   if (!source) return std::nullopt;
-  return std::pair{source, literal->getString().str()};
+  return std::pair{source, name};
 }
 
 // What reads the setting: `name` in `name ? name : "fp16"` or `name ?: "fp16"`

@@ -128,3 +128,33 @@ void trainWithAnEnvironmentReader() {
   scaler.step(optimizer);
   scaler.update();
 }
+
+// An INI reader's section and key together name the setting: "train.amp" and
+// "train.half_teacher" are two settings, and a finding needs one of each.
+class IniFile {
+ public:
+  bool get_bool(const std::string& section, const std::string& key, bool def) const {
+    const auto s = data_.find(section);
+    if (s == data_.end() || !s->second.count(key)) return def;
+    return s->second.at(key) == "true";
+  }
+
+ private:
+  std::map<std::string, std::map<std::string, std::string>> data_;
+};
+
+void distillWithIniSections(const IniFile& ini) {
+  const bool amp = ini.get_bool("train", "amp", true);
+  const bool halfTeacher = ini.get_bool("train", "half_teacher", false);
+  torch::nn::Linear student(8, 4), teacher(8, 4);
+  if (halfTeacher) teacher->to(torch::kHalf);
+  torch::optim::SGD optimizer(student->parameters(), 0.1);
+  const auto x = torch::randn({2, 8});
+  at::autocast::set_cpu_enabled(amp);
+  const auto soft = teacher(x);  // dtype-lint-expect: DL101 ("half_teacher")
+  auto loss = (student(x) - soft.detach()).pow(2).to(torch::kFloat).mean();
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  loss.backward();
+  optimizer.step();
+}
