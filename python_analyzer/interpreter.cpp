@@ -612,12 +612,14 @@ void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
   }
   // Leaving the regions, innermost first; a return or break inside leaves them too.
   while (!saved.empty()) {
-    if (state.reached) {
-      if (state.autocast.anyOn()) state.bfloat16Loss.regionLeft(state.autocast);
-      state.autocast = saved.back();
-    }
+    if (state.reached) leaveAutocast(saved.back(), state);
     saved.pop_back();
   }
+}
+
+void Interpreter::leaveAutocast(const AutocastState& saved, State& state) {
+  if (state.autocast.anyOn()) state.bfloat16Loss.regionLeft(state.autocast);
+  state.autocast = saved;
 }
 
 void Interpreter::enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved) {
@@ -1625,6 +1627,8 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   const Node definition = function.definition;
   bool isStatic = false;
   Value region;
+  Frame defining;  // decorators and defaults are evaluated where the function is defined
+  defining.module = function.module;
   for (const Node& decorator : function.decorators) {
     const std::string_view text = decorator.text();
     if (text == "@staticmethod") isStatic = true;
@@ -1638,7 +1642,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     if (text.find("autocast") != std::string_view::npos) {
       // @torch.autocast(...) / @torch.cuda.amp.autocast(): the body runs in the region.
       auto children = decorator.children();
-      if (!children.empty()) region = eval(children.front(), state, frame);
+      if (!children.empty()) region = eval(children.front(), state, defining);
     }
   }
 
@@ -1646,8 +1650,6 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   std::map<std::string, Value> locals;
   size_t position = 0;
   bool selfBound = !self || isStatic;
-  Frame defining;
-  defining.module = function.module;
   for (const Node& parameter : definition.field("parameters").children()) {
     Node nameNode = parameter;
     Node defaultNode;
@@ -1717,7 +1719,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     first = false;
     state.join(returns[i]);
   }
-  if (inRegion && state.reached) state.autocast = saved;
+  if (inRegion && state.reached) leaveAutocast(saved, state);  // @torch.autocast(...) on the function
   state.locals = std::move(callerLocals);
   if (beforeGenerator) {
     state = std::move(*beforeGenerator);

@@ -162,6 +162,7 @@ class Interpreter {
   Value libraryModelOutput(const Object& model, State& state);
   Value autocastRegion(const std::string& name, Call& call);
   void enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved);
+  void leaveAutocast(const AutocastState& saved, State& state);
   std::string describe(const Node& expression) const;
 
   // A setting's value read at `at` (its configured value, else `byDefault`), tagged with the setting.

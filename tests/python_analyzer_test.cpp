@@ -1348,6 +1348,46 @@ optimizer.step()
   EXPECT_NE(out[0].message.find("'h.float()'"), std::string::npos) << out[0].message;
 }
 
+// @torch.autocast(..., dtype=AMP_DTYPE) on a method of another module: the
+// decorator is evaluated where the method is defined (its module's global),
+// and leaving the region records the BFloat16 loss as a with-block does.
+TEST_F(PythonProgram, AnAutocastDecoratorOnAMethodIsItsRegion) {
+  write("pkg/__init__.py", "");
+  write("pkg/trainer.py", R"(import os
+
+import torch
+
+AMP_DTYPE = torch.bfloat16 if os.environ.get("AMP_DTYPE", "bf16") == "bf16" else torch.float16
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.scaler = torch.cuda.amp.GradScaler()
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    @torch.autocast("cuda", dtype=AMP_DTYPE)
+    def forward_loss(self, x):
+        return self.model(x).float().sum()
+
+    def train_step(self, x):
+        loss = self.forward_loss(x)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+)");
+  const std::string train = write("train.py", R"(import torch
+from pkg.trainer import Trainer
+
+trainer = Trainer(torch.nn.Linear(4, 4).cuda())
+for step in range(3):
+    trainer.train_step(torch.randn(2, 4))
+)");
+  const auto out = findings({train});
+  ASSERT_EQ(only(out), "DL209:21");
+  EXPECT_EQ(out[0].notes.back().message, "assuming $AMP_DTYPE is \"bf16\"");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
