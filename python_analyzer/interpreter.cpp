@@ -10,6 +10,7 @@
 
 #include "config_files.h"
 #include "dtype_lint/dl203_manual_scaling.h"
+#include "dtype_lint/dl209_scaler_with_bfloat16.h"
 #include "dtype_lint/dl304_optimizer_epsilon.h"
 #include "dtype_lint/op_contracts.h"
 #include "torch_names.h"
@@ -307,6 +308,8 @@ void Interpreter::run(const std::vector<std::string>& files) {
       callFunction(*function, std::nullopt, unknownArgs, state, frame);
     }
   }
+  for (Finding& finding : findings_)
+    if (finding.rule && finding.rule->handle == RuleId::DL209) anchorAtScaledLoss(finding);
 }
 
 // ---------------------------------------------------------------------------
@@ -2386,8 +2389,17 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       std::isupper(static_cast<unsigned char>(last[0])))
     return optimizerFor(last, call, state);
   if (name == "torch.nn.utils.clip_grad_norm_" || name == "torch.nn.utils.clip_grad_value_") {
-    const Value* params = call.arg(0, "parameters");
-    if (params && params->is(Kind::Parameters)) state.protocol.clip(nullptr, params->object, at.location(), findings_);
+    // model.parameters(), or a list of some module's parameters; parameters
+    // whose module is not known (a helper's list) are any optimizer's.
+    if (const Value* params = call.arg(0, "parameters")) {
+      ObjectId module = params->is(Kind::Parameters) ? params->object : 0;
+      if (params->is(Kind::List) && !params->items.empty()) {
+        module = params->items.front().parameterOf;
+        for (const Value& item : params->items)
+          if (item.parameterOf != module) module = 0;
+      }
+      state.protocol.clip(nullptr, module, at.location(), findings_);
+    }
     return Value::tensor(DtypeSet(ScalarType::Float));
   }
   if (last == "from_pretrained") {

@@ -1384,7 +1384,9 @@ for step in range(3):
     trainer.train_step(torch.randn(2, 4))
 )");
   const auto out = findings({train});
-  ASSERT_EQ(only(out), "DL209:21");
+  ASSERT_EQ(only(out), "DL209:20");  // at the scale(), the step() a note
+  EXPECT_EQ(out[0].notes.front().message, "the scaler unscales and steps with its gradients here");
+  EXPECT_EQ(out[0].notes.front().location.line, 21u);
   EXPECT_EQ(out[0].notes.back().message, "assuming $AMP_DTYPE is \"bf16\"");
 }
 

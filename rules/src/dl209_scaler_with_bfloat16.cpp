@@ -22,9 +22,18 @@ Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation&
                                       "for Half",
                                       scaler.name),
                           at);
-  f.notes.push_back(Note{scaledAt, "loss scaled here"});
+  f.notes.push_back(Note{scaledAt, std::string(kLossScaledHere)});
   f.notes.push_back(Note{bfloat16AutocastAt, "autocast enabled with BFloat16 here"});
   return f;
+}
+
+void anchorAtScaledLoss(Finding& dl209) {
+  for (Note& note : dl209.notes)
+    if (note.message == kLossScaledHere) {
+      std::swap(dl209.location, note.location);
+      note.message = "the scaler unscales and steps with its gradients here";
+      return;
+    }
 }
 
 std::optional<SourceLocation> BFloat16LossSource::scaled(const AutocastState& now) {

@@ -152,20 +152,23 @@ void ScalerProtocol::scaledUnderBFloat16(const ObjectRef& scaler, const SourceLo
 }
 
 void ScalerProtocol::reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef* optimizer, const SourceLocation& at,
-                                        std::vector<Finding>& out) {
+                                        const std::optional<SourceLocation>& unscaledAt, std::vector<Finding>& out) {
   const auto waiting = bfloat16Losses_.find(scaler.id);
   if (waiting == bfloat16Losses_.end()) return;
-  out.push_back(scalerWithBFloat16Finding(scaler, at, waiting->second.scaledAt, waiting->second.autocastAt));
+  Finding f = scalerWithBFloat16Finding(scaler, at, waiting->second.scaledAt, waiting->second.autocastAt);
+  addNote(f, unscaledAt, "gradients unscaled here");
+  out.push_back(std::move(f));
   bfloat16Losses_.erase(waiting);
   if (auto o = optimizer ? optimizers_.find(optimizer->id) : optimizers_.end(); o != optimizers_.end())
     o->second.dtypeReported = true;
 }
 
-// DL202 where PyTorch raises, at the unscale; DL209 there too (where the
-// scaler does its needless work), once for the gradients of a scaled
-// backward, with the scale() as a note.
+// DL202 where PyTorch raises, at the unscale (an explicit unscale_() or
+// step()'s own); DL209 at the step() that ends the scaler's needless work
+// (where CUDA's unscale kernel fails), an explicit unscale_() as a note.
+// Once for the gradients of a scaled backward, with the scale() as a note.
 void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                                         std::vector<Finding>& out) {
+                                         ParameterCheck check, std::vector<Finding>& out) {
   const auto found = optimizers_.find(optimizer.id);
   if (found == optimizers_.end()) return;
   OptimizerFacts& facts = found->second;
@@ -173,6 +176,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   if (dtype != ScalarType::Half && dtype != ScalarType::BFloat16) return;
   const bool half = dtype == ScalarType::Half;
   if (facts.dtypeReported || (!half && mayBeDisabled(scaler.id))) return;
+  if (half ? !check.unscales : !check.steps) return;
   Finding f = makeFinding(
       half ? RuleId::DL202 : RuleId::DL209,
       half ? fmt::format("{} unscales the gradients of {}, whose parameters are Half: PyTorch raises 'Attempting to "
@@ -184,7 +188,8 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
                          scaler.name, optimizer.name),
       at);
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
-  if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, "loss scaled here"});
+  if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, std::string(kLossScaledHere)});
+  if (!half) addNote(f, check.unscaledAt, "gradients unscaled here");
   facts.dtypeReported = true;
   out.push_back(std::move(f));
 }
@@ -222,8 +227,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
     addNote(f, p.steppedAt, "step() here");
     out.push_back(std::move(f));
   }
-  reportBFloat16Loss(scaler, &optimizer, at, out);
-  checkParameterDtype(scaler, optimizer, at, out);
+  checkParameterDtype(scaler, optimizer, at, ParameterCheck{.unscales = true}, out);
   if (auto known = scalers_.find(scaler.id); known != scalers_.end()) known->second.recordInfCheck();
   p.stages = kUnscaled;
   p.unscaledAt = at;
@@ -264,8 +268,10 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
     addNote(f, facts->unscaledBackwardAt, "backward() on the unscaled loss here");
     out.push_back(std::move(f));
   }
-  reportBFloat16Loss(scaler, &optimizer, at, out);
-  if (p.stages == kReady) checkParameterDtype(scaler, optimizer, at, out);  // step() unscales implicitly
+  const std::optional<SourceLocation> unscaledAt = p.stages & kUnscaled ? p.unscaledAt : std::nullopt;
+  reportBFloat16Loss(scaler, &optimizer, at, unscaledAt, out);
+  // step() unscales a READY optimizer's gradients itself.
+  checkParameterDtype(scaler, optimizer, at, ParameterCheck{p.stages == kReady, true, unscaledAt}, out);
   p.stages = kStepped;
   p.steppedAt = at;
   p.updateSkippedAt.reset();
@@ -292,13 +298,13 @@ void ScalerProtocol::markStepped(const ObjectRef& scaler) { scalerFacts(scaler).
 
 void ScalerProtocol::stepUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at,
                                                std::vector<Finding>& out) {
-  reportBFloat16Loss(scaler, nullptr, at, out);
+  reportBFloat16Loss(scaler, nullptr, at, std::nullopt, out);
   markStepped(scaler);
 }
 
 void ScalerProtocol::unscaleUnidentifiedOptimizer(const ObjectRef& scaler, const SourceLocation& at,
                                                   std::vector<Finding>& out) {
-  reportBFloat16Loss(scaler, nullptr, at, out);
+  reportBFloat16Loss(scaler, nullptr, at, std::nullopt, out);  // no step() of it to wait for
   ScalerFacts& checked = scalerFacts(scaler);
   checked.mayHaveCheckedUnidentified = true;
   checked.recordInfCheck();

@@ -810,9 +810,9 @@ class OptionalAmpTrainer {
   void stepScaled() {
     optimizer_.zero_grad();
     scaler_->scale(loss()).backward();
-    scaler_->unscale_(optimizer_);  // dtype-lint-expect: DL209 ("bf16")
+    scaler_->unscale_(optimizer_);
     torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);
-    scaler_->step(optimizer_);
+    scaler_->step(optimizer_);  // dtype-lint-expect: DL209 ("bf16")
     scaler_->update();
   }
   void stepPlain() {

@@ -312,9 +312,9 @@ void accumulate_then_step(torch::nn::Linear& model, torch::optim::SGD& optimizer
     at::autocast::set_cpu_enabled(false);
     at::autocast::clear_cache();
     scaled.backward();
-    scaler.unscale_(optimizer);  // dtype-lint-expect: DL209 {{'scaler' unscales the gradients of a loss computed under BFloat16 autocast: BFloat16 has Float's range and needs no loss scaling}} DL201:5 {{gradients of 'optimizer' unscaled again before 'scaler'.update()}}
+    scaler.unscale_(optimizer);  // dtype-lint-expect: DL201:5 {{gradients of 'optimizer' unscaled again before 'scaler'.update()}}
   }
-  scaler.step(optimizer);
+  scaler.step(optimizer);  // dtype-lint-expect: DL209 {{'scaler' unscales the gradients of a loss computed under BFloat16 autocast: BFloat16 has Float's range and needs no loss scaling}}
   scaler.update();
 }
 

@@ -48,9 +48,9 @@ TEST(ScalerWithBFloat16, ALossFromTheRegionJustClosed) {
   EXPECT_FALSE(source.scaled(autocastOn(ScalarType::BFloat16, ScalarType::Half)));
 }
 
-// Reported where the scaler unscales the loss's gradients (step() or
-// unscale_()), with the scale() and the region as notes; once.
-TEST_F(Protocol, ALossScaledUnderBFloat16IsReportedAtItsUnscale) {
+// Reported at the step() with the loss's gradients, with the scale() and the
+// region as notes; once.
+TEST_F(Protocol, ALossScaledUnderBFloat16IsReportedAtItsStep) {
   p.scaledUnderBFloat16(kScaler, at(2), at(1));
   p.scaledBackward(kScaler, at(2));
   p.step(kScaler, kOpt, at(3), out);
@@ -88,12 +88,18 @@ TEST_F(Protocol, BFloat16ParametersAreDL209) {
   out.clear();  // DL202: Protocol.HalfParametersAreDL202
   p.update(kScaler, at(3), out);
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), std::nullopt, 0);
-  p.unscale(kScaler, kOpt, at(4), out);
-  EXPECT_EQ(rules(out), std::vector<std::string>{"DL209"});
+  p.scaledBackward(kScaler, at(4));
+  p.unscale(kScaler, kOpt, at(5), out);
+  EXPECT_TRUE(out.empty());  // where the gradients are used: the step()
+  p.step(kScaler, kOpt, at(6), out);
+  ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
+  EXPECT_EQ(out[0].location.line, 6u);
+  EXPECT_EQ(out[0].notes.back().message, "gradients unscaled here");
+  EXPECT_EQ(out[0].notes.back().location.line, 5u);
 }
 
-// DL209 at the unscale of the gradients, once for them, with the scale() as a note.
-TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheirUnscale) {
+// DL209 at the step() with the gradients, once for them, with the scale() as a note.
+TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheirStep) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), Note{at(9), "became BFloat16 here"}, 0);
   p.scaledBackward(kScaler, at(1));
   p.step(kScaler, kOpt, at(2), out);

@@ -14,11 +14,16 @@ namespace dtype_lint {
 // another dtype (Half needs the scaler).
 std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast);
 
-// The finding for a loss scaled under BFloat16 autocast, at the call that
-// unscales its gradients (step() or unscale_(): the scaler's work is done
-// there, and on CUDA that is where it fails), with the scale() as a note.
+// The finding for a loss scaled under BFloat16 autocast, at the step() with
+// its gradients (the scaler's work ends there, and on CUDA that is where its
+// unscale fails), with the scale() as a note.
 Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt,
                                   const SourceLocation& bfloat16AutocastAt);
+
+// Python training code reads a scaler's work where the loss is scaled
+// (`scaler.scale(loss).backward()`): its front end moves a DL209 there, the
+// step() becoming a note. Nothing for a finding with no scale() note.
+void anchorAtScaledLoss(Finding& dl209);
 
 // DL209's flow fact for a front end that follows paths: the BFloat16 region a
 // scaled loss comes from. scale() under such a region, or right after one

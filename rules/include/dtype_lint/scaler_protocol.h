@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dtype_lint/dl203_manual_scaling.h"
@@ -134,6 +135,9 @@ struct ScalerFacts {
   }
 };
 
+// DL209's note at the scale() of the loss whose gradients the scaler unscales.
+inline constexpr std::string_view kLossScaledHere = "loss scaled here";
+
 // A loss scaled under BFloat16 autocast (DL209), until its gradients are unscaled.
 struct BFloat16ScaledLoss {
   SourceLocation scaledAt, autocastAt;
@@ -155,8 +159,8 @@ class ScalerProtocol {
   void scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt);
   void unscaledBackward(const SourceLocation& at);
   // scaler.scale(loss) of a loss computed under BFloat16 autocast (enabled at
-  // `autocastAt`): DL209 at the scaler's next unscale_() or step() (none
-  // where update() comes first: the scaler did no work on it). Nothing for a
+  // `autocastAt`): DL209 at the scaler's next step() (none where update()
+  // comes first: the scaler did no work on it). Nothing for a
   // scaler that may be disabled (`enabled=false` makes it a no-op).
   void scaledUnderBFloat16(const ObjectRef& scaler, const SourceLocation& scaledAt, const SourceLocation& autocastAt);
   void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
@@ -235,12 +239,17 @@ class ScalerProtocol {
   void erasePairsOf(uintptr_t scaler);
   // The scaler's facts; a scaler not seen before may or may not have stepped.
   ScalerFacts& scalerFacts(const ObjectRef& scaler);
+  struct ParameterCheck {
+    bool unscales = false;  // the call unscales the gradients: DL202
+    bool steps = false;  // the call steps with them: DL209
+    std::optional<SourceLocation> unscaledAt;  // an explicit unscale_() before the step
+  };
   void checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                           std::vector<Finding>& out);
-  // DL209 at an unscale of the scaler's gradients, where a loss scaled under
-  // BFloat16 waits; the optimizer's BFloat16 parameters go with it.
+                           ParameterCheck check, std::vector<Finding>& out);
+  // DL209 at the step() with the scaler's gradients, where a loss scaled
+  // under BFloat16 waits; the optimizer's BFloat16 parameters go with it.
   void reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef* optimizer, const SourceLocation& at,
-                          std::vector<Finding>& out);
+                          const std::optional<SourceLocation>& unscaledAt, std::vector<Finding>& out);
   // The scaler's "stepped since update()" fact.
   void markStepped(const ObjectRef& scaler);
   // A backward() of any loss: every scaler's "backward since update()" facts.

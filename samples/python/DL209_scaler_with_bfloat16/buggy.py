@@ -18,6 +18,6 @@ for step in range(3):
     optimizer.zero_grad()
     with torch.autocast("cpu", dtype=dtype):
         loss = model(torch.randn(8, 16)).float().pow(2).mean()
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)  # dtype-lint-expect: DL209
+    scaler.scale(loss).backward()  # dtype-lint-expect: DL209
+    scaler.step(optimizer)
     scaler.update()
