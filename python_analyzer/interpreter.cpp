@@ -477,6 +477,8 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
     state.locals[std::string(target.text())] = named;
   } else if (target.is("attribute")) {
     const Value object = eval(target.field("object"), state, frame);
+    if (object.is(Kind::Tensor) && object.parameterOf && target.field("attribute").text() == "requires_grad")
+      setFrozen(object.parameterOf, named.truth() == false, target, state);
     if (object.is(Kind::Object))
       if (auto it = state.heap.find(object.object); it != state.heap.end())
         it->second.attributes[std::string(target.field("attribute").text())] = named;
@@ -1844,6 +1846,30 @@ bool Interpreter::injectModule(ObjectId parentId, const Value& name, const Value
   return true;
 }
 
+// requires_grad_(False) on a module's parameters: whether each of its layers is frozen.
+void Interpreter::setFrozen(ObjectId module, bool frozen, const Node& at, State& state) {
+  for (ObjectId member : treeOf(module, state)) {
+    Object& o = state.heap.at(member);
+    o.frozen = frozen;
+    o.frozenAt = frozen ? std::optional(at.location()) : std::nullopt;
+  }
+}
+
+// Every parameter of the module frozen: its optimizer gets no gradient. A
+// tensor made a parameter since (a LoRA adapter's nn.Parameter) is not known frozen.
+bool Interpreter::allFrozen(ObjectId module, const State& state) const {
+  bool any = false;
+  for (ObjectId member : treeOf(module, state)) {
+    const Object& o = state.heap.at(member);
+    for (const auto& [name, value] : o.attributes)
+      if (value.is(Kind::Tensor) && value.convertsWithModule) return false;
+    if ((o.type != Object::Type::Layer && o.type != Object::Type::Pretrained) || o.parameters.isBottom()) continue;
+    if (!o.frozen) return false;
+    any = true;
+  }
+  return any;
+}
+
 void Interpreter::forgetParameters(ObjectId id, State& state) {
   auto it = state.heap.find(id);
   if (it == state.heap.end() || !it->second.isModule) return;
@@ -2086,6 +2112,12 @@ Value Interpreter::dtypePreserved(const std::string& op, const Value& input, con
 Value Interpreter::callTensorMethod(const Value& self, const std::string& method, Call& call, State& state,
                                     Frame& frame) {
   if (auto to = conversionMethod(method)) return castTensor(self, DtypeSet(*to), call.node, state);
+  // for p in model.parameters(): p.requires_grad_(False), one parameter standing for all.
+  if (method == "requires_grad_" && self.parameterOf) {
+    const Value* wanted = call.arg(0, "requires_grad");
+    setFrozen(self.parameterOf, wanted ? wanted->truth() == false : false, call.node, state);
+    return self;
+  }
   if (method == "to" || method == "type") {
     for (const Value* arg :
          std::initializer_list<const Value*>{call.kw("dtype"), call.args.empty() ? nullptr : &call.args[0],
@@ -2582,6 +2614,12 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     }
     if (method == "step") {
       if (auto optimizer = optimizerArgument()) {
+        if (const ObjectId module = state.heap.at(optimizer->id).module; module && allFrozen(module, state)) {
+          state.protocol.stepWithoutGradients(scaler, *optimizer, at, findings_);
+          if (const auto frozenAt = state.heap.at(module).frozenAt)
+            findings_.back().notes.push_back(Note{*frozenAt, "its parameters were frozen (requires_grad False) here"});
+          placedAtCall_.insert(findings_.size() - 1);  // stepping a frozen optimizer is wrong where it is done
+        }
         state.protocol.step(scaler, *optimizer, at, findings_);
         optimizerStepped(*optimizer, at, state, frame);
         state.protocol.optimizerSteppedByScaler(*optimizer, at);
@@ -2725,8 +2763,13 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     named.named = true;
     return named;
   }
-  if (method == "cuda" || method == "cpu" || method == "train" || method == "eval" || method == "requires_grad_" ||
-      method == "apply" || method == "to_empty")
+  if (method == "requires_grad_") {
+    const Value* wanted = call.arg(0, "requires_grad");
+    setFrozen(id, wanted ? wanted->truth() == false : false, call.node, state);
+    return Value::objectRef(Kind::Object, id);
+  }
+  if (method == "cuda" || method == "cpu" || method == "train" || method == "eval" || method == "apply" ||
+      method == "to_empty")
     return Value::objectRef(Kind::Object, id);
   if (method == "forward" || method == "__call__") return callModule(id, call, state, frame);
   return Value::unknown();

@@ -150,6 +150,8 @@ class Interpreter {
   Value someSubmodule(ObjectId modelId, State& state);
   Value iniSection(const Object& parser, const std::string& name) const;
   bool injectModule(ObjectId parentId, const Value& name, const Value& module, State& state);
+  void setFrozen(ObjectId module, bool frozen, const Node& at, State& state);
+  bool allFrozen(ObjectId module, const State& state) const;
   void forgetParameters(ObjectId id, State& state);
   // Whether it moved the finding to the call (once: a caller further up leaves it there).
   // `calledFrom`: the helper, then every function it called.
@@ -188,7 +190,7 @@ class Interpreter {
   std::vector<const FunctionInfo*> callStack_;
   size_t injections_ = 0;  // modules injected into models so far (injectModule)
   std::vector<Finding> findings_;
-  std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call
+  std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call, or kept where they are
   std::vector<Note> toolNotes_;
   ObjectId nextObject_ = 1;
   size_t lines_ = 0;

@@ -143,6 +143,7 @@ void State::join(const State& other) {
     auto theirs = other.heap.find(id);
     if (theirs == other.heap.end()) continue;
     object.parameters = object.parameters.join(theirs->second.parameters);
+    object.frozen = object.frozen && theirs->second.frozen;
     if (!object.parametersOrigin) object.parametersOrigin = theirs->second.parametersOrigin;
     joinNames(object.attributes, theirs->second.attributes);
     for (ObjectId module : theirs->second.injected)

@@ -152,6 +152,8 @@ struct Object {
   bool returnsTensor = false;  // Pretrained: a vision model (timm, torchvision) whose call returns its logits
   bool disabled = false;  // Scaler: made with enabled=False, it does nothing
   DtypeSet parameters = DtypeSet(ScalarType::Float);  // Layer, Pretrained
+  bool frozen = false;  // Layer, Pretrained: requires_grad_(False) on its parameters, on every path
+  std::optional<SourceLocation> frozenAt;
   std::optional<Note> parametersOrigin;
   std::map<std::string, Value> attributes;
   std::vector<ObjectId> children;  // Container

@@ -1390,6 +1390,45 @@ for step in range(3):
   EXPECT_EQ(out[0].notes.back().message, "assuming $AMP_DTYPE is \"bf16\"");
 }
 
+// A scaler stepping an optimizer whose module is frozen (requires_grad_(False)
+// on a setting's path): PyTorch raises "No inf checks were recorded for this
+// optimizer." (DL207), reported in the helper that steps it. Unfrozen per
+// parameter on another path: nothing.
+TEST_F(PythonProgram, AScalerSteppingAFrozenModulesOptimizer) {
+  const std::string file = write("train.py", R"(import argparse
+
+import torch
+
+
+def step_all(scaler, optimizers):
+    for optimizer in optimizers:
+        scaler.step(optimizer)
+    scaler.update()
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mode", choices=["probe", "full"], default="probe")
+args = parser.parse_args()
+body, head = torch.nn.Linear(8, 8).cuda(), torch.nn.Linear(8, 1).cuda()
+if args.mode == "probe":
+    body.requires_grad_(False)
+for p in head.parameters():
+    p.requires_grad = True
+body_opt = torch.optim.SGD(body.parameters(), lr=0.1)
+head_opt = torch.optim.SGD(head.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+for step in range(3):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = head(body(torch.randn(4, 8))).float().mean()
+    scaler.scale(loss).backward()
+    step_all(scaler, [body_opt, head_opt])
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL207:8");
+  EXPECT_NE(out[0].message.find("'body_opt'"), std::string::npos) << out[0].message;
+  EXPECT_EQ(out[0].notes.back().message, "assuming --mode is \"probe\"");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
