@@ -104,3 +104,46 @@ int main(int argc, char** argv) {
     reference.step();
   }
 }
+
+// A wrapper that owns an optimizer handed over by unique_ptr (`opt_(std::move(opt))`)
+// steps it itself: after a scaled backward, that step bypasses the scaler
+// (DL208, at the wrapper's call). The clean twin hands the wrapped optimizer to the scaler.
+class WarmupOptimizer {
+ public:
+  WarmupOptimizer(std::unique_ptr<torch::optim::Optimizer> opt, int warmup) : opt_(std::move(opt)), warmup_(warmup) {}
+  void zero_grad() { opt_->zero_grad(); }
+  void step() {
+    ++t_;
+    opt_->step();
+  }
+  void step(GradScaler& scaler) {
+    ++t_;
+    scaler.step(*opt_);
+  }
+
+ private:
+  std::unique_ptr<torch::optim::Optimizer> opt_;
+  int warmup_;
+  int t_ = 0;
+};
+
+std::unique_ptr<torch::optim::Optimizer> makeHeadOptimizer(std::vector<torch::Tensor> params) {
+  return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(0.1));
+}
+
+void trainThroughAnOptimizerWrapper(bool throughScaler) {
+  torch::nn::Linear encoder(8, 8), head(8, 1);
+  torch::optim::AdamW encoderOptimizer(encoder->parameters());
+  WarmupOptimizer headOptimizer(makeHeadOptimizer(head->parameters()), 100);
+  GradScaler scaler;
+  for (int step = 0; step < 10; ++step) {
+    encoderOptimizer.zero_grad();
+    headOptimizer.zero_grad();
+    auto loss = head(encoder(torch::randn({4, 8}))).sum();
+    scaler.scale(loss).backward();
+    scaler.step(encoderOptimizer);
+    if (throughScaler) headOptimizer.step(scaler);
+    else headOptimizer.step();  // dtype-lint-expect: DL208 {{'opt_'.step() called directly on gradients of a scaled loss}}
+    scaler.update();
+  }
+}
