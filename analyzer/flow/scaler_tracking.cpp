@@ -628,12 +628,11 @@ void ScalerTracking::declareOptimizer(const ObjectRef& ref, const Expr* value, c
   if (const auto* call = dyn_cast_or_null<CallExpr>(value); call && isOptimizerType(call->getType()))
     if (const FunctionResult* r = flow_.userCallResult(call); r && r->returnedOptimizer)
       return protocol().declareOptimizer(ref, r->returnedOptimizer->dtype, r->returnedOptimizer->origin, 0);
-  // Handed over by value (`Wrapper(std::unique_ptr<Optimizer> opt) : opt_(std::move(opt))`):
+  // Handed over in a smart pointer (`Wrapper(std::unique_ptr<Optimizer> opt) : opt_(std::move(opt))`):
   // an optimizer of parameters not known here, whose protocol is followed from now on.
   if (const auto* handed = dyn_cast_or_null<ParmVarDecl>(value ? declOf(value) : nullptr);
-      handed && !handed->getType()->isReferenceType() && isOptimizerType(handed->getType()) &&
-      handed->getType()->getAsCXXRecordDecl() &&
-      handed->getType()->getAsCXXRecordDecl()->getQualifiedNameAsString() == "std::unique_ptr")
+      handed && !handed->getType()->isReferenceType() && isSmartPointer(handed->getType()) &&
+      isOptimizerType(handed->getType()))
     return protocol().declareOptimizer(ref, DtypeSet::unknown(), std::nullopt, 0);
   const auto construction = optimizerConstruction(value);
   if (!construction) return;
