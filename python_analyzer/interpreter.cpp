@@ -54,12 +54,10 @@ bool decoratedAs(const FunctionInfo& function, std::initializer_list<std::string
                      [&](const Node& d) { return std::find(names.begin(), names.end(), d.text()) != names.end(); });
 }
 
-// The text of the function's decorator that names `name` (`@custom_bwd`,
-// `@torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)`); empty if none.
-std::string_view decoratorNaming(const FunctionInfo& function, std::string_view name) {
-  for (const Node& d : function.decorators)
-    if (d.text().find(name) != std::string_view::npos) return d.text();
-  return {};
+// Whether a decorator of the function names `name` (`@custom_bwd`, `@torch.amp.custom_bwd(device_type="cuda")`).
+bool decoratedWith(const FunctionInfo& function, std::string_view name) {
+  return std::any_of(function.decorators.begin(), function.decorators.end(),
+                     [&](const Node& d) { return d.text().find(name) != std::string_view::npos; });
 }
 
 // Whether a function's body yields (not in a function or class defined in it).
@@ -1561,17 +1559,13 @@ Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& 
   // custom_fwd(cast_inputs=torch.float32) under autocast: forward (and a
   // custom_bwd backward) run with autocast off, on inputs cast to that dtype.
   const AutocastState forwardAutocast = state.autocast;
-  const std::string_view forwardDecorator = decoratorNaming(*forward, "custom_fwd");
-  std::optional<ScalarType> castInputs;
-  if (forwardDecorator.find("cast_inputs") != std::string_view::npos && forwardAutocast.anyOn())
-    castInputs = forwardDecorator.find("bfloat16") != std::string_view::npos ? ScalarType::BFloat16
-                 : forwardDecorator.find("float16") != std::string_view::npos ||
-                         forwardDecorator.find("half") != std::string_view::npos
-                     ? ScalarType::Half
-                     : ScalarType::Float;
+  std::optional<DtypeSet> castInputs;
+  if (const auto castTo = decoratorKeyword(*forward, "custom_fwd", "cast_inputs", state);
+      castTo && forwardAutocast.anyOn())
+    castInputs = castTo->is(Kind::Dtype) ? castTo->dtype : DtypeSet::unknown();
   if (castInputs) {
     for (Value& arg : call.args)
-      if (arg.is(Kind::Tensor) && arg.dtype.allFloating()) arg.dtype = DtypeSet(*castInputs);
+      if (arg.is(Kind::Tensor) && arg.dtype.allFloating()) arg.dtype = *castInputs;
     state.autocast = AutocastState{};
   }
   const Value output = callFunction(*forward, std::nullopt, call, state, frame);
@@ -1592,7 +1586,7 @@ Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& 
   // puts it back in the state forward ran in.
   State backwardState = state;
   backwardState.autocast = AutocastState{};
-  if (!decoratorNaming(*backward, "custom_bwd").empty() && !castInputs) backwardState.autocast = forwardAutocast;
+  if (decoratedWith(*backward, "custom_bwd") && !castInputs) backwardState.autocast = forwardAutocast;
   callFunction(*backward, std::nullopt, gradient, backwardState, autograd);
   // What backward stores into ctx stays with it; the protocol and autocast are the caller's.
   if (backwardState.reached) state.heap = backwardState.heap;
@@ -1818,6 +1812,25 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
 Value Interpreter::iniSection(const Object& parser, const std::string& name) const {
   if (auto it = parser.attributes.find(name); it != parser.attributes.end()) return it->second;
   return configSection(parser.file, name);
+}
+
+// A keyword argument of the function's decorator that names `decorator`
+// (`@custom_fwd(cast_inputs=torch.float32)`), evaluated where the function is
+// defined; unset where the decorator or the keyword is not there.
+std::optional<Value> Interpreter::decoratorKeyword(const FunctionInfo& function, std::string_view decorator,
+                                                   std::string_view keyword, State& state) {
+  for (const Node& d : function.decorators) {
+    const auto children = d.children();
+    if (d.text().find(decorator) == std::string_view::npos || children.empty() || !children.front().is("call"))
+      continue;
+    for (const Node& argument : children.front().field("arguments").children())
+      if (argument.is("keyword_argument") && argument.field("name").text() == keyword) {
+        Frame defining;
+        defining.module = function.module;
+        return eval(argument.field("value"), state, defining);
+      }
+  }
+  return std::nullopt;
 }
 
 // A submodule of the model, which one not known: named_modules()' element,

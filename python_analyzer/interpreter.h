@@ -148,6 +148,8 @@ class Interpreter {
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
+  std::optional<Value> decoratorKeyword(const FunctionInfo& function, std::string_view decorator,
+                                        std::string_view keyword, State& state);
   Value iniSection(const Object& parser, const std::string& name) const;
   bool injectModule(ObjectId parentId, const Value& name, const Value& module, State& state);
   void setFrozen(ObjectId module, bool frozen, const Node& at, State& state);
