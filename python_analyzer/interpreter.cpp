@@ -2027,9 +2027,18 @@ void Interpreter::convertModule(ObjectId id, DtypeSet to, const Node& at, State&
       std::optional<Note> parametersOrigin;
       const DtypeSet now = parametersOf(o.module, state, &parametersOrigin);
       state.protocol.parametersBecame(ObjectRef{optimizerId, o.name}, now, parametersOrigin);
-      if (o.epsilon && now.single())
-        checkOptimizerEpsilon("'" + o.typeName + "'", *o.epsilon, now, parametersOrigin, o.createdAt, findings_);
+      if (o.epsilon && now.single()) checkEpsilon(o, now, parametersOrigin);
     }
+}
+
+// DL304 at the optimizer's construction, an eps given on another line a note.
+void Interpreter::checkEpsilon(const Object& optimizer, DtypeSet parameters, const std::optional<Note>& origin) {
+  const size_t before = findings_.size();
+  checkOptimizerEpsilon("'" + optimizer.typeName + "'", *optimizer.epsilon, parameters, origin, optimizer.createdAt,
+                        findings_);
+  if (findings_.size() > before && optimizer.epsilonGivenAt &&
+      optimizer.epsilonGivenAt->line != optimizer.createdAt.line)
+    findings_.back().notes.push_back(Note{*optimizer.epsilonGivenAt, "eps given here"});
 }
 
 Value Interpreter::castTensor(const Value& tensor, DtypeSet to, const Node& at, State& state) {
@@ -2244,14 +2253,13 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
   if (const Value* given = call.kw("eps"); given && given->is(Kind::Number)) eps = given->number;
   else if (call.kw("eps") || call.spread) eps.reset();
   optimizer.epsilon = eps;
-  // At the eps it was given (the value at fault), else at the construction.
-  const auto givenEps = call.kwargNodes.find("eps");
-  optimizer.createdAt = (givenEps != call.kwargNodes.end() ? givenEps->second : call.node).location();
+  optimizer.createdAt = call.node.location();
+  if (const auto givenEps = call.kwargNodes.find("eps"); givenEps != call.kwargNodes.end())
+    optimizer.epsilonGivenAt = givenEps->second.location();
   const ObjectId module = optimizer.module;
   Value v = makeObject(std::move(optimizer), state);
   state.protocol.declareOptimizer(ObjectRef{v.object, ""}, dtype, origin, module);
-  if (eps && dtype.single())
-    checkOptimizerEpsilon("'" + className + "'", *eps, dtype, origin, state.heap.at(v.object).createdAt, findings_);
+  if (eps && dtype.single()) checkEpsilon(state.heap.at(v.object), dtype, origin);
   return v;
 }
 

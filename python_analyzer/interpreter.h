@@ -148,6 +148,7 @@ class Interpreter {
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
+  void checkEpsilon(const Object& optimizer, DtypeSet parameters, const std::optional<Note>& origin);
   std::optional<Value> decoratorKeyword(const FunctionInfo& function, std::string_view decorator,
                                         std::string_view keyword, State& state);
   Value iniSection(const Object& parser, const std::string& name) const;

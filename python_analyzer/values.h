@@ -164,6 +164,7 @@ struct Object {
   ObjectId submoduleOf = 0;  // a named_modules()/children() element: some submodule of this model
   ObjectId module = 0;  // Optimizer: the module whose parameters it updates
   std::optional<double> epsilon;  // Optimizer: its eps, where known
+  std::optional<SourceLocation> epsilonGivenAt;  // Optimizer: its eps= argument
   SourceLocation createdAt;
   std::string file;  // ConfigParser: the INI file it read
   std::string op;  // Layer, Loss: the ATen op a call runs ("linear", "cross_entropy")

@@ -551,7 +551,7 @@ optimizer = torch.optim.Adam(model.parameters(), lr=cfg.getfloat("optim", "lr"),
                              eps=cfg["optim"].getfloat("eps", fallback=1e-8))
 )");
   const auto out = findings({file});
-  ASSERT_EQ(only(out), "DL304:11");
+  ASSERT_EQ(only(out), "DL304:10");
   ASSERT_FALSE(out[0].notes.empty());
   EXPECT_EQ(out[0].notes.back().message, "assuming model.half in conf/kws.ini is \"yes\"");
 }
@@ -680,7 +680,8 @@ main()
 }
 
 // Parameter groups filled by `(no_decay if ... else decay).append(p)`: both
-// lists hold the model's parameters. DL304 points at the eps given.
+// lists hold the model's parameters. DL304 is at the optimizer's
+// construction, the eps given on another line a note.
 TEST_F(PythonProgram, GroupsFilledThroughAConditionalListAreTheModels) {
   const std::string program = write("train.py", R"(import torch
 
@@ -692,7 +693,10 @@ optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                                {"params": no_decay, "weight_decay": 0.0}],
                               lr=1e-3, eps=1e-8)
 )");
-  EXPECT_EQ(only(findings({program})), "DL304:9");
+  const auto out = findings({program});
+  ASSERT_EQ(only(out), "DL304:7");
+  EXPECT_EQ(out[0].notes.back().message, "eps given here");
+  EXPECT_EQ(out[0].notes.back().location.line, 9u);
 }
 
 // Blocks made by a generator into a ModuleList are followed into their
