@@ -380,9 +380,20 @@ void ScalerTracking::transferUnfollowedCall(const CallExpr* call) {
   }
   if (!callee || (op && op->getOperator() == OO_Call)) return protocol().forgetAll();
   if (!isUserCode(callee->getLocation(), flow_.astContext().getSourceManager())) return;
+  bool scalerHandedOver = false;
   for (const Expr* arg : call->arguments())
     if (isScalerType(api_, arg->getType()))
-      if (const ObjectRef scaler = objectRef(ignoreWrappers(arg)); scaler.id) protocol().forgetScaler(scaler.id);
+      if (const ObjectRef scaler = objectRef(ignoreWrappers(arg)); scaler.id) {
+        protocol().forgetScaler(scaler.id);
+        scalerHandedOver = true;
+      }
+  // unscale_and_clip(scaler, opt, ...) in another translation unit may unscale
+  // the optimizer it is given: DL202 on its parameters is that unit's to report.
+  if (scalerHandedOver)
+    for (const Expr* arg : call->arguments())
+      if (isOptimizerType(arg->getType()))
+        if (const ObjectRef optimizer = objectRef(ignoreWrappers(arg)); optimizer.id)
+          protocol().mayHaveBeenUnscaledElsewhere(optimizer);
   // A method of the object with no body here (a pure virtual step_optimizers()
   // a derived trainer overrides) may drive the object's own scalers.
   if (const auto* method = dyn_cast<CXXMethodDecl>(callee); method && isa<CXXMemberCallExpr>(call))

@@ -881,9 +881,20 @@ bool FunctionAnalysis::placeAtCall(Finding& finding) {
       !isCallOrderFinding(finding))
     return false;
   if (const auto* method = dyn_cast<CXXMethodDecl>(fn_); method && method->size_overridden_methods() > 0) return false;
-  const SourceLocation body = toLocation(fn_->getBody()->getSourceRange());
+  // An earlier event in this function, or in a function it calls (the first
+  // unscale in its own helper): the finding is this function's.
+  std::vector<SourceLocation> bodies{toLocation(fn_->getBody()->getSourceRange())};
+  containsStmt(fn_->getBody(), [&](const Stmt* s) {
+    const auto* call = dyn_cast<CallExpr>(s);
+    const FunctionDecl* callee = call && call->getDirectCallee() ? call->getDirectCallee()->getDefinition() : nullptr;
+    if (callee && callee->getBody() && isUserCode(callee->getLocation(), tu_.context().getSourceManager()))
+      bodies.push_back(toLocation(callee->getBody()->getSourceRange()));
+    return false;
+  });
   auto withinThisFunction = [&](const Note& n) {
-    return n.location.file == body.file && n.location.line >= body.line && n.location.line <= body.endLine;
+    return std::any_of(bodies.begin(), bodies.end(), [&](const SourceLocation& body) {
+      return n.location.file == body.file && n.location.line >= body.line && n.location.line <= body.endLine;
+    });
   };
   if (std::any_of(finding.notes.begin(), finding.notes.end(), withinThisFunction)) return false;
   const auto* method = dyn_cast<CXXMethodDecl>(fn_);

@@ -509,6 +509,10 @@ void ScalerProtocol::forgetScaler(uintptr_t scaler) {
   erasePairsOf(scaler);
 }
 
+void ScalerProtocol::mayHaveBeenUnscaledElsewhere(const ObjectRef& optimizer) {
+  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.dtypeReported = true;
+}
+
 void ScalerProtocol::forgetDestroyed(uintptr_t object) {
   scalers_.erase(object);
   optimizers_.erase(object);

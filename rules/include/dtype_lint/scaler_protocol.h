@@ -212,6 +212,9 @@ class ScalerProtocol {
   // passed to a function without a body): its state is unknown again, and
   // stays so where this path joins others, until its next transition.
   void forgetScaler(uintptr_t scaler);
+  // Handed with a scaler to code a front end cannot see, which may have
+  // unscaled its gradients and reported their dtype there (DL202/DL209).
+  void mayHaveBeenUnscaledElsewhere(const ObjectRef& optimizer);
   // A scaler or an optimizer that no longer exists (a local of a function
   // that returned): nothing it held can be clipped or stepped again.
   void forgetDestroyed(uintptr_t object);

@@ -24,6 +24,8 @@ torch::nn::Sequential build_float_model(int64_t in, int64_t out);
 torch::Tensor to_compute_dtype(const torch::Tensor& x);
 // grad_utils.cpp
 void clip_all(torch::nn::Sequential& model, double max_norm);
+double unscale_and_clip(GradScaler& scaler, torch::optim::Optimizer& optimizer, const std::vector<torch::Tensor>& params,
+                        double max_norm);
 
 class Trainer {
  public:

@@ -1,9 +1,35 @@
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
 #include "lm_trainer.h"
 #include "lora.h"
+
+// The helper in grad_utils.cpp unscales the Half optimizer (DL202 there);
+// the logging unscale here is the second (DL201), not another DL202.
+void logGradNorms(const char* precision, int logEvery) {
+  const torch::Dtype dtype = precision && std::string(precision) == "fp16" ? torch::kHalf : torch::kFloat;
+  torch::nn::Sequential model(torch::nn::Linear(16, 4));
+  model->to(dtype);
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
+  GradScaler scaler;
+  for (int step = 0; step < 3; ++step) {
+    optimizer.zero_grad();
+    scaler.scale(model->forward(torch::randn({8, 16}).to(dtype)).to(torch::kFloat).sum()).backward();
+    const double norm = lm::unscale_and_clip(scaler, optimizer, model->parameters(), 1.0);
+    if (logEvery > 0 && step % logEvery == 0) {
+      scaler.unscale_(optimizer);  // dtype-lint-expect: DL201 {{gradients of 'optimizer' unscaled again}}
+      std::cout << norm << "\n";
+    }
+    scaler.step(optimizer);
+    scaler.update();
+  }
+}
 
 int main() {
   lm::Trainer trainer(lm::TrainConfig{});
   trainer.fit();
+  logGradNorms(std::getenv("PRECISION"), 10);
   lm::Evaluator evaluator;
   evaluator.tune(torch::randn({8, 16}));
   // A BFloat16 batch from model.cpp's helper meets a Float layer.
