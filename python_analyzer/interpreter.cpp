@@ -128,6 +128,7 @@ struct Interpreter::Call {
   bool spread = false;  // *args or **kwargs: the arguments are not all known
   bool spreadsParsedArguments = false;  // **vars(parser.parse_args()): each keyword a setting
   std::vector<Value> spreadItems;  // *items of a list built in a loop: the items standing for all
+  std::shared_ptr<const std::map<std::string, Value>> captured;  // a closure's: its enclosing function's variables
 
   const Value* kw(const std::string& name) const {
     auto it = kwargs.find(name);
@@ -492,8 +493,7 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
                                                                             : Value::unknown(),
              state, frame);
   } else if (target.is("subscript")) {
-    const Value container = eval(target.field("value"), state, frame);
-    (void)container;  // d["k"] = v: containers are not followed through stores
+    storeItem(target, named, state, frame);
   } else if (target.is("parenthesized_expression")) {
     for (const Node& child : target.children()) assign(child, value, state, frame);
   }
@@ -732,7 +732,67 @@ void Interpreter::defineFunction(const Node& definition, std::vector<Node> decor
   }
   Value v = Value::make(Kind::Function);
   v.function = info;
+  if (!frame.topLevel) v.captured = std::make_shared<const std::map<std::string, Value>>(state.locals);
   state.locals[info->name] = v;
+  runUserDecorators(info->decorators, v, state, frame);
+}
+
+// MODELS[name] = fn: an item of a dict a variable holds, a module's global
+// (a registry a decorator fills) or an object's attribute, by a known key.
+// Other stores are not followed.
+void Interpreter::storeItem(const Node& target, const Value& value, State& state, Frame& frame) {
+  const Node containerNode = target.field("value");
+  const Value key = eval(target.field("subscript"), state, frame);
+  Value* dict = nullptr;
+  if (containerNode.is("identifier")) {
+    const std::string name(containerNode.text());
+    if (auto local = state.locals.find(name); local != state.locals.end()) {
+      dict = &local->second;
+    } else if (auto global = frame.module->globals.find(name);
+               !frame.topLevel && global != frame.module->globals.end()) {
+      dict = &global->second;
+      globalStores_.emplace(frame.module, name);
+    }
+  } else if (containerNode.is("attribute")) {
+    const Value object = eval(containerNode.field("object"), state, frame);
+    if (auto it = object.is(Kind::Object) ? state.heap.find(object.object) : state.heap.end(); it != state.heap.end())
+      if (auto a = it->second.attributes.find(std::string(containerNode.field("attribute").text()));
+          a != it->second.attributes.end())
+        dict = &a->second;
+  }
+  if (!dict || !dict->is(Kind::Dict) || dict->fromConfigFile || !(key.is(Kind::String) || key.is(Kind::Number))) return;
+  for (size_t i = 0; i < dict->keys.size(); ++i)
+    if (dict->keys[i].sameConstant(key)) {
+      dict->items[i] = value;
+      return;
+    }
+  Value stored = key;
+  stored.setting = 0;
+  dict->keys.push_back(std::move(stored));
+  dict->items.push_back(value);
+}
+
+// @register("tc_resnet") above a def or class: a decorator of the analyzed
+// code runs, for what it does (a registry's `MODELS[name] = fn`); the name
+// keeps the function or class (a decorator that wraps it calls it).
+void Interpreter::runUserDecorators(const std::vector<Node>& decorators, const Value& decorated, State& state,
+                                    Frame& frame) {
+  for (auto it = decorators.rbegin(); it != decorators.rend(); ++it) {
+    const auto children = it->children();
+    if (children.empty()) continue;
+    const Node expression = children.front();
+    const Node callee = expression.is("call") ? expression.field("function") : expression;
+    if (!callee.is("identifier") && !callee.is("attribute")) continue;
+    if (eval(callee, state, frame).kind != Kind::Function) continue;  // library decorators are modelled by name
+    const Value decorator = eval(expression, state, frame);
+    if (!decorator.is(Kind::Function)) continue;
+    Call call;
+    call.node = expression;
+    call.args = {decorated};
+    call.argNodes = {Node()};
+    call.captured = decorator.captured;
+    callFunction(*decorator.function, std::nullopt, call, state, frame);
+  }
 }
 
 void Interpreter::defineClass(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame) {
@@ -781,6 +841,7 @@ void Interpreter::defineClass(const Node& definition, std::vector<Node> decorato
     frame.module->classes.push_back(std::move(owned));
   }
   state.locals[info->name] = Value::ofClass(info);
+  runUserDecorators(decorators, Value::ofClass(info), state, frame);
 }
 
 // ---------------------------------------------------------------------------
@@ -1528,6 +1589,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
   switch (callee.kind) {
   case Kind::Function: {
     const std::optional<Value> owner = callee.cls ? std::optional(Value::ofClass(callee.cls)) : std::nullopt;
+    call.captured = callee.captured;
     return callFunction(*callee.function, owner, call, state, frame);
   }
   case Kind::Method:
@@ -1646,7 +1708,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   }
 
   // Parameters: self, positional, keyword, defaults (evaluated in the defining file).
-  std::map<std::string, Value> locals;
+  std::map<std::string, Value> locals = call.captured ? *call.captured : std::map<std::string, Value>{};
   size_t position = 0;
   bool selfBound = !self || isStatic;
   for (const Node& parameter : definition.field("parameters").children()) {
@@ -1720,6 +1782,10 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   }
   if (inRegion && state.reached) leaveAutocast(saved, state);  // @torch.autocast(...) on the function
   state.locals = std::move(callerLocals);
+  // Globals the call stored into (a registry's dict): the top level sees them.
+  if (frame.topLevel)
+    for (const auto& [module, name] : globalStores_)
+      if (module == frame.module) state.locals[name] = module->globals.at(name);
   if (beforeGenerator) {
     state = std::move(*beforeGenerator);
     // A context manager that enters autocast before it yields is that region.

@@ -148,6 +148,8 @@ class Interpreter {
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
+  void storeItem(const Node& target, const Value& value, State& state, Frame& frame);
+  void runUserDecorators(const std::vector<Node>& decorators, const Value& decorated, State& state, Frame& frame);
   void checkEpsilon(const Object& optimizer, DtypeSet parameters, const std::optional<Note>& origin);
   std::optional<Value> decoratorKeyword(const FunctionInfo& function, std::string_view decorator,
                                         std::string_view keyword, State& state);
@@ -191,6 +193,7 @@ class Interpreter {
   std::set<const FunctionInfo*> analyzed_;
   std::vector<const FunctionInfo*> entered_;  // the calls of the outermost call under way, in order
   std::vector<const FunctionInfo*> callStack_;
+  std::set<std::pair<const ModuleFile*, std::string>> globalStores_;  // module globals stored into by a function
   size_t injections_ = 0;  // modules injected into models so far (injectModule)
   std::vector<Finding> findings_;
   std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call, or kept where they are

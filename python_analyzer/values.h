@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,8 @@ struct Value {
   std::optional<SourceLocation> scaledAt;  // ScaledLoss
   Tristate enabled = Tristate::On;  // Autocast
   const FunctionInfo* function = nullptr;  // Function, Method
+  // Function: the enclosing function's variables when it was defined there (a closure: `deco` in `register(name)`)
+  std::shared_ptr<const std::map<std::string, Value>> captured;
   const ClassInfo* cls = nullptr;  // Class
   std::vector<Value> items;  // List; Dict: the values
   bool itemsStandForMore = false;  // List: a few items for all (enumerate(), a comprehension, a long list)

@@ -1433,6 +1433,49 @@ for step in range(3):
   EXPECT_EQ(out[0].notes.back().message, "assuming --mode is \"probe\"");
 }
 
+// A registry filled by a decorator (`@register("tiny")` whose closure stores
+// `MODELS[name] = fn`) and looked up by a config's key builds that model.
+TEST_F(PythonProgram, AModelFromARegistryADecoratorFills) {
+  write("zoo/__init__.py", "");
+  write("zoo/registry.py", R"(MODELS = {}
+
+
+def register(name):
+    def deco(fn):
+        MODELS[name] = fn
+        return fn
+    return deco
+)");
+  write("zoo/models.py", R"(import torch
+
+from .registry import register
+
+
+@register("tiny")
+def tiny(width):
+    return torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.Linear(width, 1))
+)");
+  const std::string train = write("train.py", R"(import argparse
+
+import torch
+
+import zoo.models
+from zoo.registry import MODELS
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="tiny")
+parser.add_argument("--half", action="store_true")
+args = parser.parse_args()
+model = MODELS[args.model](8).cuda()
+if args.half:
+    model.half()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+)");
+  const auto out = findings({train});
+  ASSERT_EQ(only(out), "DL304:15");
+  EXPECT_EQ(out[0].notes.back().message, "assuming --half is True");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
