@@ -2410,6 +2410,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   }
   // for i, x in enumerate(xs), for a, b in zip(xs, ys): one element stands for all.
   // nanoGPT-style configs: config = dict(dtype="bfloat16", ...); cfg = type("Cfg", (), config).
+  // dict(preset), copy.deepcopy(defaults): a copy of a dict is that dict.
+  if ((name == "dict" || name == "copy.copy" || name == "copy.deepcopy") && call.args.size() == 1 &&
+      call.args[0].is(Kind::Dict) && call.kwargs.empty())
+    return call.args[0];
   if (name == "dict" && call.args.empty() && !call.spread) {
     Value dict = Value::make(Kind::Dict);
     for (const auto& [key, value] : call.kwargs) {

@@ -1434,7 +1434,8 @@ for step in range(3):
 }
 
 // A registry filled by a decorator (`@register("tiny")` whose closure stores
-// `MODELS[name] = fn`) and looked up by a config's key builds that model.
+// `MODELS[name] = fn`) and looked up by a config's key builds that model;
+// `dict(DEFAULTS)` is a copy of that dict.
 TEST_F(PythonProgram, AModelFromARegistryADecoratorFills) {
   write("zoo/__init__.py", "");
   write("zoo/registry.py", R"(MODELS = {}
@@ -1462,17 +1463,19 @@ import torch
 import zoo.models
 from zoo.registry import MODELS
 
+DEFAULTS = {"model": "tiny", "half": False}
 parser = argparse.ArgumentParser()
 parser.add_argument("--model", default="tiny")
 parser.add_argument("--half", action="store_true")
 args = parser.parse_args()
-model = MODELS[args.model](8).cuda()
+cfg = dict(DEFAULTS)
+model = MODELS[cfg["model"]](8).cuda()
 if args.half:
     model.half()
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 )");
   const auto out = findings({train});
-  ASSERT_EQ(only(out), "DL304:15");
+  ASSERT_EQ(only(out), "DL304:17");
   EXPECT_EQ(out[0].notes.back().message, "assuming --half is True");
 }
 
