@@ -743,6 +743,14 @@ void Interpreter::defineFunction(const Node& definition, std::vector<Node> decor
 void Interpreter::storeItem(const Node& target, const Value& value, State& state, Frame& frame) {
   const Node containerNode = target.field("value");
   const Value key = eval(target.field("subscript"), state, frame);
+  // model[0] = LoRALinear(model[0]): a Sequential's or ModuleList's module swapped.
+  if (const Value container = eval(containerNode, state, frame); container.is(Kind::Object) && value.is(Kind::Object))
+    if (auto it = state.heap.find(container.object);
+        it != state.heap.end() && it->second.type == Object::Type::Container && key.is(Kind::Number) &&
+        key.number >= 0 && key.number < it->second.children.size()) {
+      it->second.children[static_cast<size_t>(key.number)] = value.object;
+      return;
+    }
   Value* dict = nullptr;
   if (containerNode.is("identifier")) {
     const std::string name(containerNode.text());
@@ -1934,14 +1942,14 @@ void Interpreter::setFrozen(ObjectId module, bool frozen, const Node& at, State&
   }
 }
 
-// Every parameter of the module frozen: its optimizer gets no gradient. A
-// tensor made a parameter since (a LoRA adapter's nn.Parameter) is not known frozen.
+// Every parameter of the module frozen: its optimizer gets no gradient. An
+// nn.Parameter of its own (a LoRA adapter's) is not known frozen.
 bool Interpreter::allFrozen(ObjectId module, const State& state) const {
   bool any = false;
   for (ObjectId member : treeOf(module, state)) {
     const Object& o = state.heap.at(member);
     for (const auto& [name, value] : o.attributes)
-      if (value.is(Kind::Tensor) && value.convertsWithModule) return false;
+      if (value.is(Kind::Tensor) && value.isParameter) return false;
     if ((o.type != Object::Type::Layer && o.type != Object::Type::Pretrained) || o.parameters.isBottom()) continue;
     if (!o.frozen) return false;
     any = true;
@@ -2059,6 +2067,9 @@ DtypeSet Interpreter::parametersOf(ObjectId id, const State& state, std::optiona
       dtype = dtype.join(o.parameters);
       if (origin && !*origin && o.parametersOrigin) *origin = o.parametersOrigin;
     }
+    // self.lora_a = nn.Parameter(...): its own parameters too.
+    for (const auto& [name, value] : o.attributes)
+      if (value.is(Kind::Tensor) && value.isParameter) dtype = dtype.join(value.dtype);
   }
   return dtype.isBottom() ? DtypeSet::unknown() : dtype;
 }
@@ -2558,6 +2569,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     const Value* data = call.arg(0, "data");
     Value parameter = data && data->is(Kind::Tensor) ? *data : Value::tensor(DtypeSet::unknown());
     parameter.convertsWithModule = true;
+    parameter.isParameter = true;
     return parameter;
   }
   // Vision models built by a library: Float parameters, logits out.

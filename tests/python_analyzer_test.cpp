@@ -1479,6 +1479,41 @@ optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
   EXPECT_EQ(out[0].notes.back().message, "assuming --half is True");
 }
 
+// Float nn.Parameter adapters injected into a Half base are parameters of the
+// model too: an optimizer over its trainable parameters is not over Half ones
+// (no DL304, no DL202).
+TEST_F(PythonProgram, FloatParameterAdaptersInAHalfModelAreNotHalfParameters) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base, rank=4):
+        super().__init__()
+        self.base = base
+        self.lora_a = nn.Parameter(torch.zeros(rank, 8))
+        self.lora_b = nn.Parameter(torch.zeros(8, rank))
+
+    def forward(self, x):
+        return self.base(x) + (x.float() @ self.lora_a.t() @ self.lora_b.t()).to(x.dtype)
+
+
+model = nn.Sequential(nn.Linear(8, 8)).cuda().half()
+model[0] = LoRALinear(model[0])
+for name, p in model.named_parameters():
+    p.requires_grad_("lora_" in name)
+optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+scaler = torch.cuda.amp.GradScaler()
+for step in range(3):
+    loss = model(torch.randn(2, 8, device="cuda").half()).float().sum()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+)");
+  const auto out = findings({file});
+  EXPECT_TRUE(out.empty()) << out.front().rule->id << " " << out.front().message;
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
