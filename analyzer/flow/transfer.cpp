@@ -881,6 +881,13 @@ bool FunctionAnalysis::placeAtCall(Finding& finding) {
       !isCallOrderFinding(finding))
     return false;
   if (const auto* method = dyn_cast<CXXMethodDecl>(fn_); method && method->size_overridden_methods() > 0) return false;
+  // A method its own class's method calls (`clipGradients()` in `trainStep()`)
+  // is the training loop's own code, split up: the finding stays where it
+  // happened, as in the Python front end.
+  if (const auto* method = dyn_cast<CXXMethodDecl>(fn_); method && !method->isStatic())
+    if (const auto* callerMethod = dyn_cast_or_null<CXXMethodDecl>(ctx_.caller);
+        callerMethod && callerMethod->getParent()->getCanonicalDecl() == method->getParent()->getCanonicalDecl())
+      return false;
   // An earlier event in this function, or in a function it calls (the first
   // unscale in its own helper): the finding is this function's.
   std::vector<SourceLocation> bodies{toLocation(fn_->getBody()->getSourceRange())};
