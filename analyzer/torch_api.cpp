@@ -120,6 +120,9 @@ std::optional<DtypeComparison> dtypeComparison(const Expr* e) {
            call && call->getNumArgs() == 2 &&
            (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
     comparison = DtypeComparison{call->getArg(0), call->getArg(1), call->getOperator() == OO_EqualEqual};
+  else if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(e);
+           rewritten && rewritten->getDecomposedForm().Opcode == BO_NE)  // C++20's `amp_dtype_ != kFloat`
+    comparison = DtypeComparison{rewritten->getDecomposedForm().LHS, rewritten->getDecomposedForm().RHS, false};
   if (comparison && isScalarTypeType(comparison->lhs->getType()) && isScalarTypeType(comparison->rhs->getType()))
     return comparison;
   return std::nullopt;

@@ -196,6 +196,11 @@ std::optional<SettingTest> settingTest(const Expr* condition) {
   if (const auto* op = dyn_cast<CXXOperatorCallExpr>(condition);
       op && op->getNumArgs() == 2 && (op->getOperator() == OO_EqualEqual || op->getOperator() == OO_ExclaimEqual))
     return comparison(op->getArg(0), op->getArg(1), op->getOperator() == OO_EqualEqual);
+  // C++20 spells `s != "off"` as `!(s == "off")` behind the written operator.
+  if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(condition)) {
+    const auto form = rewritten->getDecomposedForm();
+    if (form.Opcode == BO_EQ || form.Opcode == BO_NE) return comparison(form.LHS, form.RHS, form.Opcode == BO_EQ);
+  }
   return std::nullopt;
 }
 
@@ -314,6 +319,9 @@ std::optional<SettingMembership> settingMembership(const Expr* condition) {
            call && call->getNumArgs() == 2 &&
            (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
     a = call->getArg(0), b = call->getArg(1), equal = call->getOperator() == OO_EqualEqual;
+  else if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(condition);
+           rewritten && rewritten->getDecomposedForm().Opcode == BO_NE)  // C++20's `it != map.end()`
+    a = rewritten->getDecomposedForm().LHS, b = rewritten->getDecomposedForm().RHS, equal = false;
   if (a && isEndCall(a)) std::swap(a, b);
   if (a && isEndCall(b))
     if (auto lookup = foundBy(a)) return SettingMembership{std::move(*lookup), !equal};
