@@ -307,8 +307,7 @@ void Interpreter::run(const std::vector<std::string>& files) {
       callFunction(*function, std::nullopt, unknownArgs, state, frame);
     }
   }
-  for (Finding& finding : findings_)
-    if (finding.rule && finding.rule->handle == RuleId::DL209) anchorAtScaledLoss(finding);
+  anchorAtScaledLoss(findings_);
 }
 
 // ---------------------------------------------------------------------------

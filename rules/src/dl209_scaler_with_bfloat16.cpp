@@ -27,13 +27,16 @@ Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation&
   return f;
 }
 
-void anchorAtScaledLoss(Finding& dl209) {
-  for (Note& note : dl209.notes)
-    if (note.message == kLossScaledHere) {
-      std::swap(dl209.location, note.location);
-      note.message = "the scaler unscales and steps with its gradients here";
-      return;
-    }
+void anchorAtScaledLoss(std::vector<Finding>& findings) {
+  for (Finding& finding : findings) {
+    if (!finding.rule || finding.rule->handle != RuleId::DL209) continue;
+    for (Note& note : finding.notes)
+      if (note.message == kLossScaledHere) {
+        std::swap(finding.location, note.location);
+        note.message = "the scaler unscales and steps with its gradients here";
+        break;
+      }
+  }
 }
 
 std::optional<SourceLocation> BFloat16LossSource::scaled(const AutocastState& now) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "dtype_lint/events.h"
 #include "dtype_lint/finding.h"
@@ -21,9 +22,9 @@ Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation&
                                   const SourceLocation& bfloat16AutocastAt);
 
 // Python training code reads a scaler's work where the loss is scaled
-// (`scaler.scale(loss).backward()`): its front end moves a DL209 there, the
-// step() becoming a note. Nothing for a finding with no scale() note.
-void anchorAtScaledLoss(Finding& dl209);
+// (`scaler.scale(loss).backward()`): its front end moves each DL209 there, the
+// step() becoming a note. Other findings, and a DL209 with no scale() note, stay.
+void anchorAtScaledLoss(std::vector<Finding>& findings);
 
 // DL209's flow fact for a front end that follows paths: the BFloat16 region a
 // scaled loss comes from. scale() under such a region, or right after one
