@@ -112,17 +112,22 @@ bool isScalarTypeType(QualType type) {
   return false;
 }
 
-std::optional<DtypeComparison> dtypeComparison(const Expr* e) {
-  std::optional<DtypeComparison> comparison;
+std::optional<EqualityTest> equalityTest(const Expr* e) {
   if (const auto* op = dyn_cast<BinaryOperator>(e); op && op->isEqualityOp())
-    comparison = DtypeComparison{op->getLHS(), op->getRHS(), op->getOpcode() == BO_EQ};
-  else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(e);
-           call && call->getNumArgs() == 2 &&
-           (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
-    comparison = DtypeComparison{call->getArg(0), call->getArg(1), call->getOperator() == OO_EqualEqual};
-  else if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(e);
-           rewritten && rewritten->getDecomposedForm().Opcode == BO_NE)  // C++20's `amp_dtype_ != kFloat`
-    comparison = DtypeComparison{rewritten->getDecomposedForm().LHS, rewritten->getDecomposedForm().RHS, false};
+    return EqualityTest{op->getLHS(), op->getRHS(), op->getOpcode() == BO_EQ};
+  if (const auto* call = dyn_cast<CXXOperatorCallExpr>(e);
+      call && call->getNumArgs() == 2 &&
+      (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
+    return EqualityTest{call->getArg(0), call->getArg(1), call->getOperator() == OO_EqualEqual};
+  if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(e)) {
+    const auto form = rewritten->getDecomposedForm();
+    if (form.Opcode == BO_EQ || form.Opcode == BO_NE) return EqualityTest{form.LHS, form.RHS, form.Opcode == BO_EQ};
+  }
+  return std::nullopt;
+}
+
+std::optional<EqualityTest> dtypeComparison(const Expr* e) {
+  const auto comparison = equalityTest(e);
   if (comparison && isScalarTypeType(comparison->lhs->getType()) && isScalarTypeType(comparison->rhs->getType()))
     return comparison;
   return std::nullopt;

@@ -28,14 +28,16 @@ bool isTensorListType(clang::QualType type);
 // An element of a map of tensors: std::pair<K, Tensor>, OrderedDict's Item.
 bool isTensorKeyValueType(clang::QualType type);
 bool isScalarTypeType(clang::QualType type);  // c10::ScalarType, optional<ScalarType>, TypeMeta
-// `cfg.dtype == torch::kHalf`, `a != b`: an equality test of two dtypes, built in or
-// an optional<Dtype>'s operator==.
-struct DtypeComparison {
+// `a == b`, `a != b`: built in, an overloaded operator (`s == "fp16"`,
+// `opt == kHalf`), or C++20's rewritten form (`!(s == "off")` behind `s != "off"`).
+struct EqualityTest {
   const clang::Expr* lhs;
   const clang::Expr* rhs;
   bool isEqual;  // `==` rather than `!=`
 };
-std::optional<DtypeComparison> dtypeComparison(const clang::Expr* e);
+std::optional<EqualityTest> equalityTest(const clang::Expr* e);
+// `cfg.dtype == torch::kHalf`, `amp_dtype_ != kFloat`: an equality test of two dtypes.
+std::optional<EqualityTest> dtypeComparison(const clang::Expr* e);
 bool isTensorOptionsType(clang::QualType type);
 
 // The torch::nn::Module subclass behind a module holder (Linear), a

@@ -170,6 +170,14 @@ bool isOptional(QualType type) {
   return record && record->getQualifiedNameAsString() == "std::optional";
 }
 
+bool makesEmptyOptional(const Expr* e) {
+  e = ignoreWrappers(e);
+  auto isNullopt = [](const Expr* x) { return x->getType().getAsString().find("nullopt_t") != std::string::npos; };
+  const auto* construct = dyn_cast_or_null<CXXConstructExpr>(e);
+  return e && (isNullopt(e) || (construct && construct->getNumArgs() == 0) ||
+               (construct && construct->getNumArgs() == 1 && isNullopt(construct->getArg(0))));
+}
+
 bool reassignableDtype(const ValueDecl* d) {
   const auto* var = dyn_cast_or_null<VarDecl>(d);
   return var && var->hasLocalStorage() && !isa<ParmVarDecl>(var) && !var->getType().isConstQualified() &&

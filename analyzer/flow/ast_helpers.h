@@ -34,6 +34,8 @@ const clang::CXXRecordDecl* autogradFunctionOfApply(const clang::CallExpr* call)
 bool isSmartPointer(clang::QualType type);
 // std::optional<T>.
 bool isOptional(clang::QualType type);
+// An optional's value that holds nothing: `std::nullopt`, `{}`, `optional<T>(std::nullopt)`.
+bool makesEmptyOptional(const clang::Expr* e);
 // The argument a callee's first parameter gets: 1 for an operator that is a
 // method (a callable object's `f(x)`, `a[i]`: the object comes first), else 0.
 unsigned firstParameterArgument(const clang::CallExpr* call, const clang::FunctionDecl* callee);

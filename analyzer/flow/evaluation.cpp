@@ -29,12 +29,10 @@ std::optional<SourceLocation> FunctionAnalysis::writtenDtypeConstant(const Expr*
 std::optional<bool> FunctionAnalysis::evalDtypeEngaged(const Expr* optional) {
   const Expr* e = ignoreWrappers(optional);
   if (!e) return std::nullopt;
-  if (e->getType().getAsString().find("nullopt_t") != std::string::npos) return false;
+  if (makesEmptyOptional(e)) return false;
   if (evaluateScalarTypeConstant(e)) return true;
-  if (const auto* construct = dyn_cast<CXXConstructExpr>(e)) {
-    if (construct->getNumArgs() == 0) return false;
+  if (const auto* construct = dyn_cast<CXXConstructExpr>(e))
     return construct->getNumArgs() == 1 ? evalDtypeEngaged(construct->getArg(0)) : std::nullopt;
-  }
   if (const auto lookup = settingLookup(e))
     if (const FlagAssumption* assumed = ctx_.assumedSetting(lookup->setting); assumed && assumed->value)
       for (const auto& [key, mapped] : lookup->entries)

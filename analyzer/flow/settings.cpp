@@ -182,26 +182,17 @@ std::optional<SettingTest> settingTest(const Expr* condition) {
   condition = condition->IgnoreParenImpCasts();
   if (const auto* negation = dyn_cast<UnaryOperator>(condition); negation && negation->getOpcode() == UO_LNot)
     return stringCompare(negation->getSubExpr());
-  if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp()) {
-    const bool equal = op->getOpcode() == BO_EQ;
-    for (const auto& [call, zero] : {std::pair{op->getLHS(), op->getRHS()}, std::pair{op->getRHS(), op->getLHS()}})
-      if (const auto* literal = dyn_cast<IntegerLiteral>(zero->IgnoreParenImpCasts());
-          literal && literal->getValue() == 0)
-        if (auto test = stringCompare(call)) {
-          test->holdsOnValue = equal;
-          return test;
-        }
-    return comparison(op->getLHS(), op->getRHS(), equal);
-  }
-  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(condition);
-      op && op->getNumArgs() == 2 && (op->getOperator() == OO_EqualEqual || op->getOperator() == OO_ExclaimEqual))
-    return comparison(op->getArg(0), op->getArg(1), op->getOperator() == OO_EqualEqual);
-  // C++20 spells `s != "off"` as `!(s == "off")` behind the written operator.
-  if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(condition)) {
-    const auto form = rewritten->getDecomposedForm();
-    if (form.Opcode == BO_EQ || form.Opcode == BO_NE) return comparison(form.LHS, form.RHS, form.Opcode == BO_EQ);
-  }
-  return std::nullopt;
+  const auto equality = equalityTest(condition);
+  if (!equality) return std::nullopt;
+  // strcmp(s, "fp16") == 0
+  for (const auto& [call, zero] : {std::pair{equality->lhs, equality->rhs}, std::pair{equality->rhs, equality->lhs}})
+    if (const auto* literal = dyn_cast<IntegerLiteral>(zero->IgnoreParenImpCasts());
+        literal && literal->getValue() == 0)
+      if (auto test = stringCompare(call)) {
+        test->holdsOnValue = equality->isEqual;
+        return test;
+      }
+  return comparison(equality->lhs, equality->rhs, equality->isEqual);
 }
 
 namespace {
@@ -311,17 +302,9 @@ std::optional<SettingMembership> settingMembership(const Expr* condition) {
   condition = ignoreWrappers(condition);
   if (!condition) return std::nullopt;
   // `it == dtypes.end()`, `it != dtypes.end()`.
-  const Expr *a = nullptr, *b = nullptr;
-  bool equal = false;
-  if (const auto* op = dyn_cast<BinaryOperator>(condition); op && op->isEqualityOp())
-    a = op->getLHS(), b = op->getRHS(), equal = op->getOpcode() == BO_EQ;
-  else if (const auto* call = dyn_cast<CXXOperatorCallExpr>(condition);
-           call && call->getNumArgs() == 2 &&
-           (call->getOperator() == OO_EqualEqual || call->getOperator() == OO_ExclaimEqual))
-    a = call->getArg(0), b = call->getArg(1), equal = call->getOperator() == OO_EqualEqual;
-  else if (const auto* rewritten = dyn_cast<CXXRewrittenBinaryOperator>(condition);
-           rewritten && rewritten->getDecomposedForm().Opcode == BO_NE)  // C++20's `it != map.end()`
-    a = rewritten->getDecomposedForm().LHS, b = rewritten->getDecomposedForm().RHS, equal = false;
+  const auto equality = equalityTest(condition);
+  const Expr *a = equality ? equality->lhs : nullptr, *b = equality ? equality->rhs : nullptr;
+  const bool equal = equality && equality->isEqual;
   if (a && isEndCall(a)) std::swap(a, b);
   if (a && isEndCall(b))
     if (auto lookup = foundBy(a)) return SettingMembership{std::move(*lookup), !equal};

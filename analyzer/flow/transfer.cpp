@@ -69,11 +69,7 @@ void FunctionAnalysis::bindDeclaration(const ValueDecl* d, const Expr* init, Sou
     bindBool(d, init);
   } else if (const auto* var = dyn_cast<VarDecl>(d); var && var->hasLocalStorage() && isOptional(type)) {
     // Empty until emplaced (`std::optional<GradScaler> scaler;`); engaged when made with a value.
-    const auto* construct = dyn_cast_or_null<CXXConstructExpr>(init ? ignoreWrappers(init) : nullptr);
-    const bool empty = !init || (construct && construct->getNumArgs() == 0) ||
-                       (construct && construct->getNumArgs() == 1 &&
-                        construct->getArg(0)->getType().getAsString().find("nullopt_t") != std::string::npos);
-    if (empty) state_.bools[var->getCanonicalDecl()] = false;
+    if (!init || makesEmptyOptional(init)) state_.bools[var->getCanonicalDecl()] = false;
     else state_.bools.erase(var->getCanonicalDecl());
   } else if (reassignableDtype(d)) {
     state_.tensors[d] = init ? evalDtypeArgument(init).value_or(TensorFact{}) : TensorFact{};
