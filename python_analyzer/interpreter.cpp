@@ -48,6 +48,44 @@ const ClassInfo* analyzedBase(const ClassInfo& cls) {
   return base;
 }
 
+// isinstance(value, types) for the builtin types a value's kind tells apart: dict, str, bool, and list and
+// tuple together (a List is either); unknown for the rest (int or float of a Number, a user class).
+Value isInstance(const Value& value, const Value& types) {
+  using Kind = Value::Kind;
+  std::vector<std::string> names;
+  for (const Value& type : types.is(Kind::List) ? types.items : std::vector<Value>{types}) {
+    if (!type.is(Kind::Name)) return Value::unknown();
+    names.push_back(type.text);
+  }
+  auto named = [&](std::string_view name) { return std::find(names.begin(), names.end(), name) != names.end(); };
+  const bool sequence = named("list") && named("tuple");
+  for (const std::string& name : names)
+    if (name != "dict" && name != "str" && name != "bool" && name != "list" && name != "tuple") return Value::unknown();
+  switch (value.kind) {
+  case Kind::Dict: return Value::boolean(named("dict"));
+  case Kind::String: return Value::boolean(named("str"));
+  case Kind::Bool: return Value::boolean(named("bool"));
+  case Kind::List:
+    if (sequence) return Value::boolean(true);
+    return named("list") || named("tuple") ? Value::unknown() : Value::boolean(false);
+  case Kind::Number:  // an int or float: none of these
+  case Kind::None:
+  case Kind::Tensor:
+  case Kind::Dtype: return Value::boolean(false);
+  default: return Value::unknown();
+  }
+}
+
+// A dict's item by a constant key, added (holding `missing`) where the dict lacks it.
+Value& itemOf(Value& dict, Value key, Value missing = Value::unknown()) {
+  for (size_t i = 0; i < dict.keys.size(); ++i)
+    if (dict.keys[i].sameConstant(key)) return dict.items[i];
+  key.setting = 0;
+  dict.keys.push_back(std::move(key));
+  dict.items.push_back(std::move(missing));
+  return dict.items.back();
+}
+
 // Whether one of the function's decorators is spelled as one of `names` ("@property").
 bool decoratedAs(const FunctionInfo& function, std::initializer_list<std::string_view> names) {
   return std::any_of(function.decorators.begin(), function.decorators.end(),
@@ -480,6 +518,8 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
     if (object.is(Kind::Object))
       if (auto it = state.heap.find(object.object); it != state.heap.end())
         it->second.attributes[std::string(target.field("attribute").text())] = named;
+    if (object.is(Kind::Dict))  // cfg.MODEL.HALF = True: an attribute dict's item
+      if (Value* item = storage(target, state, frame)) *item = named;
   } else if (target.is("pattern_list") || target.is("tuple_pattern") || target.is("list_pattern") ||
              target.is("tuple") || target.is("list")) {
     const auto targets = target.children();
@@ -736,47 +776,66 @@ void Interpreter::defineFunction(const Node& definition, std::vector<Node> decor
   runUserDecorators(info->decorators, v, state, frame);
 }
 
-// MODELS[name] = fn: an item of a dict a variable holds, a module's global
-// (a registry a decorator fills) or an object's attribute, by a known key.
-// Other stores are not followed.
+// MODELS[name] = fn, cfg["SOLVER"]["AMP"] = flag: an item of a dict where
+// storage() finds one. Other stores are not followed.
 void Interpreter::storeItem(const Node& target, const Value& value, State& state, Frame& frame) {
   const Node containerNode = target.field("value");
-  const Value key = eval(target.field("subscript"), state, frame);
   // model[0] = LoRALinear(model[0]): a Sequential's or ModuleList's module swapped.
   if (const Value container = eval(containerNode, state, frame); container.is(Kind::Object) && value.is(Kind::Object))
     if (auto it = state.heap.find(container.object);
-        it != state.heap.end() && it->second.type == Object::Type::Container && key.is(Kind::Number) &&
-        key.number >= 0 && key.number < it->second.children.size()) {
-      it->second.children[static_cast<size_t>(key.number)] = value.object;
+        it != state.heap.end() && it->second.type == Object::Type::Container) {
+      const Value key = eval(target.field("subscript"), state, frame);
+      if (key.is(Kind::Number) && key.number >= 0 && key.number < it->second.children.size())
+        it->second.children[static_cast<size_t>(key.number)] = value.object;
       return;
     }
-  Value* dict = nullptr;
-  if (containerNode.is("identifier")) {
-    const std::string name(containerNode.text());
-    if (auto local = state.locals.find(name); local != state.locals.end()) {
-      dict = &local->second;
-    } else if (auto global = frame.module->globals.find(name);
-               !frame.topLevel && global != frame.module->globals.end()) {
-      dict = &global->second;
+  if (Value* item = storage(target, state, frame)) *item = value;
+}
+
+// Where the value an expression names is kept, to store into it: a variable
+// (a module's global, for a registry a function fills), an object's
+// attribute, a dict's item by a known key (`cfg["SOLVER"]`, `cfg.SOLVER` of
+// an attribute dict, `cfg.setdefault("SOLVER", {})`, added where missing).
+// Null where it is not followed: a config file's dict, an unknown key.
+Value* Interpreter::storage(const Node& expression, State& state, Frame& frame) {
+  if (expression.is("identifier")) {
+    const std::string name(expression.text());
+    if (auto local = state.locals.find(name); local != state.locals.end()) return &local->second;
+    if (auto global = frame.module->globals.find(name); !frame.topLevel && global != frame.module->globals.end()) {
       globalStores_.emplace(frame.module, name);
+      return &global->second;
     }
-  } else if (containerNode.is("attribute")) {
-    const Value object = eval(containerNode.field("object"), state, frame);
-    if (auto it = object.is(Kind::Object) ? state.heap.find(object.object) : state.heap.end(); it != state.heap.end())
-      if (auto a = it->second.attributes.find(std::string(containerNode.field("attribute").text()));
-          a != it->second.attributes.end())
-        dict = &a->second;
+    return nullptr;
   }
-  if (!dict || !dict->is(Kind::Dict) || dict->fromConfigFile || !(key.is(Kind::String) || key.is(Kind::Number))) return;
-  for (size_t i = 0; i < dict->keys.size(); ++i)
-    if (dict->keys[i].sameConstant(key)) {
-      dict->items[i] = value;
-      return;
+  Node containerNode;
+  Value key;
+  Value missing = Value::unknown();
+  if (expression.is("attribute")) {
+    containerNode = expression.field("object");
+    key = Value::string(std::string(expression.field("attribute").text()));
+    if (const Value object = eval(containerNode, state, frame); object.is(Kind::Object)) {
+      auto it = state.heap.find(object.object);
+      return it == state.heap.end() ? nullptr : &it->second.attributes[key.text];
     }
-  Value stored = key;
-  stored.setting = 0;
-  dict->keys.push_back(std::move(stored));
-  dict->items.push_back(value);
+  } else if (expression.is("subscript")) {
+    containerNode = expression.field("value");
+    key = eval(expression.field("subscript"), state, frame);
+  } else if (expression.is("call") && expression.field("function").is("attribute") &&
+             expression.field("function").field("attribute").text() == "setdefault") {
+    containerNode = expression.field("function").field("object");
+    std::vector<Node> arguments;
+    for (const Node& argument : expression.field("arguments").children())
+      if (!argument.is("keyword_argument")) arguments.push_back(argument);
+    if (arguments.empty()) return nullptr;
+    key = eval(arguments[0], state, frame);
+    missing = arguments.size() > 1 ? eval(arguments[1], state, frame) : Value::none();
+  } else {
+    return nullptr;
+  }
+  Value* dict = storage(containerNode, state, frame);
+  if (!dict || !dict->is(Kind::Dict) || dict->fromConfigFile || !(key.is(Kind::String) || key.is(Kind::Number)))
+    return nullptr;
+  return &itemOf(*dict, std::move(key), std::move(missing));
 }
 
 // @register("tc_resnet") above a def or class: a decorator of the analyzed
@@ -1065,8 +1124,10 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     }
     return v;
   }
-  if (kind == "dictionary_comprehension")
+  if (kind == "dictionary_comprehension") {
     if (auto filtered = filteredDict(expression, state, frame)) return *filtered;
+    if (auto mapped = mappedDict(expression, state, frame)) return *mapped;
+  }
   if (kind == "list_comprehension" || kind == "generator_expression" || kind == "set_comprehension" ||
       kind == "dictionary_comprehension") {
     // Once, on one element standing for all; its names are the comprehension's own.
@@ -1199,8 +1260,47 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     }
     return Value::unknown();
   }
+  case Kind::Dict:  // cfg.SOLVER of an attribute dict (a dict subclass whose __getattr__ reads its items)
+    if (object.fromConfigFile) return configSetting(object, Value::string(attribute), expression, nullptr);
+    for (size_t i = 0; i < object.keys.size(); ++i)
+      if (object.keys[i].is(Kind::String) && object.keys[i].text == attribute) return object.items[i];
+    return Value::unknown();
   default: return Value::unknown();
   }
+}
+
+// A dict's items(), keys() and values() (a config file's values are its
+// settings); update() and setdefault() of a dict storage() finds, for the
+// merges of defaults with a config file (`cfg.setdefault(section,
+// {}).update(values)`). Nullopt for the other methods.
+std::optional<Value> Interpreter::callDictMethod(const Value& dict, const Node& dictNode, const std::string& method,
+                                                 Call& call, State& state, Frame& frame) {
+  auto valueAt = [&](const Value& of, size_t i) {
+    return of.fromConfigFile ? configSetting(of, of.keys[i], call.node, nullptr) : of.items[i];
+  };
+  if ((method == "items" || method == "keys" || method == "values") && call.args.empty()) {
+    Value list = Value::make(Kind::List);
+    for (size_t i = 0; i < dict.keys.size(); ++i) {
+      Value pair = Value::make(Kind::List);
+      pair.items = {dict.keys[i], valueAt(dict, i)};
+      list.items.push_back(method == "items" ? pair : pair.items[method == "keys" ? 0 : 1]);
+    }
+    return list;
+  }
+  if (method == "setdefault") {
+    if (Value* item = storage(call.node, state, frame)) return *item;
+    return std::nullopt;
+  }
+  if (method == "update" && (call.args.size() == 1 ? call.args[0].is(Kind::Dict) : call.args.empty())) {
+    Value* target = storage(dictNode, state, frame);
+    if (!target || !target->is(Kind::Dict) || target->fromConfigFile) return Value::none();
+    if (!call.args.empty())
+      for (size_t i = 0; i < call.args[0].keys.size(); ++i)
+        itemOf(*target, call.args[0].keys[i]) = valueAt(call.args[0], i);
+    for (const auto& [key, value] : call.kwargs) itemOf(*target, Value::string(key)) = value;
+    return Value::none();
+  }
+  return std::nullopt;
 }
 
 // decay.append(p): the list the name holds grows (a few items stand for
@@ -1230,6 +1330,47 @@ bool Interpreter::growList(const Node& listNode, const Value* list, const std::s
   }
   assign(listNode, grown, state, frame);
   return true;
+}
+
+// {k: wrap(v) for k, v in d.items()} over known items: each pair in turn.
+std::optional<Value> Interpreter::mappedDict(const Node& comprehension, State& state, Frame& frame) {
+  constexpr size_t kPairsMapped = 64;
+  const Node pair = comprehension.field("body");
+  std::vector<Node> clauses;
+  for (const Node& clause : comprehension.children())
+    if (clause.is("for_in_clause") || clause.is("if_clause")) clauses.push_back(clause);
+  if (!pair.is("pair") || clauses.empty() || !clauses[0].is("for_in_clause") ||
+      std::any_of(clauses.begin() + 1, clauses.end(), [](const Node& c) { return !c.is("if_clause"); }))
+    return std::nullopt;
+  const Value iterable = eval(clauses[0].field("right"), state, frame);
+  if (!iterable.is(Kind::List) || iterable.itemsStandForMore || iterable.items.size() > kPairsMapped)
+    return std::nullopt;
+  const Node target = clauses[0].field("left");
+  std::map<std::string, std::optional<Value>> shadowed;  // the comprehension's names are its own
+  for (const Node& name : target.is("identifier") ? std::vector<Node>{target} : target.children())
+    if (name.is("identifier")) {
+      auto old = state.locals.find(std::string(name.text()));
+      shadowed[std::string(name.text())] = old == state.locals.end() ? std::nullopt : std::optional(old->second);
+    }
+  Value dict = Value::make(Kind::Dict);
+  bool known = true;
+  for (const Value& element : iterable.items) {
+    assign(target, element, state, frame);
+    bool kept = true;
+    for (size_t i = 1; i < clauses.size() && kept; ++i)
+      for (const Node& condition : clauses[i].children()) kept = kept && test(eval(condition, state, frame)) != false;
+    if (!kept) continue;
+    const Value key = eval(pair.field("key"), state, frame);
+    known = known && (key.is(Kind::String) || key.is(Kind::Number));
+    dict.keys.push_back(key);
+    dict.items.push_back(eval(pair.field("value"), state, frame));
+  }
+  for (const auto& [name, old] : shadowed) {
+    if (old) state.locals[name] = *old;
+    else state.locals.erase(name);
+  }
+  if (!known) return Value::unknown();
+  return dict;
 }
 
 // {k: v for k, v in config.items() if k in known}: the dict itself, for the
@@ -1566,6 +1707,9 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         const Value* byDefault = call.args.size() > 1 ? &call.args[1] : call.kw("fallback");
         return iniConverted(method, configSetting(object, call.args[0], call.node, byDefault));
       }
+      if (object.is(Kind::Dict)) {
+        if (auto result = callDictMethod(object, objectNode, method, call, state, frame)) return *result;
+      }
       if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
         settingUsed(call.args[0], object.keys, /*lookup=*/true);
         for (size_t i = 0; i < object.keys.size(); ++i)
@@ -1686,9 +1830,11 @@ Value Interpreter::makeObject(Object object, State& state) {
 
 Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Value> self, Call& call, State& state,
                                 Frame& frame) {
-  if (callStack_.size() >= kMaxCallDepth ||
-      std::find(callStack_.begin(), callStack_.end(), &function) != callStack_.end())
-    return Value::unknown();
+  // A function calling itself is followed a few levels down a nested dict (a config's recursive wrap), else not.
+  const auto reentries = std::count(callStack_.begin(), callStack_.end(), &function);
+  const bool walksDict =
+      std::any_of(call.args.begin(), call.args.end(), [](const Value& arg) { return arg.is(Kind::Dict); });
+  if (callStack_.size() >= kMaxCallDepth || reentries > (walksDict ? 2 : 0)) return Value::unknown();
   analyzed_.insert(&function);
   const size_t injectionsBefore = injections_;
   if (frame.topLevel) frame.module->globals = state.locals;
@@ -1972,6 +2118,17 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   object.typeName = cls.name;
   object.isModule = derivesFrom(cls, "torch.nn.Module");
   if (derivesFrom(cls, "torch.autograd.Function")) return Value::unknown();
+  // class CfgNode(dict) with `__getattr__ = dict.__getitem__`: an instance is its items, read as attributes too.
+  if (derivesFrom(cls, "dict") || derivesFrom(cls, "collections.OrderedDict")) {
+    if (call.args.size() == 1 && call.args[0].is(Kind::Dict) && call.kwargs.empty()) return call.args[0];
+    if (!call.args.empty() || call.spread) return Value::unknown();
+    Value items = Value::make(Kind::Dict);
+    for (const auto& [key, value] : call.kwargs) {
+      items.keys.push_back(Value::string(key));
+      items.items.push_back(value);
+    }
+    return items;
+  }
   // Class-level defaults (a dataclass's fields), then the constructor's arguments.
   Frame classFrame;
   classFrame.module = cls.module;
@@ -2390,6 +2547,18 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return Value::none();
   }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
+  if (name == "isinstance" && call.args.size() == 2) return isInstance(call.args[0], call.args[1]);
+  // sum(loss_dict.values()): a tensor, of the terms' dtype where they share one.
+  if (name == "sum" && call.args.size() == 1 && call.args[0].is(Kind::List) && !call.args[0].items.empty() &&
+      std::all_of(call.args[0].items.begin(), call.args[0].items.end(),
+                  [](const Value& term) { return term.is(Kind::Tensor); })) {
+    const DtypeSet first = call.args[0].items.front().dtype;
+    const bool alike = first.single() && std::all_of(call.args[0].items.begin(), call.args[0].items.end(),
+                                                     [&](const Value& term) { return term.dtype == first; });
+    return Value::tensor(alike ? first : DtypeSet::unknown());
+  }
+  // EasyDict(yaml.safe_load(f)): a dict read by attribute too.
+  if (name == "easydict.EasyDict" && call.args.size() == 1 && call.args[0].is(Kind::Dict)) return call.args[0];
   if (name == "bool" && !call.args.empty() && call.args[0].truth()) {
     Value b = Value::boolean(*call.args[0].truth());
     b.setting = call.args[0].setting;

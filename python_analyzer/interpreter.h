@@ -146,9 +146,13 @@ class Interpreter {
   bool growList(const Node& listNode, const Value* list, const std::string& method, const Value& item, State& state,
                 Frame& frame);
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
+  std::optional<Value> mappedDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
   void storeItem(const Node& target, const Value& value, State& state, Frame& frame);
+  Value* storage(const Node& expression, State& state, Frame& frame);
+  std::optional<Value> callDictMethod(const Value& dict, const Node& dictNode, const std::string& method, Call& call,
+                                      State& state, Frame& frame);
   void runUserDecorators(const std::vector<Node>& decorators, const Value& decorated, State& state, Frame& frame);
   void checkEpsilon(const Object& optimizer, DtypeSet parameters, const std::optional<Note>& origin);
   std::optional<Value> decoratorKeyword(const FunctionInfo& function, std::string_view decorator,

@@ -778,6 +778,59 @@ out = callbacks[0](h)
   EXPECT_EQ(out[0].notes.back().message, "assuming train.amp in conf.yaml is True");
 }
 
+// A detectron2-style config: defaults merged section by section with a YAML
+// file (setdefault(...).update(...)), wrapped recursively into a dict
+// subclass read by attribute. The file's values decide; the gain of 64 is a
+// static loss scale inside the scaler's.
+TEST_F(PythonProgram, AnAttributeConfigMergedWithAYamlFileIsFollowed) {
+  write("run.yaml", "MODEL:\n  HALF: true   # fits the batch\nSOLVER:\n  LOSS_GAIN: 64.0\n");
+  const std::string program = write("train.py", R"(import copy
+import torch
+import yaml
+
+_DEFAULTS = {"MODEL": {"HALF": False, "DIM": 8}, "SOLVER": {"LOSS_GAIN": 1.0}}
+
+
+class CfgNode(dict):
+    __getattr__ = dict.__getitem__
+
+    @classmethod
+    def wrap(cls, d):
+        return cls({k: cls.wrap(v) if isinstance(v, dict) else v for k, v in d.items()})
+
+
+def get_cfg(path="run.yaml"):
+    cfg = copy.deepcopy(_DEFAULTS)
+    with open(path) as f:
+        for section, values in yaml.safe_load(f).items():
+            cfg.setdefault(section, {}).update(values)
+    return CfgNode.wrap(cfg)
+
+
+cfg = get_cfg()
+model = torch.nn.Linear(cfg.MODEL.DIM, 2).cuda()
+if cfg.MODEL.HALF:
+    model.half()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = model(torch.randn(4, 8, device="cuda")).sum()
+gain = cfg.SOLVER.LOSS_GAIN
+scaler.scale(loss * gain).backward()
+scaler.step(opt)
+scaler.update()
+)");
+  const auto out = findings({program});
+  ASSERT_EQ(ruleLines(out), "DL202:34,DL203:33");
+  const Finding* half = withRule(out, "DL202");
+  EXPECT_EQ(half->notes.back().message, "assuming MODEL.HALF in run.yaml is True");
+  EXPECT_NE(withRule(out, "DL203")->message.find("'gain' (64)"), std::string::npos);
+
+  // The file's unit gain is no scale (the flag is analyzed both ways, as any flag).
+  write("run.yaml", "MODEL:\n  HALF: false\nSOLVER:\n  LOSS_GAIN: 1.0\n");
+  EXPECT_EQ(ruleLines(findings({program})), "DL202:34");
+}
+
 // `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
 TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
   const std::string program = write("train.py", R"(import torch

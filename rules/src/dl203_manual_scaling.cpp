@@ -18,11 +18,17 @@ bool nameSaysScale(std::string_view variableName) {
          variableName.end();
 }
 
+bool isLossScaleConstant(double factor) {
+  const double magnitude = std::abs(factor);
+  const bool powerOfTwo = magnitude >= 1 && std::exp2(std::round(std::log2(magnitude))) == magnitude;
+  return magnitude >= kLargeLossScale || (powerOfTwo && magnitude >= kPowerOfTwoLossScale);
+}
+
 ManualScaling manualScalingOf(const SourceLocation& multipliedAt, std::optional<double> constant,
                               std::optional<std::string_view> variableName, std::string quotedFactor) {
   ManualScaling scaling;
   scaling.multipliedAt = multipliedAt;
-  scaling.largeConstant = constant && *constant >= kLargeLossScale;
+  scaling.largeConstant = constant && isLossScaleConstant(*constant);
   scaling.namedAsScale = variableName && nameSaysScale(*variableName);
   scaling.factor = !constant       ? std::move(quotedFactor)
                    : !variableName ? fmt::format("{:g}", *constant)
@@ -96,7 +102,7 @@ void ManualScalingTrace::finish(std::vector<Finding>& out) {
   ManualScaling scaling;
   scaling.multipliedAt = p.backwardAt;
   scaling.factor = fmt::format("{}", p.factor);
-  scaling.largeConstant = std::abs(p.factor) >= kLargeLossScale;
+  scaling.largeConstant = isLossScaleConstant(p.factor);
   if (p.dividedAt) reportGradientsDividedBack(scaling, p.backwardAt, *p.dividedAt, out);
   else checkManualScalingAtBackward(scaling, p.backwardAt, out);
 }

@@ -33,6 +33,12 @@ TEST(ManualScalingOf, AFactorIsScalingWhenItsNameSaysScaleOrItIsALargeConstant) 
   EXPECT_EQ(manualScalingOf(at(1), 1024.0, "k", "'k'").factor, "'k' (1024)");
   EXPECT_TRUE(manualScalingOf(at(1), kLargeLossScale, std::nullopt, "").largeConstant);
   EXPECT_FALSE(manualScalingOf(at(1), kLargeLossScale - 1, std::nullopt, "").largeConstant);
+  // Below that, only a power of two from 32 is a static scale: no loss weight is 64, many are 10 or 100.
+  EXPECT_TRUE(manualScalingOf(at(1), 64.0, std::nullopt, "").largeConstant);
+  EXPECT_TRUE(isLossScaleConstant(-kPowerOfTwoLossScale));
+  EXPECT_FALSE(isLossScaleConstant(kPowerOfTwoLossScale / 2));
+  EXPECT_FALSE(isLossScaleConstant(100));
+  EXPECT_FALSE(isLossScaleConstant(48));
 }
 
 TEST(PendingManualScaling, GradientsDividedByTheFactorAfterTheBackwardAreReported) {

@@ -14,15 +14,20 @@
 
 namespace dtype_lint {
 
-// A loss factor this large is scaling for precision, never a loss weight.
+// A loss factor this large is scaling for precision, never a loss weight; so is a power of two from
+// kPowerOfTwoLossScale (a static scale of 32 or 64, which no loss weight is).
 inline constexpr double kLargeLossScale = 128;
+inline constexpr double kPowerOfTwoLossScale = 32;
+
+// Whether a loss multiplied by `factor` is scaled for precision (either sign).
+bool isLossScaleConstant(double factor);
 
 // DL203's facts: a loss multiplied before backward() and the gradients
 // divided back by hand.
 struct ManualScaling {
   SourceLocation multipliedAt;
   std::string factor;  // "1024" or "'loss_scale'"
-  bool largeConstant = false;  // a constant >= kLargeLossScale
+  bool largeConstant = false;  // isLossScaleConstant(the constant)
   bool namedAsScale = false;  // a variable whose name says it is a scale ("loss_scale")
   bool fixed = false;  // a constant no code changes: the scale never adapts
 };
@@ -78,7 +83,7 @@ class PendingManualScaling {
 
 // DL203 from the ops a run leaves behind (the runtime front end): backward()
 // on a loss multiplied by a constant, then either the gradients divided back
-// by the same value or a factor >= kLargeLossScale, with no inf/NaN check of any tensor
+// by the same value or a loss-scale constant (isLossScaleConstant), with no inf/NaN check of any tensor
 // before the next backward(). A scaler with such a check is not flagged.
 class ManualScalingTrace {
  public:
