@@ -23,6 +23,7 @@ using Kind = Value::Kind;
 namespace {
 
 constexpr size_t kMaxCallDepth = 8;
+constexpr long kRecursionFollowed = 2;
 constexpr size_t kMaxExpressionDepth = 256;
 constexpr size_t kMaxBlockDepth = 256;
 constexpr size_t kStepBudget = 20000;  // statements per root, loops' two passes and calls included
@@ -1830,11 +1831,11 @@ Value Interpreter::makeObject(Object object, State& state) {
 
 Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Value> self, Call& call, State& state,
                                 Frame& frame) {
-  // A function calling itself is followed a few levels down a nested dict (a config's recursive wrap), else not.
-  const auto reentries = std::count(callStack_.begin(), callStack_.end(), &function);
-  const bool walksDict =
-      std::any_of(call.args.begin(), call.args.end(), [](const Value& arg) { return arg.is(Kind::Dict); });
-  if (callStack_.size() >= kMaxCallDepth || reentries > (walksDict ? 2 : 0)) return Value::unknown();
+  // A function calling itself is followed kRecursionFollowed levels down (a config's recursive wrap: its
+  // sections, then their values), deeper calls are unknown.
+  if (callStack_.size() >= kMaxCallDepth ||
+      std::count(callStack_.begin(), callStack_.end(), &function) > kRecursionFollowed)
+    return Value::unknown();
   analyzed_.insert(&function);
   const size_t injectionsBefore = injections_;
   if (frame.topLevel) frame.module->globals = state.locals;

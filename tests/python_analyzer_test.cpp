@@ -831,6 +831,39 @@ scaler.update()
   EXPECT_EQ(ruleLines(findings({program})), "DL202:34");
 }
 
+// A YAML file wrapped recursively into an attribute dict, the recursion reaching the leaves
+// (to_ns(v) on every value): the file's setting still chooses the parameters' dtype through a map.
+TEST_F(PythonProgram, AFileWrappedByARecursionToItsLeavesKeepsItsSettings) {
+  write("c.yaml", "precision:\n  param_dtype: half\n");
+  const std::string program = write("train.py", R"(import torch
+import yaml
+
+PARAM_DTYPES = {"half": torch.float16, "float": torch.float32}
+
+
+class Namespace(dict):
+    __getattr__ = dict.__getitem__
+
+
+def to_ns(obj):
+    if isinstance(obj, dict):
+        return Namespace({k: to_ns(v) for k, v in obj.items()})
+    return obj
+
+
+with open("c.yaml") as f:
+    cfg = to_ns(yaml.safe_load(f))
+model = torch.nn.Linear(4, 4).to(PARAM_DTYPES[cfg.precision.param_dtype])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+scaler.scale(model.weight.float().sum()).backward()
+scaler.unscale_(opt)
+)");
+  const auto out = findings({program});
+  ASSERT_EQ(ruleLines(out), "DL202:23");
+  EXPECT_EQ(out[0].notes.back().message, "assuming precision.param_dtype in c.yaml is \"half\"");
+}
+
 // `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
 TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
   const std::string program = write("train.py", R"(import torch
