@@ -41,6 +41,43 @@ std::string unquote(std::string_view text) {
 
 Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
 
+// Whether an expression calls something (a comprehension's body that may act, not only compute).
+bool containsCall(const Node& expression) {
+  std::vector<Node> pending{expression};
+  while (!pending.empty()) {
+    const Node node = pending.back();
+    pending.pop_back();
+    if (node.is("call")) return true;
+    for (const Node& child : node.children()) pending.push_back(child);
+  }
+  return false;
+}
+
+// File paths, for the configuration file a program finds next to itself
+// (`os.path.join(os.path.dirname(__file__), "conf", "x.yaml")`,
+// `Path(__file__).resolve().parent / "x.yaml"`): os.path's functions and
+// pathlib.Path of known strings; a path is kept as its String.
+std::optional<Value> pathFunction(const std::string& name, const std::vector<Value>& args) {
+  if (!std::all_of(args.begin(), args.end(), [](const Value& a) { return a.is(Value::Kind::String); }))
+    return std::nullopt;
+  if (name == "os.path.join" || name == "pathlib.Path" || name == "pathlib.PurePath") {
+    fs::path joined = args.empty() ? fs::path(".") : fs::path();
+    for (const Value& part : args) joined /= part.text;
+    return Value::string(joined.string());
+  }
+  if (args.size() != 1) return std::nullopt;
+  const fs::path path(args[0].text);
+  std::error_code error;
+  if (name == "os.path.dirname" || name == ".parent") return Value::string(path.parent_path().string());
+  if (name == "os.path.basename" || name == ".name") return Value::string(path.filename().string());
+  if (name == ".stem") return Value::string(path.stem().string());
+  if (name == "os.path.normpath") return Value::string(path.lexically_normal().string());
+  if (name == "os.path.abspath" || name == "os.path.realpath" || name == "os.path.expanduser" || name == ".resolve" ||
+      name == ".absolute" || name == ".expanduser")
+    return Value::string(fs::absolute(path, error).lexically_normal().string());
+  return std::nullopt;
+}
+
 // The base class of the analyzed code whose attributes a class inherits (its last such base).
 const ClassInfo* analyzedBase(const ClassInfo& cls) {
   const ClassInfo* base = nullptr;
@@ -85,6 +122,14 @@ Value& itemOf(Value& dict, Value key, Value missing = Value::unknown()) {
   dict.keys.push_back(std::move(key));
   dict.items.push_back(std::move(missing));
   return dict.items.back();
+}
+
+// `item = value` where storage() found the item: a config file's key the
+// program sets (`raw["train"]["precision"] = args.precision`) is then read as
+// that value.
+void storeInto(Value& item, const Value& value) {
+  item = value;
+  item.setByProgram = true;
 }
 
 // Whether one of the function's decorators is spelled as one of `names` ("@property").
@@ -520,7 +565,7 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
       if (auto it = state.heap.find(object.object); it != state.heap.end())
         it->second.attributes[std::string(target.field("attribute").text())] = named;
     if (object.is(Kind::Dict))  // cfg.MODEL.HALF = True: an attribute dict's item
-      if (Value* item = storage(target, state, frame)) *item = named;
+      if (Value* item = storage(target, state, frame)) storeInto(*item, named);
   } else if (target.is("pattern_list") || target.is("tuple_pattern") || target.is("list_pattern") ||
              target.is("tuple") || target.is("list")) {
     const auto targets = target.children();
@@ -567,6 +612,13 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
   state.join(otherwise);
 }
 
+std::vector<Value> Interpreter::loopPasses(const Value& iterable, const State& state) const {
+  if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
+      iterable.items.size() <= kItemsIteratedOneByOne)
+    return iterable.items;
+  return std::vector<Value>(2, elementOf(iterable, state));
+}
+
 void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   const bool isFor = statement.is("for_statement");
   // The element each pass binds. The body runs twice: the second pass sees
@@ -576,11 +628,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   // unscaled once. Paths leave by break, or by the loop's end.
   std::vector<Value> passes(2, Value::unknown());
   if (isFor) {
-    const Value iterable = eval(statement.field("right"), state, frame);
-    if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
-        iterable.items.size() <= kItemsIteratedOneByOne)
-      passes = iterable.items;
-    else passes.assign(2, elementOf(iterable, state));
+    passes = loopPasses(eval(statement.field("right"), state, frame), state);
   } else {
     const auto truth = test(eval(statement.field("condition"), state, frame));
     if (truth == false) return;
@@ -790,14 +838,14 @@ void Interpreter::storeItem(const Node& target, const Value& value, State& state
         it->second.children[static_cast<size_t>(key.number)] = value.object;
       return;
     }
-  if (Value* item = storage(target, state, frame)) *item = value;
+  if (Value* item = storage(target, state, frame)) storeInto(*item, value);
 }
 
 // Where the value an expression names is kept, to store into it: a variable
 // (a module's global, for a registry a function fills), an object's
 // attribute, a dict's item by a known key (`cfg["SOLVER"]`, `cfg.SOLVER` of
 // an attribute dict, `cfg.setdefault("SOLVER", {})`, added where missing).
-// Null where it is not followed: a config file's dict, an unknown key.
+// Null where it is not followed: an unknown key.
 Value* Interpreter::storage(const Node& expression, State& state, Frame& frame) {
   if (expression.is("identifier")) {
     const std::string name(expression.text());
@@ -834,8 +882,7 @@ Value* Interpreter::storage(const Node& expression, State& state, Frame& frame) 
     return nullptr;
   }
   Value* dict = storage(containerNode, state, frame);
-  if (!dict || !dict->is(Kind::Dict) || dict->fromConfigFile || !(key.is(Kind::String) || key.is(Kind::Number)))
-    return nullptr;
+  if (!dict || !dict->is(Kind::Dict) || !(key.is(Kind::String) || key.is(Kind::Number))) return nullptr;
   return &itemOf(*dict, std::move(key), std::move(missing));
 }
 
@@ -1003,7 +1050,8 @@ Value Interpreter::configSetting(const Value& config, const Value& key, const No
   const std::string spelling =
       config.text.empty() ? fmt::format("config key \"{}\"", name) : fmt::format("{} in {}", name, config.text);
   for (size_t i = 0; i < config.keys.size(); ++i)
-    if (config.keys[i].sameConstant(key)) return readSetting(spelling, at, config.items[i]);
+    if (config.keys[i].sameConstant(key))
+      return config.items[i].setByProgram ? config.items[i] : readSetting(spelling, at, config.items[i]);
   return readSetting(spelling, at, byDefault ? *byDefault : Value::unknown());
 }
 
@@ -1035,6 +1083,10 @@ Value Interpreter::lookup(const std::string& name, State& state, Frame& frame) {
   if (!frame.topLevel)
     if (auto it = frame.module->globals.find(name); it != frame.module->globals.end()) return it->second;
   if (name == "True" || name == "False") return Value::boolean(name == "True");
+  if (name == "__file__") {
+    std::error_code error;
+    return Value::string(fs::absolute(frame.module->source->path(), error).string());
+  }
   if (name == "None") return Value::none();
   return Value::name(name);  // a builtin: print, len, getattr, isinstance...
 }
@@ -1131,13 +1183,19 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
   }
   if (kind == "list_comprehension" || kind == "generator_expression" || kind == "set_comprehension" ||
       kind == "dictionary_comprehension") {
-    // Once, on one element standing for all; its names are the comprehension's own.
+    // Once, on one element standing for all; its names are the comprehension's own. A body that calls
+    // something ([self.train_step(x) for x in loader]) runs as a loop's does, once per pass.
     std::map<std::string, std::optional<Value>> shadowed;
     std::optional<Value> filtered;
     const Node body = expression.field("body");
-    for (const Node& clause : expression.children()) {
+    const auto clauses = expression.children();
+    const bool oneLoop =
+        std::count_if(clauses.begin(), clauses.end(), [](const Node& c) { return c.is("for_in_clause"); }) == 1;
+    std::vector<Value> passes;
+    for (const Node& clause : clauses) {
       if (clause.is("for_in_clause")) {
         Value iterable = eval(clause.field("right"), state, frame);
+        if (oneLoop && kind != "dictionary_comprehension" && containsCall(body)) passes = loopPasses(iterable, state);
         // [p for p in model.parameters() if p.requires_grad]: the parameters it
         // filters (not [p.float() for p in ...]: new tensors).
         const Node target = clause.field("left");
@@ -1153,12 +1211,24 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
           auto old = state.locals.find(text);
           shadowed[text] = old == state.locals.end() ? std::nullopt : std::optional<Value>(old->second);
         }
-        assign(target, elementOf(iterable, state), state, frame);
+        assign(target, passes.empty() ? elementOf(iterable, state) : passes.front(), state, frame);
       } else if (clause.is("if_clause")) {
         for (const Node& condition : clause.children()) eval(condition, state, frame);
       }
     }
     Value item = kind == "dictionary_comprehension" ? Value::unknown() : eval(body, state, frame);
+    if (passes.size() > 1) {
+      const Node loop =
+          *std::find_if(clauses.begin(), clauses.end(), [](const Node& c) { return c.is("for_in_clause"); });
+      for (size_t pass = 1; pass < passes.size() && state.reached; ++pass) {
+        assign(loop.field("left"), passes[pass], state, frame);
+        for (const Node& clause : clauses)
+          if (clause.is("if_clause"))
+            for (const Node& condition : clause.children()) eval(condition, state, frame);
+        eval(body, state, frame);  // for what it does: the first pass's item stands for all
+      }
+      state.protocol.leaveLoop();
+    }
     for (const auto& [name, old] : shadowed) {
       if (old) state.locals[name] = *old;
       else state.locals.erase(name);
@@ -1261,6 +1331,8 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     }
     return Value::unknown();
   }
+  case Kind::String:  // a pathlib.Path's parent, name or stem
+    return pathFunction("." + attribute, {object}).value_or(Value::unknown());
   case Kind::Dict:  // cfg.SOLVER of an attribute dict (a dict subclass whose __getattr__ reads its items)
     if (object.fromConfigFile) return configSetting(object, Value::string(attribute), expression, nullptr);
     for (size_t i = 0; i < object.keys.size(); ++i)
@@ -1534,6 +1606,8 @@ Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame
     return v;
   }
   if (left.is(Kind::String) && right.is(Kind::String) && op == "+") return Value::string(left.text + right.text);
+  if (left.is(Kind::String) && right.is(Kind::String) && op == "/")  // a pathlib.Path's join (a str has no `/`)
+    return *pathFunction("pathlib.Path", {left, right});
   if (left.is(Kind::List) && right.is(Kind::List) && op == "+") return concatenated(left, right);
   if (!left.is(Kind::Tensor) && !right.is(Kind::Tensor)) return Value::unknown();
   Call call;
@@ -1667,7 +1741,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       self.description = describe(objectNode);
       // loss.backward() on a loss the analysis could not follow: still a backward of an unscaled loss.
       if (conversionMethod(method) || method == "backward") return callTensorMethod(self, method, call, state, frame);
-      if (method == "to" || method == "type") {
+      if (method == "to" || method == "type" || method == "type_as") {
         const Value converted = callTensorMethod(self, method, call, state, frame);
         if (converted.is(Kind::Tensor) && !converted.dtype.isUnknown()) return converted;
       }
@@ -1703,6 +1777,8 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
     if ((method == "append" || method == "extend") && call.args.size() == 1 &&
         growList(objectNode, &object, method, call.args[0], state, frame))
       return Value::none();
+    // f.read() of an open file: its text, for json.loads.
+    if (object.is(Kind::File) && method == "read" && call.args.empty()) return object;
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
       if (object.fromConfigFile && isIniGetter(method) && !call.args.empty() && call.args[0].is(Kind::String)) {
         const Value* byDefault = call.args.size() > 1 ? &call.args[1] : call.kw("fallback");
@@ -1727,6 +1803,19 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
                                                    : text.compare(text.size() - part.size(), part.size(), part) == 0);
         settingUsed(object);
         return Value::boolean(holds);
+      }
+      // A pathlib.Path's methods (a str has none of these names).
+      if (object.is(Kind::String) && call.args.empty() && (method == "open" || method == "read_text")) {
+        Value file = Value::make(Kind::File);
+        file.text = object.text;
+        return file;
+      }
+      if (object.is(Kind::String) && !call.spread && call.kwargs.empty()) {
+        std::vector<Value> parts{object};
+        parts.insert(parts.end(), call.args.begin(), call.args.end());
+        if (auto path = pathFunction(method == "joinpath" ? "pathlib.Path" : "." + method,
+                                     method == "joinpath" ? parts : std::vector<Value>{object}))
+          if (method == "joinpath" || call.args.empty()) return *path;
       }
       if (object.is(Kind::String) && (method == "lower" || method == "strip" || method == "upper")) {
         Value v = object;
@@ -2374,6 +2463,8 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
     setFrozen(self.parameterOf, wanted ? wanted->truth() == false : false, call.node, state);
     return self;
   }
+  if (method == "type_as" && !call.args.empty() && call.args[0].is(Kind::Tensor))
+    return castTensor(self, call.args[0].dtype, call.node, state);
   if (method == "to" || method == "type") {
     for (const Value* arg :
          std::initializer_list<const Value*>{call.kw("dtype"), call.args.empty() ? nullptr : &call.args[0],
@@ -2548,6 +2639,8 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return Value::none();
   }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
+  if (!call.spread && call.kwargs.empty())
+    if (auto path = pathFunction(name, call.args)) return *path;
   if (name == "isinstance" && call.args.size() == 2) return isInstance(call.args[0], call.args[1]);
   // sum(loss_dict.values()): a tensor, of the terms' dtype where they share one.
   if (name == "sum" && call.args.size() == 1 && call.args[0].is(Kind::List) && !call.args[0].items.empty() &&
@@ -2575,6 +2668,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
        name == "tomllib.load" || name == "toml.load") &&
       !call.args.empty())
     return loadConfigFile(call.args[0].is(Kind::File) ? call.args[0].text : "", at.file().path());
+  // json.loads(f.read()), json.loads(path.read_text()): the file's text.
+  if ((name == "json.loads" || name == "tomllib.loads" || name == "toml.loads") && !call.args.empty() &&
+      call.args[0].is(Kind::File))
+    return loadConfigFile(call.args[0].text, at.file().path());
   if (name == "int" || name == "float") return call.args.empty() ? Value::unknown() : asNumber(call.args[0]);
   // range(1), range(d_steps) with its value known: that many iterations, when few.
   if (name == "range" && !call.args.empty() && call.args.size() <= 2 && !call.spread &&
@@ -2601,6 +2698,14 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       dict.items.push_back(value);
     }
     return dict;
+  }
+  // SimpleNamespace(**section), argparse.Namespace(lr=1e-3): an object of those attributes.
+  if ((name == "types.SimpleNamespace" || name == "argparse.Namespace") && call.args.empty() && !call.spread) {
+    Object settings;
+    settings.type = Object::Type::Settings;
+    settings.typeName = last;
+    for (const auto& [key, value] : call.kwargs) settings.attributes[key] = value;
+    return makeObject(std::move(settings), state);
   }
   if (name == "type" && call.args.size() == 3 && call.args[2].is(Kind::Dict)) {
     Object settings;
@@ -2682,8 +2787,8 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     scaler.typeName = "GradScaler";
     const Value* enabled = call.arg(99, "enabled");
     const std::optional<bool> on = enabled ? test(*enabled) : std::optional<bool>(true);
-    scaler.disabled = on == false;
-    const bool declared = !scaler.disabled;
+    scaler.enabled = on;
+    const bool declared = on != false;
     Value v = makeObject(std::move(scaler), state);
     if (declared) state.protocol.declareScaler(ObjectRef{v.object, ""}, on != true);
     return v;
@@ -2860,7 +2965,8 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
   switch (object.type) {
   case Object::Type::Scaler: {
     const ObjectRef scaler = ref(id);
-    if (object.disabled) {
+    if (method == "is_enabled") return object.enabled ? Value::boolean(*object.enabled) : Value::unknown();
+    if (object.enabled == false) {
       // GradScaler(enabled=False): scale() hands the loss back, step() is the optimizer's.
       if (method == "scale") return call.args.empty() ? Value::unknown() : call.args[0];
       if (auto optimizer = method == "step" ? optimizerArgument() : std::nullopt) {

@@ -102,6 +102,8 @@ class Interpreter {
   void execAssignment(const Node& assignment, State& state, Frame& frame);
   void assign(const Node& target, const Value& value, State& state, Frame& frame);
   void execIf(const Node& statement, State& state, Frame& frame);
+  // The elements a loop's passes bind: a short known list's items one by one, else one element twice.
+  std::vector<Value> loopPasses(const Value& iterable, const State& state) const;
   void execLoop(const Node& statement, State& state, Frame& frame);
   void execWith(const Node& statement, State& state, Frame& frame);
   void execTry(const Node& statement, State& state, Frame& frame);

@@ -50,6 +50,7 @@ Value joinValues(const Value& a, const Value& b) {
   // A setting's value on one path, the same constant written on the other
   // (a field overwritten from the environment only when the variable is set).
   if (a.setting != b.setting) v.setting = a.setting == 0 ? b.setting : b.setting == 0 ? a.setting : 0;
+  v.setByProgram = a.setByProgram || b.setByProgram;
   switch (a.kind) {
   case Kind::Unknown: return v;
   case Kind::None:

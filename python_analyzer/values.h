@@ -70,6 +70,7 @@ struct Value {
   std::vector<Value> items;  // List; Dict: the values
   bool itemsStandForMore = false;  // List: a few items for all (enumerate(), a comprehension, a long list)
   bool fromConfigFile = false;  // Dict: json/yaml.load(...): a key is a setting, its default the file's
+  bool setByProgram = false;  // an item the program stored into a config file's Dict: read as it is, not as a setting
   std::vector<Value> keys;  // Dict
   std::string description;  // how a message names it: "'x'"
   uint32_t setting = 0;  // read from a setting chosen at run time: the Interpreter's settings()[setting - 1]
@@ -154,7 +155,7 @@ struct Object {
   std::string name;  // "'model'": how messages name it
   bool isModule = false;
   bool returnsTensor = false;  // Pretrained: a vision model (timm, torchvision) whose call returns its logits
-  bool disabled = false;  // Scaler: made with enabled=False, it does nothing
+  std::optional<bool> enabled;  // Scaler: its enabled= where known; made with enabled=False, it does nothing
   DtypeSet parameters = DtypeSet(ScalarType::Float);  // Layer, Pretrained
   bool frozen = false;  // Layer, Pretrained: requires_grad_(False) on its parameters, on every path
   std::optional<SourceLocation> frozenAt;

@@ -864,6 +864,109 @@ scaler.unscale_(opt)
   EXPECT_EQ(out[0].notes.back().message, "assuming precision.param_dtype in c.yaml is \"half\"");
 }
 
+// The config file found where the program computes its path from `__file__` (os.path and pathlib), wrapped
+// into a SimpleNamespace: its setting chooses the dtype; a key the program sets from argv is read as set
+// (`--precision fp32` stores "fp32" over the file's "half": no finding under it).
+TEST_F(PythonProgram, AConfigFileFoundThroughItsPathFromTheScriptKeepsItsSettings) {
+  write("conf/run.yaml", "train:\n  precision: half\n  eps: 1.0e-8\n");
+  write("pkg/config.py", R"(import argparse
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import yaml
+
+DEFAULT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conf", "run.yaml")
+SAME = Path(__file__).resolve().parent.parent / "conf" / "run.yaml"
+
+
+def get_config():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", default=DEFAULT)
+    ap.add_argument("--precision", choices=("fp32", "half"))
+    args = ap.parse_args()
+    with open(args.config) as f:
+        raw = yaml.safe_load(f)
+    if args.precision is not None:
+        raw["train"]["precision"] = args.precision
+    return SimpleNamespace(**{k: SimpleNamespace(**v) for k, v in raw.items()}), json_free(SAME)
+
+
+def json_free(path):
+    return yaml.safe_load(path.open())
+)");
+  const std::string program = write("pkg/train.py", R"(import torch
+
+from .config import get_config
+
+cfg, same = get_config()
+model = torch.nn.Linear(4, 4)
+if cfg.train.precision == "half":
+    model = model.half()
+opt = torch.optim.Adam(model.parameters(), eps=cfg.train.eps)
+if same["train"]["precision"] == "half":
+    print("read twice")
+)");
+  const auto out = findings({program});
+  ASSERT_EQ(ruleLines(out), "DL304:9");
+  EXPECT_NE(out[0].notes.back().message.find("assuming --precision is None"), std::string::npos)
+      << out[0].notes.back().message;
+}
+
+// A comprehension whose body calls the step runs as a loop does: the step repeats with no update between.
+TEST_F(PythonProgram, AStepInAComprehensionRepeatsAsInALoop) {
+  const std::string program = write("train.py", R"(import sys
+
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 4).cuda()
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def train_step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).float().mean()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.optimizer.zero_grad()
+        return loss.item()
+
+    def fit(self, loader):
+        losses = [self.train_step(x) for x in loader]
+        self.scaler.update()
+
+
+Trainer().fit(sys.argv)
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL204:16");
+}
+
+// type_as() casts to the other tensor's dtype, and a scaler made disabled says so through is_enabled():
+// the BFloat16 L1 loss is backpropagated unscaled, only on the branch that runs.
+TEST_F(PythonProgram, ABFloat16LossTypedAsThePredictionIsBackpropagatedOnTheBranchThatRuns) {
+  const std::string program = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.Adam(model.parameters())
+dtype = torch.bfloat16
+scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
+x = torch.randn(8, 4, device="cuda")
+with torch.autocast("cuda", dtype=dtype):
+    pred = model(x)
+    loss = (pred - x.type_as(pred)).abs().mean()
+if scaler.is_enabled():
+    scaler.scale(loss).backward()
+else:
+    loss.backward()
+scaler.step(opt)
+scaler.update()
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL106:14");
+}
+
 // `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
 TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
   const std::string program = write("train.py", R"(import torch
