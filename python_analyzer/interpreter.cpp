@@ -1912,6 +1912,18 @@ bool Interpreter::derivesFrom(const ClassInfo& cls, std::string_view libraryBase
   return false;
 }
 
+std::string Interpreter::libraryLayerBase(const ClassInfo& cls) const {
+  for (const Value& base : cls.bases) {
+    if (base.is(Kind::Class))
+      if (std::string layer = libraryLayerBase(*base.cls); !layer.empty()) return layer;
+    if (!base.is(Kind::Name) || base.text.rfind("torch.nn.", 0) != 0) continue;
+    const std::string last = base.text.substr(base.text.rfind('.') + 1);
+    const LayerKind kind = layerKind(last);
+    if (!kind.container && !kind.loss && kind.hasParameters && !kind.op.empty()) return last;
+  }
+  return {};
+}
+
 Value Interpreter::makeObject(Object object, State& state) {
   const ObjectId id = nextObject_++;
   state.heap[id] = std::move(object);
@@ -2206,7 +2218,8 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   object.type = Object::Type::Instance;
   object.cls = &cls;
   object.typeName = cls.name;
-  object.isModule = derivesFrom(cls, "torch.nn.Module");
+  const std::string layer = libraryLayerBase(cls);
+  object.isModule = derivesFrom(cls, "torch.nn.Module") || !layer.empty();
   if (derivesFrom(cls, "torch.autograd.Function")) return Value::unknown();
   // class CfgNode(dict) with `__getattr__ = dict.__getitem__`: an instance is its items, read as attributes too.
   if (derivesFrom(cls, "dict") || derivesFrom(cls, "collections.OrderedDict")) {
@@ -2227,6 +2240,14 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
       Value v = eval(it->second, state, classFrame);
       object.attributes[field] = v;
     }
+  // class MELinear(nn.Linear): the layer's weight and bias are its parameters (Float, cast with the module).
+  if (!layer.empty()) {
+    Value parameter = Value::tensor(DtypeSet(ScalarType::Float));
+    parameter.convertsWithModule = parameter.isParameter = true;
+    object.attributes["weight"] = parameter;
+    const Value* bias = call.kw("bias");
+    object.attributes["bias"] = bias && bias->truth() == false ? Value::none() : parameter;
+  }
   Value self = makeObject(std::move(object), state);
   const FunctionInfo* init = findMethod(cls, "__init__");
   if (init) {
@@ -2790,7 +2811,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     scaler.enabled = on;
     const bool declared = on != false;
     Value v = makeObject(std::move(scaler), state);
-    if (declared) state.protocol.declareScaler(ObjectRef{v.object, ""}, on != true);
+    if (declared) state.protocol.declareScaler(ObjectRef{v.object, ""}, on != true, false, at.location());
     return v;
   }
   if (name.rfind("torch.optim.", 0) == 0 && name.find("lr_scheduler") == std::string::npos && !last.empty() &&

@@ -967,6 +967,41 @@ scaler.update()
   EXPECT_EQ(ruleLines(findings({program})), "DL106:14");
 }
 
+// A class deriving from nn.Linear has the layer's Float weight and bias, and is a module (.cuda() keeps it):
+// its custom Function's backward meets the Half gradient with the Float weight.
+TEST_F(PythonProgram, ASubclassOfALibraryLayerHasItsParameters) {
+  const std::string program = write("train.py", R"(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LinearFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        out = F.linear(x, weight, bias)
+        ctx.save_for_backward(x.to(out.dtype), weight)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_out.matmul(weight)
+        return grad_x, grad_out.t().matmul(x), None
+
+
+class MemoryEfficientLinear(nn.Linear):
+    def forward(self, x):
+        return LinearFn.apply(x, self.weight, self.bias)
+
+
+layer = MemoryEfficientLinear(4, 4).cuda()
+with torch.autocast("cuda", dtype=torch.float16):
+    y = layer(torch.randn(2, 4, device="cuda"))
+y.float().sum().backward()
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL103:16");
+}
+
 // `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
 TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
   const std::string program = write("train.py", R"(import torch
@@ -1580,6 +1615,10 @@ for step in range(3):
   ASSERT_EQ(only(out), "DL209:20");  // at the scale(), the step() a note
   EXPECT_EQ(out[0].notes.front().message, "the scaler unscales and steps with its gradients here");
   EXPECT_EQ(out[0].notes.front().location.line, 21u);
+  // The fix goes where the scaler is made.
+  EXPECT_TRUE(std::any_of(out[0].notes.begin(), out[0].notes.end(), [](const Note& note) {
+    return note.message == "the scaler is made here: enable it only for Half" && note.location.line == 11;
+  }));
   EXPECT_EQ(out[0].notes.back().message, "assuming $AMP_DTYPE is \"bf16\"");
 }
 

@@ -625,7 +625,7 @@ void ScalerTracking::declareScalerOrOptimizer(const ValueDecl* d, const Expr* in
   const ObjectRef ref{reinterpret_cast<uintptr_t>(d->getCanonicalDecl()), quotedName(d)};
   if (isScalerType(api_, d->getType())) {
     const ScalerEnabled enabled = enabledOnThisPath(value);
-    return protocol().declareScaler(ref, enabled == ScalerEnabled::Maybe, enabled == ScalerEnabled::No);
+    return protocol().declareScaler(ref, enabled == ScalerEnabled::Maybe, enabled == ScalerEnabled::No, at);
   }
   if (isOptimizerType(d->getType())) declareOptimizer(ref, value, at);
 }

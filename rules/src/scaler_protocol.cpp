@@ -39,13 +39,21 @@ bool onlyScaledGrads(uint8_t grads) { return (grads & kScaledGrads) && !(grads &
 
 }  // namespace
 
-void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled, bool disabled) {
+void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled, bool disabled,
+                                   std::optional<SourceLocation> madeAt) {
   forgotten_.erase(scaler.id);
   ScalerFacts facts{scaler.name, true, std::nullopt};
   facts.mayBeDisabled = mayBeDisabled || disabled;
   facts.disabled = disabled;
+  if (auto known = scalers_.find(scaler.id); !madeAt && known != scalers_.end()) madeAt = known->second.madeAt;
+  facts.madeAt = madeAt;
   scalers_[scaler.id] = std::move(facts);
   erasePairsOf(scaler.id);
+}
+
+void ScalerProtocol::addScalerMadeNote(Finding& f, uintptr_t scaler) const {
+  if (auto known = scalers_.find(scaler); known != scalers_.end())
+    addNote(f, known->second.madeAt, "the scaler is made here: enable it only for Half");
 }
 
 void ScalerProtocol::erasePairsOf(uintptr_t scaler) {
@@ -157,6 +165,7 @@ void ScalerProtocol::reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef
   if (waiting == bfloat16Losses_.end()) return;
   Finding f = scalerWithBFloat16Finding(scaler, at, waiting->second.scaledAt, waiting->second.autocastAt);
   addNote(f, unscaledAt, "gradients unscaled here");
+  addScalerMadeNote(f, scaler.id);
   out.push_back(std::move(f));
   bfloat16Losses_.erase(waiting);
   if (auto o = optimizer ? optimizers_.find(optimizer->id) : optimizers_.end(); o != optimizers_.end())
@@ -190,6 +199,7 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
   if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, std::string(kLossScaledHere)});
   if (!half) addNote(f, check.unscaledAt, "gradients unscaled here");
+  if (!half) addScalerMadeNote(f, scaler.id);
   facts.dtypeReported = true;
   out.push_back(std::move(f));
 }

@@ -127,6 +127,7 @@ struct ScalerFacts {
   bool mayBeDisabled = false;
   // Made with `enabled` false on every path here: its calls do nothing (step() is the optimizer's).
   bool disabled = false;
+  std::optional<SourceLocation> madeAt;  // its construction: where DL209's fix goes
 
   void recordInfCheck() {
     mayHaveNoInfCheck = false;
@@ -147,7 +148,9 @@ class ScalerProtocol {
  public:
   // Facts start unknown for objects the protocol has not seen: nothing is
   // reported about them until a transition makes their state known.
-  void declareScaler(const ObjectRef& scaler, bool mayBeDisabled = false, bool disabled = false);
+  // `madeAt`: its construction, where known (kept when a scaler is declared again).
+  void declareScaler(const ObjectRef& scaler, bool mayBeDisabled = false, bool disabled = false,
+                     std::optional<SourceLocation> madeAt = std::nullopt);
   void declareOptimizer(const ObjectRef& optimizer, DtypeSet parameterDtype, std::optional<Note> origin,
                         uintptr_t module);
   // The parameters of a known optimizer changed dtype (a model converted
@@ -240,6 +243,8 @@ class ScalerProtocol {
  private:
   PairFacts& pair(uintptr_t scaler, uintptr_t optimizer);
   void erasePairsOf(uintptr_t scaler);
+  // DL209: a note at the scaler's construction, where its fix goes.
+  void addScalerMadeNote(Finding& f, uintptr_t scaler) const;
   // The scaler's facts; a scaler not seen before may or may not have stepped.
   ScalerFacts& scalerFacts(const ObjectRef& scaler);
   struct ParameterCheck {
