@@ -41,6 +41,13 @@ std::string unquote(std::string_view text) {
 
 Note noteAt(const Node& node, std::string message) { return Note{node.location(), std::move(message)}; }
 
+// An op autocast casts on some device (torch.cdist runs in Float under CUDA autocast).
+bool onAnAutocastList(std::string_view op) {
+  constexpr TorchVersion kLatest{99, 0};
+  return autocastPolicy(op, Device::CUDA, kLatest) != AutocastPolicy::None ||
+         autocastPolicy(op, Device::CPU, kLatest) != AutocastPolicy::None;
+}
+
 // Whether an expression calls something (a comprehension's body that may act, not only compute).
 bool containsCall(const Node& expression) {
   std::vector<Node> pending{expression};
@@ -1648,9 +1655,10 @@ Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame
     Value v = left.is(Kind::Tensor) ? left : right;
     if (!left.is(Kind::Number) && !right.is(Kind::Number) && !left.is(Kind::Tensor) == !right.is(Kind::Tensor))
       return Value::unknown();
-    if (!(left.is(Kind::Number) || right.is(Kind::Number))) v.dtype = DtypeSet::unknown();
+    const bool byNumber = left.is(Kind::Number) || right.is(Kind::Number);
+    if (!byNumber) v.dtype = DtypeSet::unknown();
     v.description.clear();
-    v.castInAutocast.reset();
+    if (!byNumber) v.castInAutocast.reset();  // `-d.half() / t`: still the cast's rounded values
     return v;
   }
   return tensorOp(it->second, {left, right}, call, state, frame);
@@ -2547,7 +2555,7 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
     tensorOp(method, inputs, call, state, frame, /*explicitDtype=*/true);
     return Value::tensor(dtype->dtype);
   }
-  if (isMatmulFamily(method) || isPrecisionSensitive(method) || promotesOperands(method))
+  if (isMatmulFamily(method) || isPrecisionSensitive(method) || promotesOperands(method) || onAnAutocastList(method))
     return tensorOp(method, inputs, call, state, frame);
   if (preservesDtype(method)) return dtypePreserved(method, self, state);
   if (method == "split" || method == "chunk" || method == "unbind" || method == "tensor_split") {
@@ -2954,7 +2962,8 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       tensorOp(op, inputs, call, state, frame, /*explicitDtype=*/true, out);
       return Value::tensor(dtype->dtype);
     }
-    if (isMatmulFamily(last) || isPrecisionSensitive(last) || promotesOperands(last) || isLoss(last) || out)
+    if (isMatmulFamily(last) || isPrecisionSensitive(last) || promotesOperands(last) || isLoss(last) || out ||
+        onAnAutocastList(last))
       return tensorOp(op, inputs, call, state, frame, false, out);
     if (preservesDtype(last)) return dtypePreserved(last, inputs.front(), state);
     return Value::unknown();

@@ -10,6 +10,7 @@ std::optional<bool> Value::truth() const {
   case Kind::Number: return number != 0;
   case Kind::String: return !text.empty();
   case Kind::None: return false;
+  case Kind::Dtype:  // `amp_dtype or torch.float32`
   case Kind::Object:
   case Kind::Function:
   case Kind::Class: return true;

@@ -1002,6 +1002,24 @@ y.float().sum().backward()
   EXPECT_EQ(ruleLines(findings({program})), "DL103:16");
 }
 
+// `amp_dtype or torch.float32` is the dtype (a dtype is truthy); torch.cdist runs in Float under autocast, and a
+// cast of its result to Half stays the cast's rounded values through a scalar division: a lossy round trip.
+TEST_F(PythonProgram, ADistanceCastToHalfThenScaledBeforeCrossEntropyIsARoundTrip) {
+  const std::string program = write("train.py", R"(import torch
+import torch.nn.functional as F
+
+AMP_DTYPE = torch.float16
+encoder = torch.nn.Linear(4, 4).cuda()
+labels = torch.randint(0, 4, (2,))
+with torch.autocast("cuda", dtype=AMP_DTYPE or torch.float32):
+    z = encoder(torch.randn(2, 4))
+    distances = torch.cdist(z, z).pow(2)
+    logits = -distances.to(AMP_DTYPE) / 0.5
+    loss = F.cross_entropy(logits, labels)
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL104:10");
+}
+
 // `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
 TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
   const std::string program = write("train.py", R"(import torch
