@@ -1346,6 +1346,25 @@ for x in []:
   EXPECT_EQ(only(findings({write("fixed.py", fixed)})), "0 findings");
 }
 
+// Autocast switched on for the whole process and never left: the finding is at each step, with a note at
+// the line that enabled it.
+TEST_F(PythonProgram, AnAutocastEnabledForTheProcessIsStillOnAtTheStep) {
+  const std::string program = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+torch.set_autocast_enabled("cuda", True)
+for x in []:
+    loss = model(x).float().mean()
+    loss.backward()
+    opt.step()
+)");
+  const auto out = findings({program});
+  ASSERT_EQ(only(out), "DL107:9");
+  EXPECT_EQ(out[0].notes.back().message, "autocast enabled here, and still on at the step");
+  EXPECT_EQ(out[0].notes.back().location.line, 5u);
+}
+
 // A setting tested only on another setting's path (torchvision's reference
 // loop: `--clip-grad-norm` defaults to None and is read only where the
 // `--amp` scaler exists): the configured runs find it and run again with it.

@@ -327,6 +327,12 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
                   event.optimizer, event.autocast.anyOn() ? " (autocast is still enabled)" : ""),
       event.location, event.callChain);
   f.notes.push_back({*event.autocastCache.filledAt, "weights cast under autocast and cached here"});
+  // Where the region kept on was enabled: the other place its fix can go.
+  for (const DeviceAutocast* device : {&event.autocast.cuda, &event.autocast.cpu})
+    if (device->enabled != Tristate::Off && device->enabledAt) {
+      f.notes.push_back({*device->enabledAt, "autocast enabled here, and still on at the step"});
+      break;
+    }
   out.push_back(std::move(f));
 }
 
