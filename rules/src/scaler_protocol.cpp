@@ -388,14 +388,19 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
 
 void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   const auto known = scalers_.find(scaler.id);
-  const bool checked = (known != scalers_.end() && known->second.mayHaveCheckedUnidentified) ||
-                       std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
-                         return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
-                       });
+  // An inf check on every path since the last update: a path with none (the overflow branch that already
+  // updated, then the unconditional update) backs the scale off twice on one found_inf.
+  const bool checked = ((known != scalers_.end() && known->second.mayHaveCheckedUnidentified) ||
+                        std::any_of(pairs_.begin(), pairs_.end(),
+                                    [&](const auto& entry) {
+                                      return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
+                                    })) &&
+                       !(known != scalers_.end() && known->second.mayHaveNoInfCheck);
   if (known != scalers_.end() && known->second.lastUpdateAt && !checked) {
     Finding f = makeFinding(RuleId::DL210,
-                            fmt::format("{} updated with no inf check (unscale) since its last update: found_inf is "
-                                        "stale (PyTorch raises 'No inf checks were recorded prior to update.')",
+                            fmt::format("{} updated with no inf check (unscale) since its last update on a path: "
+                                        "the same found_inf is applied again, so the scale backs off (or grows) twice "
+                                        "for one step",
                                         scaler.name),
                             at);
     addNote(f, known->second.lastUpdateAt, "last update here");
@@ -404,9 +409,7 @@ void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLo
   // Forgetting the pairs (a fresh pair is READY) also bounds their number when
   // the front end knows optimizers by gradients that are new every step.
   declareScaler(scaler);
-  ScalerFacts& facts = scalers_[scaler.id];
-  facts.mayHaveNoInfCheck = false;  // the raw ops' own update needs no step() after it
-  facts.lastUpdateAt = at;
+  scalers_[scaler.id].lastUpdateAt = at;  // and no inf check since (declareScaler's facts)
 }
 
 void ScalerProtocol::optimizerStep(const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out) {

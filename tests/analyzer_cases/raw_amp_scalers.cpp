@@ -86,3 +86,44 @@ void skipped_step_then_update_is_clean() {
     at::_amp_update_scale_(scale, growth_tracker, found_inf, 2.0, 0.5, 2000);
   }
 }
+
+// The overflow branch already backs the scale off; the unconditional update
+// after it applies the same found_inf a second time on that path.
+void overflow_branch_updates_then_updates_again() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  auto scale = torch::full({1}, 65536.0);
+  auto growth_tracker = torch::zeros({1}, torch::kInt);
+  auto found_inf = torch::zeros({1});
+  for (int i = 0; i < 3; ++i) {
+    opt.zero_grad();
+    (loss_of(model) * scale).backward();
+    auto grads = gradients_of(opt);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale.reciprocal());
+    if (found_inf.item<float>() > 0) {
+      at::_amp_update_scale_(scale, growth_tracker, found_inf, 2.0, 0.5, 2000);
+    } else {
+      opt.step();
+    }
+    at::_amp_update_scale_(scale, growth_tracker, found_inf, 2.0, 0.5, 2000);  // dtype-lint-expect: DL210 {{the same found_inf is applied again}}
+    found_inf.zero_();
+  }
+}
+
+// The same loop with one update per iteration, after either branch.
+void overflow_branch_then_one_update_is_clean() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  auto scale = torch::full({1}, 65536.0);
+  auto growth_tracker = torch::zeros({1}, torch::kInt);
+  auto found_inf = torch::zeros({1});
+  for (int i = 0; i < 3; ++i) {
+    opt.zero_grad();
+    (loss_of(model) * scale).backward();
+    auto grads = gradients_of(opt);
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale.reciprocal());
+    if (found_inf.item<float>() == 0) opt.step();
+    at::_amp_update_scale_(scale, growth_tracker, found_inf, 2.0, 0.5, 2000);
+    found_inf.zero_();
+  }
+}
