@@ -51,16 +51,22 @@ std::optional<std::pair<const Decl*, std::string>> keyedRead(const Expr* e) {
     object = member->getImplicitObjectArgument();
   }
   // The key is the leading literals (`ini.get_bool("train", "amp", true)` is
-  // "train.amp"), short of a default (`ini.get("train", "amp", "fp32")`).
+  // "train.amp"), short of a default (`ini.get("train", "amp", "fp32")`). A
+  // reader function takes the config object first (`lookup(cfg, "train", "amp", "fp32")`).
   const FunctionDecl* callee = isa<CXXOperatorCallExpr>(call) ? nullptr : call->getDirectCallee();
+  const size_t first = !object && keys.size() > 1 && ignoreConversions(keys[0])->getType()->isRecordType() &&
+                               isa<StringLiteral>(ignoreConversions(keys[1]))
+                           ? 1
+                           : 0;
   std::string name;
-  for (size_t i = 0; i < keys.size(); ++i) {
+  for (size_t i = first; i < keys.size(); ++i) {
     const auto* literal = dyn_cast_or_null<StringLiteral>(ignoreConversions(keys[i]));
     if (!literal || !literal->isOrdinary() || literal->getLength() == 0) break;
     if (const ParmVarDecl* parameter = callee && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
-        i > 0 && parameter &&
+        i > first && parameter &&
         (parameter->hasDefaultArg() || parameter->getName().contains_insensitive("default") ||
-         parameter->getName().contains_insensitive("fallback") || parameter->getName().equals_insensitive("def")))
+         parameter->getName().contains_insensitive("fallback") || parameter->getName().equals_insensitive("def") ||
+         parameter->getName().equals_insensitive("dflt")))
       break;
     name += (name.empty() ? "" : ".") + literal->getString().str();
   }

@@ -158,3 +158,25 @@ void distillWithIniSections(const IniFile& ini) {
   loss.backward();
   optimizer.step();
 }
+
+// A reader function that takes the parsed document first, then section, key
+// and default: `lookup(cfg, "model", "dtype", "float32")` is the setting
+// "model.dtype", and "train.amp" another.
+using Document = std::map<std::string, std::map<std::string, std::string>>;
+
+std::string lookup(const Document& d, const std::string& sec, const std::string& key, const std::string& dflt) {
+  const auto s = d.find(sec);
+  if (s == d.end() || !s->second.count(key)) return dflt;
+  return s->second.at(key);
+}
+
+void trainWithADocumentReader(const Document& cfg) {
+  const torch::Dtype dtype = lookup(cfg, "model", "dtype", "float32") == "float16" ? torch::kHalf : torch::kFloat;
+  const bool amp = lookup(cfg, "train", "amp", "false") == "true";
+  torch::nn::Linear model(8, 4);
+  model->to(dtype);
+  at::autocast::set_cpu_enabled(amp);
+  auto y = model(torch::randn({2, 8}));  // dtype-lint-expect: DL101 ("float16")
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
