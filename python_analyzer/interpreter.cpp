@@ -2720,6 +2720,13 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   if ((name == "dict" || name == "copy.copy" || name == "copy.deepcopy") && call.args.size() == 1 &&
       call.args[0].is(Kind::Dict) && call.kwargs.empty())
     return call.args[0];
+  // dict(DEFAULTS, lr=args.lr): a copy with those keys set.
+  if (name == "dict" && call.args.size() == 1 && call.args[0].is(Kind::Dict) && !call.args[0].fromConfigFile &&
+      !call.spread) {
+    Value merged = call.args[0];
+    for (const auto& [key, value] : call.kwargs) itemOf(merged, Value::string(key)) = value;
+    return merged;
+  }
   if (name == "dict" && call.args.empty() && !call.spread) {
     Value dict = Value::make(Kind::Dict);
     for (const auto& [key, value] : call.kwargs) {

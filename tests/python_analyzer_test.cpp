@@ -1020,6 +1020,23 @@ with torch.autocast("cuda", dtype=AMP_DTYPE or torch.float32):
   EXPECT_EQ(ruleLines(findings({program})), "DL104:10");
 }
 
+// dict(DEFAULTS, key=value) is the defaults with that key set: the override decides.
+TEST_F(PythonProgram, ADictOfDefaultsWithAKeywordOverrideKeepsBoth) {
+  const std::string program = write("train.py", R"(import torch
+
+DEFAULTS = dict(param_dtype="fp32", lr=0.1)
+hp = dict(DEFAULTS, param_dtype="fp16")
+model = torch.nn.Linear(4, 4)
+if hp["param_dtype"] == "fp16":
+    model = model.half()
+opt = torch.optim.SGD(model.parameters(), lr=hp["lr"])
+scaler = torch.amp.GradScaler("cuda")
+scaler.scale(model.weight.float().sum()).backward()
+scaler.step(opt)
+)");
+  EXPECT_EQ(ruleLines(findings({program})), "DL202:11");
+}
+
 // `(pred - y) ** 2` keeps pred's dtype: a Half squared error is a Half loss.
 TEST_F(PythonProgram, APowerOfATensorKeepsItsDtype) {
   const std::string program = write("train.py", R"(import torch
