@@ -1199,10 +1199,14 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     const bool oneLoop =
         std::count_if(clauses.begin(), clauses.end(), [](const Node& c) { return c.is("for_in_clause"); }) == 1;
     std::vector<Value> passes;
+    Node loopTarget;
     for (const Node& clause : clauses) {
       if (clause.is("for_in_clause")) {
         Value iterable = eval(clause.field("right"), state, frame);
-        if (oneLoop && kind != "dictionary_comprehension" && containsCall(body)) passes = loopPasses(iterable, state);
+        if (oneLoop && kind != "dictionary_comprehension" && containsCall(body)) {
+          passes = loopPasses(iterable, state);
+          loopTarget = clause.field("left");
+        }
         // [p for p in model.parameters() if p.requires_grad]: the parameters it
         // filters (not [p.float() for p in ...]: new tensors).
         const Node target = clause.field("left");
@@ -1225,10 +1229,8 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     }
     Value item = kind == "dictionary_comprehension" ? Value::unknown() : eval(body, state, frame);
     if (passes.size() > 1) {
-      const Node loop =
-          *std::find_if(clauses.begin(), clauses.end(), [](const Node& c) { return c.is("for_in_clause"); });
       for (size_t pass = 1; pass < passes.size() && state.reached; ++pass) {
-        assign(loop.field("left"), passes[pass], state, frame);
+        assign(loopTarget, passes[pass], state, frame);
         for (const Node& clause : clauses)
           if (clause.is("if_clause"))
             for (const Node& condition : clause.children()) eval(condition, state, frame);
@@ -1821,9 +1823,9 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       if (object.is(Kind::String) && !call.spread && call.kwargs.empty()) {
         std::vector<Value> parts{object};
         parts.insert(parts.end(), call.args.begin(), call.args.end());
-        if (auto path = pathFunction(method == "joinpath" ? "pathlib.Path" : "." + method,
-                                     method == "joinpath" ? parts : std::vector<Value>{object}))
-          if (method == "joinpath" || call.args.empty()) return *path;
+        const bool joins = method == "joinpath";
+        if (joins || call.args.empty())
+          if (auto path = pathFunction(joins ? "pathlib.Path" : "." + method, parts)) return *path;
       }
       if (object.is(Kind::String) && (method == "lower" || method == "strip" || method == "upper")) {
         Value v = object;
@@ -1920,16 +1922,13 @@ bool Interpreter::derivesFrom(const ClassInfo& cls, std::string_view libraryBase
   return false;
 }
 
-std::string Interpreter::libraryLayerBase(const ClassInfo& cls) const {
-  for (const Value& base : cls.bases) {
-    if (base.is(Kind::Class))
-      if (std::string layer = libraryLayerBase(*base.cls); !layer.empty()) return layer;
-    if (!base.is(Kind::Name) || base.text.rfind("torch.nn.", 0) != 0) continue;
-    const std::string last = base.text.substr(base.text.rfind('.') + 1);
-    const LayerKind kind = layerKind(last);
-    if (!kind.container && !kind.loss && kind.hasParameters && !kind.op.empty()) return last;
-  }
-  return {};
+bool Interpreter::derivesFromLibraryLayer(const ClassInfo& cls) const {
+  return std::any_of(cls.bases.begin(), cls.bases.end(), [&](const Value& base) {
+    if (base.is(Kind::Class)) return derivesFromLibraryLayer(*base.cls);
+    if (!base.is(Kind::Name) || base.text.rfind("torch.nn.", 0) != 0) return false;
+    const LayerKind kind = layerKind(std::string_view(base.text).substr(base.text.rfind('.') + 1));
+    return !kind.container && !kind.loss && kind.hasParameters && !kind.op.empty();
+  });
 }
 
 Value Interpreter::makeObject(Object object, State& state) {
@@ -2226,8 +2225,8 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   object.type = Object::Type::Instance;
   object.cls = &cls;
   object.typeName = cls.name;
-  const std::string layer = libraryLayerBase(cls);
-  object.isModule = derivesFrom(cls, "torch.nn.Module") || !layer.empty();
+  const bool layer = derivesFromLibraryLayer(cls);
+  object.isModule = derivesFrom(cls, "torch.nn.Module") || layer;
   if (derivesFrom(cls, "torch.autograd.Function")) return Value::unknown();
   // class CfgNode(dict) with `__getattr__ = dict.__getitem__`: an instance is its items, read as attributes too.
   if (derivesFrom(cls, "dict") || derivesFrom(cls, "collections.OrderedDict")) {
@@ -2249,7 +2248,7 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
       object.attributes[field] = v;
     }
   // class MELinear(nn.Linear): the layer's weight and bias are its parameters (Float, cast with the module).
-  if (!layer.empty()) {
+  if (layer) {
     Value parameter = Value::tensor(DtypeSet(ScalarType::Float));
     parameter.convertsWithModule = parameter.isParameter = true;
     object.attributes["weight"] = parameter;

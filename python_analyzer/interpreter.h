@@ -132,8 +132,8 @@ class Interpreter {
   Value applyCustomFunction(const ClassInfo& cls, Call& call, State& state, Frame& frame);
   const FunctionInfo* findMethod(const ClassInfo& cls, const std::string& name) const;
   bool derivesFrom(const ClassInfo& cls, std::string_view libraryBase) const;
-  // The torch.nn layer with parameters a class of the analyzed code derives from ("Linear"); empty if none.
-  std::string libraryLayerBase(const ClassInfo& cls) const;
+  // Whether a class of the analyzed code derives from a torch.nn layer with parameters (nn.Linear).
+  bool derivesFromLibraryLayer(const ClassInfo& cls) const;
 
   // What the calls do.
   Value makeObject(Object object, State& state);

@@ -388,15 +388,13 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
 
 void ScalerProtocol::updateFromInfChecks(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
   const auto known = scalers_.find(scaler.id);
+  const bool unscaled = std::any_of(pairs_.begin(), pairs_.end(), [&](const auto& entry) {
+    return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
+  });
   // An inf check on every path since the last update: a path with none (the overflow branch that already
   // updated, then the unconditional update) backs the scale off twice on one found_inf.
-  const bool checked = ((known != scalers_.end() && known->second.mayHaveCheckedUnidentified) ||
-                        std::any_of(pairs_.begin(), pairs_.end(),
-                                    [&](const auto& entry) {
-                                      return entry.first.first == scaler.id && entry.second.unscaledAt.has_value();
-                                    })) &&
-                       !(known != scalers_.end() && known->second.mayHaveNoInfCheck);
-  if (known != scalers_.end() && known->second.lastUpdateAt && !checked) {
+  if (known != scalers_.end() && known->second.lastUpdateAt &&
+      (known->second.mayHaveNoInfCheck || !(unscaled || known->second.mayHaveCheckedUnidentified))) {
     Finding f = makeFinding(RuleId::DL210,
                             fmt::format("{} updated with no inf check (unscale) since its last update on a path: "
                                         "the same found_inf is applied again, so the scale backs off (or grows) twice "
