@@ -1048,6 +1048,9 @@ Value Interpreter::readSetting(const std::string& spelling, const Node& at, Valu
   it->choicesClosed = it->choicesClosed || !named.empty();
   Value value = byDefault;
   if (auto configured = configuration_.find(spelling); configured != configuration_.end()) value = configured->second;
+  // Another string than those the program names: unequal to each of them (its `else` branch), no number.
+  if (value.is(Kind::Unknown) && it->values.front().is(Kind::String) && configuration_.count(spelling))
+    value = Value::string("\x1f(another value)");
   value.setting = static_cast<uint32_t>(it - settings_.begin()) + 1;
   return value;
 }
@@ -1075,8 +1078,10 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
   if (named.empty() && setting.values.front().is(Kind::Number)) {
     addNamedValue(setting, Value::numeric(setting.values.front().number == 0 ? 1 : 0));
   }
-  // A free string compared only with its default (`cfg.precision == "half"`): any other value too.
-  if (!setting.choicesClosed && setting.values.size() == 1 && setting.values.front().is(Kind::String))
+  // A free string tested, or compared with constants (`spec == "none"`, `spec == "dynamic"`, else
+  // `float(spec)`): any other value too, which no comparison names.
+  if (!setting.choicesClosed && !lookup && setting.values.front().is(Kind::String) &&
+      (setting.values.size() == 1 || !named.empty()))
     addNamedValue(setting, Value::unknown());
 }
 
@@ -1176,11 +1181,29 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     return v;
   }
   if (kind == "dictionary") {
+    // {**DEFAULTS, **json.load(f)}: a config file's keys over the defaults,
+    // each a setting of that file (a default's key too: the file may set it).
     Value v = Value::make(Kind::Dict);
     for (const Node& pair : expression.children()) {
+      if (pair.is("dictionary_splat")) {
+        const Value spread = eval(pair.children().empty() ? Node() : pair.children().front(), state, frame);
+        if (!spread.is(Kind::Dict)) return Value::unknown();
+        if (spread.fromConfigFile) {
+          v.fromConfigFile = true;
+          v.text = spread.text;
+          v.description = spread.description;
+        }
+        for (size_t i = 0; i < spread.keys.size(); ++i) {
+          Value& item = itemOf(v, spread.keys[i]);
+          item = spread.items[i];
+          item.setByProgram = v.fromConfigFile && !spread.fromConfigFile;
+        }
+        continue;
+      }
       if (!pair.is("pair")) return Value::unknown();
-      v.keys.push_back(eval(pair.field("key"), state, frame));
-      v.items.push_back(eval(pair.field("value"), state, frame));
+      Value& item = itemOf(v, eval(pair.field("key"), state, frame));
+      item = eval(pair.field("value"), state, frame);
+      item.setByProgram = v.fromConfigFile;
     }
     return v;
   }
@@ -1557,6 +1580,14 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
                         left.is(Kind::None)) &&
                        left.kind == right.kind &&
                        (!left.is(Kind::Dtype) || (left.dtype.single() && right.dtype.single()));
+    // None equals only None, a string only a string (`amp_dtype == torch.float16` where the map gave None).
+    auto noneOrString = [](const Value& v) { return v.is(Kind::None) || v.is(Kind::String); };
+    auto constant = [](const Value& v) {
+      return v.is(Kind::None) || v.is(Kind::String) || v.is(Kind::Number) || v.is(Kind::Bool) ||
+             (v.is(Kind::Dtype) && v.dtype.single());
+    };
+    if (left.kind != right.kind && constant(left) && constant(right) && (noneOrString(left) || noneOrString(right)))
+      return Value::boolean(op == "!=");
     if (!known) return Value::unknown();
     return Value::boolean(left.sameConstant(right) == (op == "=="));
   }
@@ -2751,6 +2782,18 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       if (attributes.keys[i].is(Kind::String)) settings.attributes[attributes.keys[i].text] = attributes.items[i];
     return makeObject(std::move(settings), state);
   }
+  // vars(args): a namespace's or config object's attributes, by name (TrainConfig(**vars(args))).
+  if (name == "vars" && call.args.size() == 1 && call.args[0].is(Kind::Object)) {
+    const Object& object = state.heap.at(call.args[0].object);
+    if (object.isModule || (object.type != Object::Type::Settings && object.type != Object::Type::Instance))
+      return Value::unknown();
+    Value attributes = Value::make(Kind::Dict);
+    for (const auto& [key, value] : object.attributes) {
+      attributes.keys.push_back(Value::string(key));
+      attributes.items.push_back(value);
+    }
+    return attributes;
+  }
   if (name == "enumerate" || name == "zip") {
     Value tuple = Value::make(Kind::List);
     if (name == "enumerate") tuple.items.push_back(Value::unknown());
@@ -2925,6 +2968,8 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     } else {
       module.type = Object::Type::Layer;
       module.op = layer.op;
+      module.composite = layer.composite;
+      module.returnsPair = layer.returnsPair;
       if (!layer.hasParameters) module.parameters = DtypeSet();
       if (const Value* dtype = call.kw("dtype"); dtype && dtype->is(Kind::Dtype)) {
         module.parameters = dtype->dtype;
@@ -3248,7 +3293,20 @@ Value Interpreter::callModuleItself(ObjectId id, Call& call, State& state, Frame
       v.castInAutocast.reset();
       return v;
     }
-    if (object.op.empty()) return Value::unknown();
+    if (object.op.empty()) {
+      // Outside autocast a composite layer computes in its parameters' dtype
+      // (an input of another dtype raises inside it, in library code).
+      const bool outsideAutocast =
+          state.autocast.cuda.enabled == Tristate::Off && state.autocast.cpu.enabled == Tristate::Off;
+      if (!object.composite || !outsideAutocast || !object.parameters.single() ||
+          (input.is(Kind::Tensor) && !input.dtype.isUnknown() && input.dtype != object.parameters))
+        return Value::unknown();
+      Value output = Value::tensor(object.parameters, object.parametersOrigin);
+      if (!object.returnsPair) return output;
+      Value pair = Value::make(Kind::List);
+      pair.items = {output, Value::unknown()};
+      return pair;
+    }
     OpEvent event;
     event.op = object.op;
     event.location = call.node.location();

@@ -89,6 +89,12 @@ LayerKind layerKind(std::string_view className) {
   }};
   for (const auto& [name, op] : kLayers)
     if (className == name) kind.op = op;
+  static constexpr std::array<std::string_view, 6> kComposite{"TransformerEncoder", "TransformerEncoderLayer",
+                                                              "TransformerDecoder", "TransformerDecoderLayer",
+                                                              "Transformer",        "RMSNorm"};
+  static constexpr std::array<std::string_view, 4> kPairs{"MultiheadAttention", "LSTM", "GRU", "RNN"};
+  kind.returnsPair = std::find(kPairs.begin(), kPairs.end(), className) != kPairs.end();
+  kind.composite = kind.returnsPair || std::find(kComposite.begin(), kComposite.end(), className) != kComposite.end();
   static constexpr std::array<std::string_view, 24> kWithoutParameters{"ReLU",
                                                                        "GELU",
                                                                        "SiLU",

@@ -29,6 +29,11 @@ struct LayerKind {
   bool loss = false;  // CrossEntropyLoss...: no parameters, `op` on the input
   bool hasParameters = true;
   std::string op;  // the ATen op a call runs ("linear"); empty when not followed
+  // A layer of several ops (TransformerEncoder, MultiheadAttention, LSTM):
+  // outside autocast it computes in its parameters' dtype; `returnsPair`:
+  // (output, attention weights or hidden state).
+  bool composite = false;
+  bool returnsPair = false;
 };
 LayerKind layerKind(std::string_view className);
 

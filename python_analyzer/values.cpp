@@ -66,7 +66,10 @@ Value joinValues(const Value& a, const Value& b) {
     if (!b.origin || (a.origin && a.origin->location.line != b.origin->location.line && v.dtype != a.dtype))
       v.origin.reset();
     if (!b.castInAutocast) v.castInAutocast.reset();
-    if (!b.manual || a.factor != b.factor) v.manual.reset();
+    // Scaled by hand on one path only (`elif self.static_scale != 1.0: loss = loss * self.static_scale`):
+    // that path's backward is manual scaling.
+    if (!a.manual) v.manual = b.manual, v.factor = b.factor;
+    else if (b.manual && a.factor != b.factor) v.manual.reset();
     v.isGradient = a.isGradient && b.isGradient;
     if (a.parameterOf != b.parameterOf) v.parameterOf = 0;
     if (a.description != b.description) v.description.clear();
@@ -96,6 +99,19 @@ Value joinValues(const Value& a, const Value& b) {
       const ObjectId module = gatheredParameters(a.items.empty() ? b : a);
       if (module && (a.items.empty() || b.items.empty() || gatheredParameters(b) == module)) {
         Value longer = a.items.size() > b.items.size() ? a : b;
+        longer.itemsStandForMore = true;
+        return longer;
+      }
+      // Modules appended on some paths only (layers.append(nn.ReLU()) under
+      // an if): the longer list, its extra modules maybe there.
+      const Value& shorter = a.items.size() < b.items.size() ? a : b;
+      Value longer = a.items.size() < b.items.size() ? b : a;
+      const bool prefix =
+          std::all_of(longer.items.begin(), longer.items.end(),
+                      [](const Value& item) { return item.is(Kind::Object); }) &&
+          std::equal(shorter.items.begin(), shorter.items.end(), longer.items.begin(),
+                     [](const Value& x, const Value& y) { return x.is(Kind::Object) && x.object == y.object; });
+      if (prefix) {
         longer.itemsStandForMore = true;
         return longer;
       }

@@ -173,6 +173,10 @@ struct Object {
   SourceLocation createdAt;
   std::string file;  // ConfigParser: the INI file it read
   std::string op;  // Layer, Loss: the ATen op a call runs ("linear", "cross_entropy")
+  // Layer: several ops (TransformerEncoder), in its parameters' dtype outside
+  // autocast; returnsPair: (output, attention weights or hidden state).
+  bool composite = false;
+  bool returnsPair = false;
 };
 
 struct State {

@@ -1796,6 +1796,168 @@ for step in range(3):
   EXPECT_TRUE(out.empty()) << out.front().rule->id << " " << out.front().message;
 }
 
+// TrainConfig(**vars(args)): the dataclass gets each parsed argument, a
+// setting still; a scaler enabled for every precision but fp32 meets bf16.
+TEST_F(PythonProgram, ADataclassFilledFromVarsOfTheParsedArguments) {
+  const std::string file = write("train.py", R"(import argparse
+from dataclasses import dataclass
+
+import torch
+
+AMP = {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+@dataclass
+class TrainConfig:
+    lr: float
+    precision: str
+
+
+p = argparse.ArgumentParser()
+p.add_argument("--lr", type=float, default=0.1)
+p.add_argument("--precision", choices=sorted(AMP), default="fp16")
+cfg = TrainConfig(**vars(p.parse_args()))
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+scaler = torch.cuda.amp.GradScaler(enabled=cfg.precision != "fp32")
+with torch.autocast("cuda", dtype=AMP[cfg.precision], enabled=cfg.precision != "fp32"):
+    loss = model(torch.randn(2, 4, device="cuda")).sum()
+scaler.scale(loss).backward()
+scaler.step(opt)
+scaler.update()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL209:24");
+  EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"bf16\"");
+}
+
+// A TransformerEncoder or LSTM outside autocast computes in its parameters'
+// dtype: a Half teacher's hidden state meets a Float projection.
+TEST_F(PythonProgram, ALibraryEncoderComputesInItsParametersDtype) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+layer = nn.TransformerEncoderLayer(64, 4, batch_first=True)
+teacher = nn.TransformerEncoder(layer, 2).half()
+rnn = nn.LSTM(64, 64, batch_first=True).half()
+proj = nn.Linear(64, 32)
+with torch.no_grad():
+    hidden = teacher(torch.randn(2, 8, 64).half())
+    out, state = rnn(hidden)
+print(proj(out[:, 0]).shape)
+print(proj(hidden[:, 0]).shape)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL101:11,DL101:12");
+}
+
+// A backward on the unscaled loss, then unscale_() and step(): the unscale
+// divided gradients that were never scaled.
+TEST_F(PythonProgram, UnscalingTheGradientsOfAnUnscaledBackward) {
+  const std::string file = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.AdamW(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for x in [torch.randn(2, 4, device="cuda")]:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(x).float().sum()
+    loss.backward()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL207:12");
+  EXPECT_EQ(out[0].notes.front().location.line, 9u);
+}
+
+// {**DEFAULTS, **json.load(f)}: the file's keys over the defaults, each a
+// setting of the file; a default's key the file may set too.
+TEST_F(PythonProgram, ADictDisplayOfDefaultsAndAConfigFile) {
+  write("conf.json", R"({"ema_dtype": "float16"})");
+  const std::string file = write("train.py", R"(import json
+
+import torch
+
+DEFAULTS = {"ema_dtype": "float32", "amp": "no"}
+STORAGE = {"float32": torch.float32, "float16": torch.float16}
+with open("conf.json") as f:
+    cfg = {**DEFAULTS, **json.load(f)}
+cfg["ema_torch_dtype"] = STORAGE[cfg["ema_dtype"]]
+ema = torch.nn.Linear(4, 4).to(cfg["ema_torch_dtype"])
+print(ema(torch.randn(2, 4)))
+model = torch.nn.Linear(4, 4)
+if cfg["amp"] == "fp16":
+    model.half()
+print(model(torch.randn(2, 4)))
+)");
+  const auto out = findings({file});
+  EXPECT_EQ(ruleLines(out), "DL101:11,DL101:15");
+}
+
+// Layers appended under an if (`if not last: layers.append(nn.ReLU())`): the
+// Sequential still runs its Linear layers.
+TEST_F(PythonProgram, ALayerAppendedOnSomePathsKeepsTheSequential) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+def mlp(sizes, last_act):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2 or last_act:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+head = mlp([16, *(32, 32), 1], last_act=False).half()
+logits = head(torch.randn(4, 16).half()).squeeze(1)
+loss = nn.functional.binary_cross_entropy_with_logits(logits, torch.ones(4).half())
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL105:16");
+}
+
+// A free string setting compared with two values: another value takes the
+// else branch (a static loss scale: float(spec)), unequal to both.
+TEST_F(PythonProgram, AnotherValueOfAFreeStringTakesTheElseBranch) {
+  const std::string file = write("train.py", R"(import argparse
+
+import torch
+
+
+def loss_scaling(spec):
+    if spec == "none":
+        return None, 1.0
+    if spec == "dynamic":
+        return torch.amp.GradScaler("cuda"), 1.0
+    return None, float(spec)
+
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--loss-scale", default="dynamic")
+scaler, static_scale = loss_scaling(ap.parse_args().loss_scale)
+model = torch.nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(torch.randn(2, 4, device="cuda")).sum()
+if scaler is not None:
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+else:
+    if static_scale != 1.0:
+        loss = loss * static_scale
+    loss.backward()
+    for p in model.parameters():
+        p.grad.div_(static_scale)
+    opt.step()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL203:27");
+  EXPECT_EQ(out[0].notes.back().message, "assuming --loss-scale is another value");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "dtype_lint/source_text.h"
+
 namespace dtype_lint {
 namespace {
 
@@ -293,9 +295,10 @@ void DtypeFlowRules::checkHalfLossBackward(const OpEvent& event, std::vector<Fin
   const Operand& loss = event.inputs.front();
   if (!loss.dtype.allLowPrecisionFloat()) return;
   Finding f = makeFinding(RuleId::DL106,
-                          fmt::format("backward() on a {} loss {}: compute the loss in Float (e.g. "
-                                      "loss.to(torch::kFloat)) before backward()",
-                                      loss.dtype.toString(), loss.description),
+                          fmt::format("backward() on a {} loss {}: compute the loss in Float (e.g. {}) before "
+                                      "backward()",
+                                      loss.dtype.toString(), loss.description,
+                                      isPythonFile(event.location.file) ? "loss.float()" : "loss.to(torch::kFloat)"),
                           event.location, event.callChain);
   addOrigin(f, loss);
   out.push_back(std::move(f));

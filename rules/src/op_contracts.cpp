@@ -62,7 +62,7 @@ constexpr std::string_view kMatmulFamily[] = {"mm",     "matmul",  "bmm",    "ad
                                  "bilinear", "addr", "chain_matmul", "tensordot", "inner", "module_call"};
 
 constexpr std::string_view kPrecisionSensitive[] = {
-    "softmax", "log_softmax", "layer_norm", "group_norm", "sum", "mean", "exp", "pow", "norm", "logsumexp",
+    "softmax", "log_softmax", "layer_norm", "sum", "mean", "exp", "pow", "norm", "logsumexp",
     "cumsum", "cumprod", "prod", "var", "std", "mse_loss", "cross_entropy", "cross_entropy_loss", "nll_loss",
     "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "frobenius_norm", "linalg_vector_norm", "ctc_loss", "nll_loss2d",

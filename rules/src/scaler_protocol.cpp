@@ -239,6 +239,11 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
   }
   checkParameterDtype(scaler, optimizer, at, ParameterCheck{.unscales = true}, out);
   if (auto known = scalers_.find(scaler.id); known != scalers_.end()) known->second.recordInfCheck();
+  // No scaled backward since the last update, and an unscaled one: step() will use gradients divided by the scale.
+  const OptimizerFacts* facts = this->optimizer(optimizer.id);
+  const bool unscaledLoss = p.stages == kReady && facts && facts->grads == kUnscaledGrads &&
+                            facts->unscaledBackwardAt && !mayBeDisabled(scaler.id);
+  p.unscaledLossBackwardAt = unscaledLoss ? facts->unscaledBackwardAt : std::nullopt;
   p.stages = kUnscaled;
   p.unscaledAt = at;
   p.updateSkippedAt.reset();
@@ -266,6 +271,16 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
                             at);
     addNote(f, p.steppedAt, "previous step() here");
     addNote(f, p.updateSkippedAt, "update() not reached on this path: control leaves the iteration here");
+    out.push_back(std::move(f));
+  } else if (p.stages == kUnscaled && p.unscaledLossBackwardAt) {
+    Finding f = makeFinding(RuleId::DL207,
+                            fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: its "
+                                        "unscale_() divided the gradients by the scale (updates ~65536x too small); "
+                                        "call {}.scale(loss).backward()",
+                                        scaler.name, optimizer.name, scaler.name),
+                            at);
+    addNote(f, p.unscaledLossBackwardAt, "backward() on the unscaled loss here");
+    addNote(f, p.unscaledAt, "gradients unscaled here");
     out.push_back(std::move(f));
   } else if ((p.stages & kReady) && !(p.stages & kUnscaled) && facts && facts->grads == kUnscaledGrads &&
              (p.stages == kReady || unscaledBackward)) {
@@ -590,8 +605,10 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
       keepFirst(p.updateSkippedAt, it->second.updateSkippedAt);
       // Reported only where every path stepped the optimizer directly.
       if (!it->second.steppedDirectlyAt) p.steppedDirectlyAt.reset();
+      if (!it->second.unscaledLossBackwardAt) p.unscaledLossBackwardAt.reset();
     } else {
       p.steppedDirectlyAt.reset();
+      p.unscaledLossBackwardAt.reset();
     }
     joined[key] = p;
   }
@@ -600,6 +617,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     PairFacts p = theirs;
     p.stages |= defaultStages(*this, key.first);
     p.steppedDirectlyAt.reset();
+    p.unscaledLossBackwardAt.reset();
     joined[key] = p;
   }
   pairs_ = std::move(joined);

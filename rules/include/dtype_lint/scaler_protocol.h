@@ -64,6 +64,8 @@ struct PairFacts {
   std::optional<SourceLocation> unscaledAt, steppedAt;
   std::optional<SourceLocation> updateSkippedAt;  // a `continue`/`return` that left STEPPED behind
   std::optional<SourceLocation> steppedDirectlyAt;  // the optimizer's own step() after this unscale
+  // This unscale divided the gradients of a backward on the unscaled loss (held on every path).
+  std::optional<SourceLocation> unscaledLossBackwardAt;
 };
 
 struct OptimizerFacts {
