@@ -1080,9 +1080,12 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
   }
   // A free string tested, or compared with constants (`spec == "none"`, `spec == "dynamic"`, else
   // `float(spec)`): any other value too, which no comparison names.
-  if (!setting.choicesClosed && !lookup && setting.values.front().is(Kind::String) &&
+  // Not one looked up in a dict (PRECISIONS[cfg["precision"]]): any other raises KeyError there.
+  if (!setting.choicesClosed && !setting.choosesByLookup && setting.values.front().is(Kind::String) &&
       (setting.values.size() == 1 || !named.empty()))
     addNamedValue(setting, Value::unknown());
+  if (setting.choosesByLookup && setting.values.front().is(Kind::String))
+    std::erase_if(setting.values, [](const Value& v) { return v.is(Kind::Unknown); });
 }
 
 std::optional<bool> Interpreter::test(const Value& condition) {
@@ -1292,7 +1295,11 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
 
 Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& frame) {
   const Value object = eval(expression.field("object"), state, frame);
-  const std::string attribute(expression.field("attribute").text());
+  return attributeOf(object, std::string(expression.field("attribute").text()), expression, state, frame);
+}
+
+Value Interpreter::attributeOf(const Value& object, const std::string& attribute, const Node& expression, State& state,
+                               Frame& frame) {
   switch (object.kind) {
   case Kind::Name: {
     if (object.text.rfind("file:", 0) == 0) {  // a module of the analyzed tree
@@ -1347,6 +1354,8 @@ Value Interpreter::evalAttribute(const Node& expression, State& state, Frame& fr
     // A layer's own parameters.
     if (o.type == Object::Type::Layer && !o.parameters.isBottom() && (attribute == "weight" || attribute == "bias"))
       return Value::tensor(o.parameters, o.parametersOrigin);
+    if (o.submoduleOf && o.parameters.single() && (attribute == "weight" || attribute == "bias"))
+      return Value::tensor(o.parameters);
     return Value::unknown();
   }
   case Kind::Class: {
@@ -1399,9 +1408,17 @@ std::optional<Value> Interpreter::callDictMethod(const Value& dict, const Node& 
   if (method == "update" && (call.args.size() == 1 ? call.args[0].is(Kind::Dict) : call.args.empty())) {
     Value* target = storage(dictNode, state, frame);
     if (!target || !target->is(Kind::Dict) || target->fromConfigFile) return Value::none();
-    if (!call.args.empty())
-      for (size_t i = 0; i < call.args[0].keys.size(); ++i)
-        itemOf(*target, call.args[0].keys[i]) = valueAt(call.args[0], i);
+    if (!call.args.empty()) {
+      const Value& source = call.args[0];
+      // cfg = dict(DEFAULTS); cfg.update(json.load(f)): the file may set any default's key too.
+      if (source.fromConfigFile)
+        for (size_t i = 0; i < target->keys.size(); ++i)
+          if (target->keys[i].is(Kind::String) &&
+              std::none_of(source.keys.begin(), source.keys.end(),
+                           [&](const Value& key) { return key.sameConstant(target->keys[i]); }))
+            target->items[i] = configSetting(source, target->keys[i], call.node, &target->items[i]);
+      for (size_t i = 0; i < source.keys.size(); ++i) itemOf(*target, source.keys[i]) = valueAt(source, i);
+    }
     for (const auto& [key, value] : call.kwargs) itemOf(*target, Value::string(key)) = value;
     return Value::none();
   }
@@ -2004,6 +2021,8 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   std::map<std::string, Value> locals = call.captured ? *call.captured : std::map<std::string, Value>{};
   size_t position = 0;
   bool selfBound = !self || isStatic;
+  std::set<std::string> named;  // the parameters a keyword argument can name
+  Node keywordsNode;  // **kwargs
   for (const Node& parameter : definition.field("parameters").children()) {
     Node nameNode = parameter;
     Node defaultNode;
@@ -2014,8 +2033,21 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
       auto children = parameter.children();
       nameNode = children.empty() ? Node() : children.front();
     }
-    if (!nameNode.is("identifier")) continue;  // *args, **kwargs, /, *
+    // *args: the positional arguments left (_call(self, hook, *args) handing them on).
+    if (nameNode.is("list_splat_pattern") && !nameNode.children().empty()) {
+      Value rest = Value::unknown();
+      if (!call.spread && selfBound) {
+        rest = Value::make(Kind::List);
+        for (size_t i = position; i < call.args.size(); ++i) rest.items.push_back(call.args[i]);
+      }
+      locals[std::string(nameNode.children().front().text())] = rest;
+      position = call.args.size();
+      continue;
+    }
+    if (nameNode.is("dictionary_splat_pattern") && !nameNode.children().empty()) keywordsNode = nameNode;
+    if (!nameNode.is("identifier")) continue;  // /, *
     const std::string name(nameNode.text());
+    named.insert(name);
     if (!selfBound) {
       locals[name] = *self;
       selfBound = true;
@@ -2029,6 +2061,19 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     // Inside the callee, a tensor goes by its parameter's name.
     if (value.is(Kind::Tensor)) value.description = "'" + name + "'";
     locals[name] = value;
+  }
+  // **kwargs: the keyword arguments no parameter names.
+  if (keywordsNode) {
+    Value keywords = Value::unknown();
+    if (!call.spread) {
+      keywords = Value::make(Kind::Dict);
+      for (const auto& [name, value] : call.kwargs)
+        if (!named.count(name)) {
+          keywords.keys.push_back(Value::string(name));
+          keywords.items.push_back(value);
+        }
+    }
+    locals[std::string(keywordsNode.children().front().text())] = keywords;
   }
 
   Frame callee;
@@ -2122,6 +2167,9 @@ bool Interpreter::placeAtCall(Finding& finding, std::span<const FunctionInfo* co
   if (const Node callee = callNode.field("function");
       function.owner && callee.is("attribute") && callee.field("object").text() == "self")
     return false;
+  // A hook of a callback object (getattr(cb, hook)(self), cb.on_after_backward(self)): the dispatch is
+  // shared by every hook, the hook's own line is the mistake.
+  if (const Node callee = callNode.field("function"); function.owner && !callee.is("identifier")) return false;
   const SourceLocation& at = finding.location;
   if (!within(function.definition, at)) return false;  // made in a callee
   // Every earlier event happened outside the helper and what it called: in
@@ -2200,8 +2248,11 @@ Value Interpreter::someSubmodule(ObjectId modelId, State& state) {
   submodule.typeName = "Module";
   submodule.name = "a submodule of " + (model.name.empty() ? std::string("the model") : model.name);
   submodule.isModule = true;
-  submodule.parameters = DtypeSet::unknown();
   submodule.submoduleOf = model.submoduleOf ? model.submoduleOf : modelId;
+  // Which one is not known, but in a model of one dtype its weight has that dtype (LoRALinear(child) made
+  // with dtype=child.weight.dtype).
+  const DtypeSet all = parametersOf(submodule.submoduleOf, state);
+  submodule.parameters = all.single() ? all : DtypeSet::unknown();
   return makeObject(std::move(submodule), state);
 }
 
@@ -2259,6 +2310,8 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   const bool layer = derivesFromLibraryLayer(cls);
   object.isModule = derivesFrom(cls, "torch.nn.Module") || layer;
   if (derivesFrom(cls, "torch.autograd.Function")) return Value::unknown();
+  // class Muon(torch.optim.Optimizer): an optimizer of the parameters given, its update rule its own.
+  if (derivesFrom(cls, "torch.optim.Optimizer")) return optimizerFor(cls.name, call, state);
   // class CfgNode(dict) with `__getattr__ = dict.__getitem__`: an instance is its items, read as attributes too.
   if (derivesFrom(cls, "dict") || derivesFrom(cls, "collections.OrderedDict")) {
     if (call.args.size() == 1 && call.args[0].is(Kind::Dict) && call.kwargs.empty()) return call.args[0];
@@ -2684,9 +2737,9 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       if (auto dtype = torchDtype(dotted)) return Value::dtypeOf(DtypeSet(*dtype));
       return Value::name(dotted);
     }
-    if (object.is(Kind::Object))
-      if (auto it = state.heap.find(object.object); it != state.heap.end())
-        if (auto a = it->second.attributes.find(call.args[1].text); a != it->second.attributes.end()) return a->second;
+    // getattr(callback, hook)(trainer): an attribute or a bound method, as `callback.on_after_backward`.
+    if (object.is(Kind::Object) && state.heap.count(object.object))
+      if (Value a = attributeOf(object, call.args[1].text, call.node, state, frame); !a.is(Kind::Unknown)) return a;
     return call.args.size() > 2 ? call.args[2] : Value::unknown();
   }
   // getattr(model, name) walking a dotted path (a LoRA helper's _get_submodules).

@@ -115,6 +115,9 @@ class Interpreter {
   Value eval(const Node& expression, State& state, Frame& frame);
   Value evalExpression(const Node& expression, State& state, Frame& frame);
   Value evalAttribute(const Node& expression, State& state, Frame& frame);
+  // object.attribute, `expression` where it is read.
+  Value attributeOf(const Value& object, const std::string& attribute, const Node& expression, State& state,
+                    Frame& frame);
   Value evalCall(const Node& call, State& state, Frame& frame);
   Value evalBinary(const Node& expression, State& state, Frame& frame);
   Value evalComparison(const Node& expression, State& state, Frame& frame);

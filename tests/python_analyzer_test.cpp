@@ -1958,6 +1958,109 @@ else:
   EXPECT_EQ(out[0].notes.back().message, "assuming --loss-scale is another value");
 }
 
+// LoRA adapters made in the base layer's dtype (dtype=child.weight.dtype)
+// inside a Half model: the trainable parameters are Half.
+TEST_F(PythonProgram, AdaptersMadeInTheBaseWeightsDtypeOfAHalfModel) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+from transformers import AutoModelForCausalLM
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base, r):
+        super().__init__()
+        self.base = base
+        self.lora_A = nn.Parameter(torch.zeros(r, base.in_features, dtype=base.weight.dtype))
+        self.lora_B = nn.Parameter(torch.zeros(base.out_features, r, dtype=base.weight.dtype))
+
+
+model = AutoModelForCausalLM.from_pretrained("m", torch_dtype=torch.float16)
+for name, module in list(model.named_modules()):
+    for child_name, child in list(module.named_children()):
+        if isinstance(child, nn.Linear) and child_name in ("q_proj", "v_proj"):
+            setattr(module, child_name, LoRALinear(child, 8))
+for n, p in model.named_parameters():
+    p.requires_grad = "lora_" in n
+optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+scaler.scale(model(torch.ones(1, 4, dtype=torch.long)).logits.float().sum()).backward()
+scaler.step(optimizer)
+scaler.update()
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL202:24");
+}
+
+// Callbacks called by name through getattr, the hook's arguments handed on
+// by *args: a hook that unscales again is the mistake, at its own line.
+TEST_F(PythonProgram, ACallbackHookCalledThroughGetattrWithStarArgs) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class GradNormMonitor:
+    def on_before_optimizer_step(self, trainer, optimizer):
+        trainer.scaler.unscale_(optimizer)
+
+
+class Trainer:
+    def __init__(self, callbacks):
+        self.callbacks = list(callbacks)
+        self.model = torch.nn.Linear(4, 4).cuda()
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.optimizer = torch.optim.AdamW(self.model.parameters())
+
+    def _call(self, hook, *args, **kwargs):
+        for cb in self.callbacks:
+            getattr(cb, hook)(self, *args, **kwargs)
+
+    def fit(self, loader):
+        for x in loader:
+            self.scaler.scale(self.model(x).float().sum()).backward()
+            self.scaler.unscale_(self.optimizer)
+            self._call("on_before_optimizer_step", self.optimizer)
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+
+Trainer([GradNormMonitor()]).fit([torch.randn(2, 4, device="cuda")])
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL201:6");
+  EXPECT_EQ(out[0].notes.front().message, "first unscale here");
+}
+
+// cfg = dict(DEFAULTS); cfg.update(json.load(f)): a default's key is a
+// setting of the file, which may set it; an optimizer class of the program's
+// own (class Muon(torch.optim.Optimizer)) stepped on scaled gradients.
+TEST_F(PythonProgram, DefaultsUpdatedFromAConfigFileAndAnOptimizerOfTheProgramsOwn) {
+  const std::string file = write("train.py", R"(import json
+
+import torch
+
+DEFAULTS = {"amp": "bf16", "lr": 0.02}
+AMP = {"off": None, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class Muon(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.02):
+        super().__init__(params, dict(lr=lr))
+
+
+cfg = dict(DEFAULTS)
+with open("train_config.json") as f:
+    cfg.update(json.load(f))
+model = torch.nn.Linear(4, 4).cuda()
+muon = Muon(model.parameters(), lr=cfg["lr"])
+scaler = torch.amp.GradScaler("cuda", enabled=cfg["amp"] == "fp16")
+with torch.autocast("cuda", dtype=AMP[cfg["amp"]] or torch.bfloat16, enabled=cfg["amp"] != "off"):
+    loss = model(torch.randn(2, 4, device="cuda")).float().sum()
+scaler.scale(loss).backward()
+muon.step()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL208:23");
+  EXPECT_EQ(out[0].notes.back().message, "assuming amp in train_config.json is \"fp16\"");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
