@@ -2663,8 +2663,12 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
     optimizer.module = params->is(Kind::Parameters) ? params->object : gatheredParameters(*params);
     dtype = parametersOf(optimizer.module, state, &origin);
   } else if (params && params->is(Kind::List)) {
-    // Parameter groups: [{"params": enc.parameters(), "lr": ...}, ...].
+    // Parameter groups: [{"params": enc.parameters(), "lr": ...}, ...]. A
+    // trainable group of Half (or BFloat16) parameters is what unscale_()
+    // and eps see, whatever the other groups hold.
     DtypeSet joined;
+    std::optional<DtypeSet> lowPrecision;
+    std::optional<Note> lowPrecisionOrigin;
     bool allKnown = !params->items.empty();
     for (const Value& group : params->items) {
       const Value* groupParams = nullptr;
@@ -2680,9 +2684,22 @@ Value Interpreter::optimizerFor(const std::string& className, Call& call, State&
         continue;
       }
       if (!optimizer.module) optimizer.module = module;
-      joined = joined.join(parametersOf(module, state, origin ? nullptr : &origin));
+      std::optional<Note> groupOrigin;
+      const DtypeSet groupDtype = parametersOf(module, state, &groupOrigin);
+      if (!origin) origin = groupOrigin;
+      joined = joined.join(groupDtype);
+      const auto single = groupDtype.single();
+      if (single && isLowPrecisionFloat(*single) && !allFrozen(module, state) &&
+          (!lowPrecision || *single == ScalarType::Half)) {
+        lowPrecision = groupDtype;
+        lowPrecisionOrigin = groupOrigin;
+      }
     }
     if (allKnown) dtype = joined;
+    if (allKnown && lowPrecision && !joined.isUnknown()) {
+      dtype = *lowPrecision;
+      origin = lowPrecisionOrigin;
+    }
   }
   // DL304: the eps the optimizer uses, given or its default; checked again
   // where its parameters change dtype later (model.half() after it was made).
@@ -2834,6 +2851,13 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     for (size_t i = 0; i < attributes.keys.size(); ++i)
       if (attributes.keys[i].is(Kind::String)) settings.attributes[attributes.keys[i].text] = attributes.items[i];
     return makeObject(std::move(settings), state);
+  }
+  // itertools.chain(unet.parameters(), text_encoder.parameters()): the parameters of each, as groups.
+  if (name == "itertools.chain" && !call.spread && !call.args.empty() &&
+      std::all_of(call.args.begin(), call.args.end(), [](const Value& v) { return v.is(Kind::Parameters); })) {
+    Value groups = Value::make(Kind::List);
+    groups.items = call.args;
+    return groups;
   }
   // vars(args): a namespace's or config object's attributes, by name (TrainConfig(**vars(args))).
   if (name == "vars" && call.args.size() == 1 && call.args[0].is(Kind::Object)) {

@@ -19,8 +19,9 @@ std::vector<Node> Node::children() const {
   std::vector<Node> out;
   if (null()) return out;
   for (uint32_t i = 0, n = ts_node_named_child_count(node_); i < n; ++i) {
-    Node child(ts_node_named_child(node_, i), file_);
-    if (!child.is("comment")) out.push_back(child);
+    // Extras (comments, a backslash's line continuation) are no part of the syntax.
+    const TSNode child = ts_node_named_child(node_, i);
+    if (!ts_node_is_extra(child)) out.emplace_back(child, file_);
   }
   return out;
 }
@@ -29,8 +30,8 @@ std::vector<Node> Node::allChildren() const {
   std::vector<Node> out;
   if (null()) return out;
   for (uint32_t i = 0, n = ts_node_child_count(node_); i < n; ++i) {
-    Node child(ts_node_child(node_, i), file_);
-    if (!child.is("comment")) out.push_back(child);
+    const TSNode child = ts_node_child(node_, i);
+    if (!ts_node_is_extra(child)) out.emplace_back(child, file_);
   }
   return out;
 }

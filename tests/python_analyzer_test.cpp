@@ -2061,6 +2061,29 @@ muon.step()
   EXPECT_EQ(out[0].notes.back().message, "assuming amp in train_config.json is \"fp16\"");
 }
 
+// diffusers' idiom: the optimizer over itertools.chain(unet.parameters(),
+// text_encoder.parameters()) after the text encoder was made Half; the
+// expression continued by a backslash is one expression.
+TEST_F(PythonProgram, AHalfGroupAmongTheOptimizersParametersIsUnscaled) {
+  const std::string file = write("train.py", R"(import itertools
+
+import torch
+from transformers import CLIPTextModel, UNet2DConditionModel
+
+unet = UNet2DConditionModel.from_pretrained("m", subfolder="unet")
+text_encoder = CLIPTextModel.from_pretrained("m", subfolder="text_encoder")
+text_encoder.to("cuda", dtype=torch.float16)
+train_text_encoder = True
+params = itertools.chain(unet.parameters(), text_encoder.parameters()) if train_text_encoder \
+    else unet.parameters()
+optimizer = torch.optim.SGD(params, lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+scaler.scale(unet(torch.randn(1, 4)).sample.float().mean()).backward()
+scaler.unscale_(optimizer)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL202:15");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
