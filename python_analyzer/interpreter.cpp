@@ -889,8 +889,16 @@ Value* Interpreter::storage(const Node& expression, State& state, Frame& frame) 
     return nullptr;
   }
   Value* dict = storage(containerNode, state, frame);
-  if (!dict || !dict->is(Kind::Dict) || !(key.is(Kind::String) || key.is(Kind::Number))) return nullptr;
-  return &itemOf(*dict, std::move(key), std::move(missing));
+  if (!dict || !dict->is(Kind::Dict)) return nullptr;
+  if (key.is(Kind::String) || key.is(Kind::Number)) return &itemOf(*dict, std::move(key), std::move(missing));
+  // groups[(layer_id, no_wd)] = {"params": []}: a key known only at run time; one item stands for all.
+  if (dict->fromConfigFile) return nullptr;
+  dict->itemsStandForMore = true;
+  for (size_t i = 0; i < dict->keys.size(); ++i)
+    if (dict->keys[i].is(Kind::Unknown)) return &dict->items[i];
+  dict->keys.push_back(Value::unknown());
+  dict->items.push_back(std::move(missing));
+  return &dict->items.back();
 }
 
 // @register("tc_resnet") above a def or class: a decorator of the analyzed
@@ -1394,6 +1402,7 @@ std::optional<Value> Interpreter::callDictMethod(const Value& dict, const Node& 
   };
   if ((method == "items" || method == "keys" || method == "values") && call.args.empty()) {
     Value list = Value::make(Kind::List);
+    list.itemsStandForMore = dict.itemsStandForMore;
     for (size_t i = 0; i < dict.keys.size(); ++i) {
       Value pair = Value::make(Kind::List);
       pair.items = {dict.keys[i], valueAt(dict, i)};
@@ -1440,7 +1449,8 @@ bool Interpreter::growList(const Node& listNode, const Value* list, const std::s
       if (!holds || *holds == (i == 0)) grown = growList(parts[i], nullptr, method, item, state, frame) || grown;
     return grown;
   }
-  if (!listNode.is("identifier") && !listNode.is("attribute")) return false;
+  // groups[key]["params"].append(p) too: an item of a dict.
+  if (!listNode.is("identifier") && !listNode.is("attribute") && !listNode.is("subscript")) return false;
   Value grown = list ? *list : eval(listNode, state, frame);
   if (!grown.is(Kind::List)) return false;
   if (method == "append") grown.items.push_back(item);

@@ -116,6 +116,19 @@ Value joinValues(const Value& a, const Value& b) {
         return longer;
       }
     }
+    // Keys added on some paths only (`if key not in groups: groups[key] = {...}`): the dict with them.
+    if (a.is(Kind::Dict) && a.keys.size() != b.keys.size()) {
+      const Value& fewer = a.keys.size() < b.keys.size() ? a : b;
+      Value more = a.keys.size() < b.keys.size() ? b : a;
+      const bool prefix =
+          std::equal(fewer.keys.begin(), fewer.keys.end(), more.keys.begin(), [](const Value& x, const Value& y) {
+            return x.sameConstant(y) || (x.is(Kind::Unknown) && y.is(Kind::Unknown));
+          });
+      if (!prefix) return Value::unknown();
+      for (size_t i = 0; i < fewer.items.size(); ++i) more.items[i] = joinValues(more.items[i], fewer.items[i]);
+      more.itemsStandForMore = a.itemsStandForMore || b.itemsStandForMore;
+      return more;
+    }
     v.itemsStandForMore = a.itemsStandForMore || b.itemsStandForMore;
     if (a.items.size() != b.items.size() || a.keys.size() != b.keys.size()) return Value::unknown();
     for (size_t i = 0; i < a.items.size(); ++i) v.items[i] = joinValues(a.items[i], b.items[i]);

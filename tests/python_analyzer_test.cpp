@@ -2084,6 +2084,29 @@ scaler.unscale_(optimizer)
   EXPECT_EQ(ruleLines(findings({file})), "DL202:15");
 }
 
+// timm's layer-decay groups: a dict keyed at run time ((layer_id, no_wd)),
+// each group's "params" list grown in the loop; one group stands for all.
+TEST_F(PythonProgram, ParameterGroupsInADictKeyedAtRunTime) {
+  const std::string file = write("train.py", R"(import torch
+
+
+def param_groups_layer_decay(model, weight_decay):
+    groups = {}
+    for name, p in model.named_parameters():
+        no_wd = p.ndim <= 1
+        key = (name.split(".")[0], no_wd)
+        if key not in groups:
+            groups[key] = {"params": [], "weight_decay": 0.0 if no_wd else weight_decay}
+        groups[key]["params"].append(p)
+    return list(groups.values())
+
+
+model = torch.nn.Linear(4, 4).half()
+opt = torch.optim.AdamW(param_groups_layer_decay(model, 0.05), lr=1e-3)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL304:16");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
