@@ -114,6 +114,8 @@ const FunctionDecl* FunctionAnalysis::calledDefinition(const CallExpr* call, con
 // ModuleList's element: a module whose dtype this call does not know.
 bool FunctionAnalysis::moduleOfUnknownOrigin(const Expr* module) {
   const Expr* e = moduleObject(module);
+  // b->as<Block>(): a ModuleList's element, made by its owner and maybe converted with it since.
+  if (const auto* as = dyn_cast_or_null<CXXMemberCallExpr>(e); as && calleeName(as) == "as") return true;
   while (const auto* member = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreImpCasts() : nullptr))
     e = moduleObject(member->getBase());
   if (!e) return false;

@@ -7,6 +7,7 @@
 #include "flow/function_analysis.h"
 #include "flow/settings.h"
 #include "torch_api.h"
+#include "clang/AST/ParentMapContext.h"
 
 namespace dtype_lint::analyzer::flow {
 
@@ -169,6 +170,9 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
 TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   e = moduleObject(e);
   if (!e) return {};
+  // block->as<ConvBlockImpl>(): the module the holder or pointer holds.
+  if (const auto* as = dyn_cast<CXXMemberCallExpr>(e); as && calleeName(as) == "as")
+    return evalModule(as->getImplicitObjectArgument());
   // layers[i], heads_.back(): what the list of modules holds. A module's own
   // list of the submodules it registered follows it, as its other submodules do.
   if (const Expr* container = accessedContainer(e); container && moduleListElementClass(container->getType())) {
@@ -176,6 +180,12 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
     return accessedElement(evalList(container), cast<CallExpr>(e)).value_or(TensorFact{});
   }
   if (const ValueDecl* d = declOf(e)) {
+    // The elements of a ModuleList the module registered share its dtype too
+    // (`for (const auto& block : *blocks)`).
+    if (const Expr* range = ctx_.thisModule ? loopRange(d) : nullptr;
+        range && isa_and_nonnull<FieldDecl>(declOf(moduleObject(range))) &&
+        moduleImplClass(moduleObject(range)->getType()))
+      return *ctx_.thisModule;
     if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
     // model->fc1: a submodule shares its parent's dtype.
     if (const auto* member = dyn_cast<MemberExpr>(e); member &&
@@ -201,6 +211,16 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (createsModule(e) && createsFloatParameters(impl, e))
     return TensorFact{DtypeSet(ScalarType::Float), note(e, "the parameters are Float (module created here)"), true};
   return {};
+}
+
+// The range a range-for's loop variable walks, or null.
+const Expr* FunctionAnalysis::loopRange(const ValueDecl* variable) {
+  const auto declarations = tu_.context().getParents(*variable);
+  const auto* declaration = declarations.empty() ? nullptr : declarations[0].get<DeclStmt>();
+  if (!declaration) return nullptr;
+  const auto loops = tu_.context().getParents(*declaration);
+  const auto* loop = loops.empty() ? nullptr : loops[0].get<CXXForRangeStmt>();
+  return loop && loop->getLoopVarStmt() == declaration ? loop->getRangeInit() : nullptr;
 }
 
 // A user module's list of submodules of which nothing else is known: they

@@ -354,6 +354,12 @@ namespace {
 // only, when the step after the loop is there because they ran. A step its
 // iterations make on some path (every N-th micro-batch) ran, for the same
 // reason: an update() after the loop has its inf checks.
+bool endsInThrow(const CFGBlock& block) {
+  if (block.empty()) return false;
+  const auto last = block.back().getAs<CFGStmt>();
+  return last && isa<CXXThrowExpr>(last->getStmt());
+}
+
 std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
                                               const std::vector<FlowState>& out) {
   const Stmt* loop = header->getTerminatorStmt();
@@ -378,8 +384,9 @@ FlowState FunctionAnalysis::stateEntering(const CFGBlock* block, const FlowState
   if (const auto* tryStmt = dyn_cast_or_null<CXXTryStmt>(block->getTerminatorStmt())) in.join(tries_[tryStmt].thrown);
   for (const CFGBlock::AdjacentBlock& pred : block->preds()) {
     // An exception no handler catches leaves the function: the caller's code after the call never runs.
-    const bool uncaught =
-        block == &cfg_.getExit() && pred.isReachable() && isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt());
+    // So does a `throw` outside any try block (a ported scaler's protocol error, a check that aborts).
+    const bool uncaught = block == &cfg_.getExit() && pred.isReachable() &&
+                          (isa_and_nonnull<CXXTryStmt>(pred->getTerminatorStmt()) || endsInThrow(*pred));
     if (!pred.isReachable() || uncaught || !edgeFeasible(pred, block, out[pred->getBlockID()])) continue;
     if (auto iterated = leftAfterAnIteration(pred, block, out)) in.join(*iterated);
     else in.join(out[pred->getBlockID()]);
@@ -472,7 +479,10 @@ FunctionResult FunctionAnalysis::run() {
         result_.convertedModuleArgs[i] = converted->second;
     }
   if (ctx_.enclosing && exit.reached) result_.enclosingAtExit = enclosingAfter(exit);
-  if (result_.returned.dtype.isBottom()) result_.returned = TensorFact{};
+  // A tensor returned on no path is unknown; one that is bottom on every path
+  // is the result of an op that raises (a module's forward called with the
+  // wrong dtype): its caller's value is bottom too, as the op's would be.
+  if (result_.returned.dtype.isBottom() && !returnsTensor_) result_.returned = TensorFact{};
   return std::move(result_);
 }
 

@@ -171,6 +171,7 @@ class FunctionAnalysis final : public FlowQueries {
   void runDestructor(const clang::CXXRecordDecl* record);
   std::optional<CallContext> userCallContext(const clang::CallExpr* call, const clang::FunctionDecl* callee);
   bool moduleOfUnknownOrigin(const clang::Expr* module);
+  const clang::Expr* loopRange(const clang::ValueDecl* variable);
   void transferModuleCall(const ModuleCall& module, const clang::CallExpr* call);
   const FunctionResult* analyzeModuleCall(const ModuleCall& module, const clang::Expr* at);
   const FunctionResult* analyzeAutogradApply(const clang::CallExpr* call, const clang::CXXRecordDecl* function);
@@ -196,6 +197,7 @@ class FunctionAnalysis final : public FlowQueries {
   FlowState state_;
   const FlowState* branchState_ = nullptr;  // the state a branch condition is read in, when not state_
   FunctionResult result_;
+  bool returnsTensor_ = false;  // a return statement of a tensor or module was reached
   ScalerTracking scalers_;
   std::map<const clang::CXXTryStmt*, TryRegion> tries_;
   bool collectingThrows_ = true;  // false once the fixpoint is reached

@@ -799,6 +799,7 @@ void FunctionAnalysis::transferReturn(const ReturnStmt* ret) {
   if (value && (module || isTensorType(value->getType()))) {
     const TensorFact fact = module ? evalModule(value) : evalTensor(value);
     result_.returned = result_.returned.dtype.isBottom() ? fact : joinFacts(result_.returned, fact);
+    returnsTensor_ = true;
   } else if (value && isScalarTypeType(value->getType())) {
     // A helper that resolves a dtype (`dtype_of(cfg.precision)`): what its paths return.
     const TensorFact fact = evalDtypeArgument(value).value_or(TensorFact{});

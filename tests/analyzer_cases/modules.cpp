@@ -324,3 +324,52 @@ void decoder_converted_whole() {
   decoder->to(torch::kHalf);
   decoder(torch::randn({2, 4, 8}, torch::kHalf));
 }
+
+// A torch::nn::ModuleList walked with `block->as<Impl>()`: its elements were
+// converted with the model, whatever their constructor made; the Float input
+// meets them inside their forward, on every iteration of the loop.
+struct ListedConvImpl : torch::nn::Module {
+  ListedConvImpl() : conv(register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 3, 3).padding(1)))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return torch::relu(conv(x));  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'conv': Half}}
+  }
+  torch::nn::Conv2d conv;
+};
+TORCH_MODULE(ListedConv);
+
+struct ListedCnnImpl : torch::nn::Module {
+  ListedCnnImpl() {
+    blocks = register_module("blocks", torch::nn::ModuleList());
+    for (int i = 0; i < 3; ++i) blocks->push_back(ListedConv());
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (const auto& block : *blocks) x = block->as<ListedConvImpl>()->forward(x);
+    return x;
+  }
+  torch::nn::ModuleList blocks;
+};
+TORCH_MODULE(ListedCnn);
+
+void module_list_of_a_half_model(const torch::Tensor& images) {
+  ListedCnn model;
+  model->to(torch::kHalf);
+  model->forward(images.to(torch::kFloat));
+}
+
+// A module whose forward raises, called in a loop: the next iteration's input
+// is still the Float one, not a mix of it and the module's output.
+struct LoopedBlockImpl : torch::nn::Module {
+  LoopedBlockImpl() : fc(register_module("fc", torch::nn::Linear(4, 4))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return fc(x);  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'fc': Half}}
+  }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(LoopedBlock);
+
+void half_block_in_a_loop(int steps) {
+  LoopedBlock block;
+  block->to(torch::kHalf);
+  auto x = torch::randn({2, 4});
+  for (int i = 0; i < steps; ++i) x = block(x);
+}

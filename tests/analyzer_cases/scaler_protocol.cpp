@@ -814,3 +814,33 @@ class TwoOptimizerTrainer {
 };
 
 void train_two_optimizers() { TwoOptimizerTrainer().train(); }
+
+// A check that throws after a misplaced unscale_() ends the program: the
+// caller's next call starts from the path that reached update(), not from the
+// thrown one.
+bool all_finite(torch::nn::Module& m) {
+  for (const auto& p : m.parameters())
+    if (!torch::isfinite(p).all().item<bool>()) return false;
+  return true;
+}
+
+struct CheckedStep {
+  void step(bool check_finite) {
+    scaler.scale(loss_of(model)).backward();
+    scaler.unscale_(opt);
+    scaler.step(opt);
+    if (check_finite) {
+      scaler.unscale_(opt);  // dtype-lint-expect: DL206
+      if (!all_finite(*model)) throw std::runtime_error("non-finite parameters after step");
+    }
+    scaler.update();
+  }
+  torch::nn::Linear model{8, 1};
+  torch::optim::SGD opt{model->parameters(), 0.1};
+  GradScaler scaler;
+};
+
+void throw_ends_the_path(bool check_finite) {
+  CheckedStep trainer;
+  for (int it = 0; it < 4; ++it) trainer.step(check_finite);
+}
