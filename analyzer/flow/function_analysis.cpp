@@ -291,6 +291,8 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     return std::nullopt;
   }
   if (const Expr* predicate = predicateBody(condition)) return evalFlag(predicate);
+  // `if (at::autocast::is_enabled()) return fused(x);`
+  if (const auto enabled = autocastQuery(condition, branchState_ ? *branchState_ : state_)) return enabled;
   if (const auto test = settingTest(condition))
     if (const FlagAssumption* assumed = ctx_.assumedSetting(test->setting))
       return (assumed->value && assumed->setting == test->value) == test->holdsOnValue;
@@ -370,6 +372,14 @@ std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGB
   for (const CFGBlock::AdjacentBlock& pred : header->preds())
     if (pred.isReachable() && pred->getLoopTarget() == loop) iterations.join(out[pred->getBlockID()]);
   if (!iterations.reached) return std::nullopt;
+  // A model's list of modules is never empty: `for (auto& layer : layers) x = layer(x);` leaves x as the
+  // layers made it, not also as it came in.
+  if (const auto* range = dyn_cast<CXXForRangeStmt>(loop);
+      range && range->getRangeInit() &&
+      (moduleListElementClass(range->getRangeInit()->getType()) || moduleImplClass(range->getRangeInit()->getType()))) {
+    iterations.process.protocol.leaveLoop();
+    return iterations;
+  }
   FlowState edge = out[header->getBlockID()];
   edge.process.protocol = iterations.process.protocol;
   edge.process.protocol.leaveLoop();

@@ -172,6 +172,7 @@ class FunctionAnalysis final : public FlowQueries {
   std::optional<CallContext> userCallContext(const clang::CallExpr* call, const clang::FunctionDecl* callee);
   bool moduleOfUnknownOrigin(const clang::Expr* module);
   const clang::Expr* loopRange(const clang::ValueDecl* variable);
+  std::optional<bool> autocastQuery(const clang::Expr* value, const FlowState& state);
   void transferModuleCall(const ModuleCall& module, const clang::CallExpr* call);
   const FunctionResult* analyzeModuleCall(const ModuleCall& module, const clang::Expr* at);
   const FunctionResult* analyzeAutogradApply(const clang::CallExpr* call, const clang::CXXRecordDecl* function);

@@ -324,6 +324,24 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
   }
 }
 
+// at::autocast::is_enabled(), is_cpu_enabled(), is_autocast_enabled(device):
+// the state's answer where it knows it.
+std::optional<bool> FunctionAnalysis::autocastQuery(const Expr* value, const FlowState& state) {
+  const auto* call = dyn_cast<CallExpr>(ignoreWrappers(value));
+  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
+  if (!isAutocastFunction(callee) || !callee->getDeclName().isIdentifier()) return std::nullopt;
+  const std::string name = callee->getName().str();
+  const DeviceAutocast* device = nullptr;
+  if (name == "is_enabled") device = &state.process.autocast.cuda;
+  if (name == "is_cpu_enabled") device = &state.process.autocast.cpu;
+  if (name == "is_autocast_enabled" && call->getNumArgs() == 1) {
+    const auto type = evaluateDeviceTypeConstant(call->getArg(0));
+    device = type == "CUDA" ? &state.process.autocast.cuda : type == "CPU" ? &state.process.autocast.cpu : nullptr;
+  }
+  if (!device || device->enabled == Tristate::Unknown) return std::nullopt;
+  return device->enabled == Tristate::On;
+}
+
 // A bool given the autocast state (`prev_enabled_ = at::autocast::is_cpu_enabled()`),
 // a parameter whose value this call knows, or a test this path decides; any
 // other value is not followed (a struct's bools are shared by all its objects here).
@@ -332,26 +350,14 @@ void FunctionAnalysis::bindBool(const ValueDecl* d, const Expr* value) {
   if (const ValueDecl* source = value ? testedFlag(value) : nullptr;
       source && source == cast<ValueDecl>(d->getCanonicalDecl()))
     return;
-  const auto* call = value ? dyn_cast<CallExpr>(ignoreWrappers(value)) : nullptr;
-  const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
-  const DeviceAutocast* device = nullptr;
-  if (isAutocastFunction(callee)) {
-    const std::string name = callee->getName().str();
-    if (name == "is_enabled") device = &state_.process.autocast.cuda;
-    if (name == "is_cpu_enabled") device = &state_.process.autocast.cpu;
-    if (name == "is_autocast_enabled" && call->getNumArgs() == 1) {
-      const auto type = evaluateDeviceTypeConstant(call->getArg(0));
-      device = type == "CUDA" ? &state_.process.autocast.cuda : type == "CPU" ? &state_.process.autocast.cpu : nullptr;
-    }
-  }
   std::optional<bool> known;
-  if (device && device->enabled != Tristate::Unknown) known = device->enabled == Tristate::On;
-  else if (const auto* ref = value ? dyn_cast<DeclRefExpr>(value->IgnoreParenImpCasts()) : nullptr;
-           ref && isa<ParmVarDecl>(ref->getDecl()) && !fn_->isImplicit())
+  if (const auto* ref = value ? dyn_cast<DeclRefExpr>(value->IgnoreParenImpCasts()) : nullptr;
+      ref && isa<ParmVarDecl>(ref->getDecl()) && !fn_->isImplicit())
     known = evalFlag(ref);  // a guard's `enabled_(enabled)` keeps the flag it was built with
   else if (const auto* test = value ? dyn_cast<BinaryOperator>(ignoreWrappers(value)) : nullptr;
            test && (test->isEqualityOp() || test->isLogicalOp()))
     known = evalFlag(test);  // `s.amp = s.amp_dtype != torch::kFloat;`, under this path's settings
+  else if (value) known = autocastQuery(value, state_);
   if (known) state_.bools[cast<ValueDecl>(d->getCanonicalDecl())] = *known;
   else state_.bools.erase(cast<ValueDecl>(d->getCanonicalDecl()));
 }

@@ -78,3 +78,20 @@ torch::Tensor rmsNormThenProject(const torch::Tensor& x, const torch::Tensor& w,
   at::autocast::clear_cache();
   return loss;
 }
+
+// `if (at::autocast::is_enabled()) return fused(x);`: the state decides the
+// branch, so the full-precision path's cast never runs inside the region.
+torch::Tensor adapterForward(const torch::Tensor& x, const torch::Tensor& w) {
+  if (at::autocast::is_enabled()) return torch::matmul(x, w);
+  const auto dt = w.scalar_type();
+  return torch::matmul(x.to(dt), w);
+}
+
+torch::Tensor adapterUnderAutocast(const torch::Tensor& x) {
+  auto w = torch::randn({8, 8});
+  at::autocast::set_enabled(true);
+  auto y = adapterForward(x.to(torch::kHalf), w);
+  at::autocast::set_enabled(false);
+  at::autocast::clear_cache();
+  return y;
+}

@@ -373,3 +373,25 @@ void half_block_in_a_loop(int steps) {
   auto x = torch::randn({2, 4});
   for (int i = 0; i < steps; ++i) x = block(x);
 }
+
+// A model's std::vector of layers is walked at least once: after the loop the
+// activations are what the Half layers made, and the Float head meets them.
+struct LayerStackImpl : torch::nn::Module {
+  explicit LayerStackImpl(int depth) {
+    for (int i = 0; i < depth; ++i) layers.push_back(register_module("l" + std::to_string(i), torch::nn::Linear(4, 4)));
+    head = register_module("head", torch::nn::Linear(4, 2));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& layer : layers) x = layer(x);
+    return head(x);  // dtype-lint-expect: DL101 {{input 'x': Half, the parameters of 'head': Float}}
+  }
+  std::vector<torch::nn::Linear> layers;
+  torch::nn::Linear head{nullptr};
+};
+TORCH_MODULE(LayerStack);
+
+void half_layers_float_head(int depth) {
+  LayerStack model(depth);
+  for (auto& layer : model->layers) layer->to(torch::kHalf);
+  model(torch::randn({2, 4}, torch::kHalf));
+}
