@@ -217,7 +217,7 @@ struct Interpreter::Call {
   std::map<std::string, Value> kwargs;
   std::map<std::string, Node> kwargNodes;
   bool spread = false;  // *args or **kwargs: the arguments are not all known
-  bool spreadsParsedArguments = false;  // **vars(parser.parse_args()): each keyword a setting
+  bool spreadsParsedArguments = false;  // **vars(parser.parse_args()), **kwargs keyed at run time: each a setting
   std::vector<Value> spreadItems;  // *items of a list built in a loop: the items standing for all
   std::shared_ptr<const std::map<std::string, Value>> captured;  // a closure's: its enclosing function's variables
 
@@ -1760,9 +1760,13 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         if (!named) {
           call.spread = true;
           const Node spreadNode = argument.children().empty() ? Node() : argument.children().front();
-          // **vars(args), **{k: v for k, v in vars(args).items() if ...}
-          call.spreadsParsedArguments =
-              call.spreadsParsedArguments || spreadNode.text().find("vars(") != std::string_view::npos;
+          // **vars(args), **{k: v for k, v in vars(args).items() if ...}, or kwargs[f.name] = ... filled
+          // from the environment over fields(cls): any keyword may be given.
+          const bool keyedAtRunTime =
+              spread.is(Kind::Dict) && std::any_of(spread.keys.begin(), spread.keys.end(),
+                                                   [](const Value& key) { return key.is(Kind::Unknown); });
+          call.spreadsParsedArguments = call.spreadsParsedArguments || keyedAtRunTime ||
+                                        spreadNode.text().find("vars(") != std::string_view::npos;
           continue;
         }
         for (size_t i = 0; i < spread.keys.size(); ++i)

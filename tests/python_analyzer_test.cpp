@@ -2107,6 +2107,42 @@ opt = torch.optim.AdamW(param_groups_layer_decay(model, 0.05), lr=1e-3)
   EXPECT_EQ(ruleLines(findings({file})), "DL304:16");
 }
 
+// A config filled from the environment field by field (kwargs[f.name] = ...
+// over dataclasses.fields(cls)), then cls(**kwargs): every field may be given,
+// each a setting of its default.
+TEST_F(PythonProgram, ADataclassFilledFromTheEnvironmentByFieldName) {
+  const std::string file = write("train.py", R"(import os
+from dataclasses import dataclass, fields
+
+import torch
+
+
+@dataclass
+class Config:
+    precision: str = "fp32"
+    lr: float = 0.1
+
+    @classmethod
+    def from_env(cls):
+        kwargs = {}
+        for f in fields(cls):
+            raw = os.environ.get("APP_" + f.name.upper())
+            if raw is not None:
+                kwargs[f.name] = type(f.default)(raw)
+        return cls(**kwargs)
+
+
+cfg = Config.from_env()
+model = torch.nn.Linear(4, 4)
+if cfg.precision == "fp16":
+    model.half()
+print(model(torch.randn(2, 4)))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL101:26");
+  EXPECT_NE(out[0].notes.back().message.find("is \"fp16\""), std::string::npos) << out[0].notes.back().message;
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
