@@ -291,6 +291,12 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
     return std::nullopt;
   }
   if (const Expr* predicate = predicateBody(condition)) return evalFlag(predicate);
+  // `if (torch::GradMode::is_enabled())`: off under a NoGradGuard on every path, on elsewhere.
+  if (const auto* call = dyn_cast<CallExpr>(condition); call && call->getNumArgs() == 0)
+    if (const auto* method = dyn_cast_or_null<CXXMethodDecl>(call->getDirectCallee());
+        method && method->getDeclName().isIdentifier() && method->getName() == "is_enabled" &&
+        method->getParent()->getQualifiedNameAsString() == "c10::GradMode")
+      return !(branchState_ ? *branchState_ : state_).process.gradDisabled;
   // `if (at::autocast::is_enabled()) return fused(x);`
   if (const auto enabled = autocastQuery(condition, branchState_ ? *branchState_ : state_)) return enabled;
   if (const auto test = settingTest(condition))

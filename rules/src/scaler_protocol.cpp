@@ -13,7 +13,12 @@ LossScalingFact LossScalingFact::joinedWith(const LossScalingFact& other) const 
   LossScalingFact out = *this;
   if (!other.scaledBy || other.scaledBy->id != (scaledBy ? scaledBy->id : 0)) out.scaledBy.reset();
   if (!out.scaledBy || !other.scaledAt || !scaledAt || scaledAt->line != other.scaledAt->line) out.scaledAt.reset();
-  if (!other.manual || factor != other.factor) {
+  // Multiplied by hand on one path only (`if (static_scale != 1.0) loss = loss * static_scale;`): that
+  // path's backward is manual scaling.
+  if (!manual) {
+    out.manual = other.manual;
+    out.factor = other.factor;
+  } else if (other.manual && factor != other.factor) {
     out.manual.reset();
     out.factor = 0;
   }

@@ -145,3 +145,26 @@ void serve_half_heads() {
   half_head_into_float(model, history);
   half_head_into_half(model, history);
 }
+
+// `if (torch::GradMode::is_enabled())`: training takes the first branch; the
+// workspace of the no-grad branch is written only under a NoGradGuard.
+torch::Tensor scoresByMode(const torch::Tensor& q, const torch::Tensor& k, torch::Tensor& workspace) {
+  if (torch::GradMode::is_enabled()) return torch::bmm(q, k.transpose(1, 2)).to(torch::kFloat);
+  at::bmm_out(workspace, q, k.transpose(1, 2));  // dtype-lint-expect: DL102 {{'bmm_out' writes a Half result into a Float destination 'workspace'}}
+  return workspace;
+}
+
+torch::Tensor scoresWhileTraining(const torch::Tensor& q, const torch::Tensor& k) {
+  if (torch::GradMode::is_enabled()) return torch::bmm(q, k.transpose(1, 2)).to(torch::kFloat);
+  auto workspace = torch::empty({2, 4, 4}, torch::kFloat);
+  at::bmm_out(workspace, q, k.transpose(1, 2));
+  return workspace;
+}
+
+void trainThenEvaluate() {
+  auto q = torch::randn({2, 4, 8}, torch::kHalf);
+  scoresWhileTraining(q, q);
+  auto workspace = torch::empty({2, 4, 4}, torch::kFloat);
+  torch::NoGradGuard no_grad;
+  scoresByMode(q, q, workspace);
+}

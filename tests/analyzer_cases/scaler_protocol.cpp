@@ -844,3 +844,18 @@ void throw_ends_the_path(bool check_finite) {
   CheckedStep trainer;
   for (int it = 0; it < 4; ++it) trainer.step(check_finite);
 }
+
+// A legacy static loss scale applied on one path only, then the scaler's
+// scale(): on that path the loss is scaled twice.
+void static_scale_on_one_path(double static_loss_scale) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  torch::Tensor objective = loss_of(model);
+  if (static_loss_scale != 1.0) {
+    objective = objective * static_loss_scale;
+  }
+  scaler.scale(objective).backward();  // dtype-lint-expect: DL203 {{multiplied by 'static_loss_scale' inside the scaler's scale()}}
+  scaler.step(opt);
+  scaler.update();
+}

@@ -39,7 +39,8 @@ struct ObjectRef {
 
 // What a tensor carries for the loss-scaling rules (the scaler's protocol and
 // DL203), kept per tensor by a front end's flow analysis. Where paths meet, a
-// fact survives only where both paths agree on it.
+// fact survives only where both paths agree on it; a loss scaled by hand on
+// one path only stays scaled.
 struct LossScalingFact {
   std::optional<ObjectRef> scaledBy;  // the result of scaler.scale(loss)
   std::optional<SourceLocation> scaledAt;  // that scale() call
