@@ -277,25 +277,19 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
     addNote(f, p.steppedAt, "previous step() here");
     addNote(f, p.updateSkippedAt, "update() not reached on this path: control leaves the iteration here");
     out.push_back(std::move(f));
-  } else if (p.stages == kUnscaled && p.unscaledLossBackwardAt) {
+  } else if (const bool unscaledEarlier = p.stages == kUnscaled && p.unscaledLossBackwardAt;
+             unscaledEarlier || ((p.stages & kReady) && !(p.stages & kUnscaled) && facts &&
+                                 facts->grads == kUnscaledGrads && (p.stages == kReady || unscaledBackward))) {
     Finding f = makeFinding(RuleId::DL207,
-                            fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: its "
-                                        "unscale_() divided the gradients by the scale (updates ~65536x too small); "
-                                        "call {}.scale(loss).backward()",
-                                        scaler.name, optimizer.name, scaler.name),
-                            at);
-    addNote(f, p.unscaledLossBackwardAt, "backward() on the unscaled loss here");
-    addNote(f, p.unscaledAt, "gradients unscaled here");
-    out.push_back(std::move(f));
-  } else if ((p.stages & kReady) && !(p.stages & kUnscaled) && facts && facts->grads == kUnscaledGrads &&
-             (p.stages == kReady || unscaledBackward)) {
-    Finding f = makeFinding(RuleId::DL207,
-                            fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: step() "
-                                        "divides the gradients by the scale (updates ~65536x too small); call "
+                            fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: {} the "
+                                        "gradients by the scale (updates ~65536x too small); call "
                                         "{}.scale(loss).backward()",
-                                        scaler.name, optimizer.name, scaler.name),
+                                        scaler.name, optimizer.name,
+                                        unscaledEarlier ? "its unscale_() divided" : "step() divides", scaler.name),
                             at);
-    addNote(f, facts->unscaledBackwardAt, "backward() on the unscaled loss here");
+    addNote(f, unscaledEarlier ? p.unscaledLossBackwardAt : facts->unscaledBackwardAt,
+            "backward() on the unscaled loss here");
+    if (unscaledEarlier) addNote(f, p.unscaledAt, "gradients unscaled here");
     out.push_back(std::move(f));
   }
   const std::optional<SourceLocation> unscaledAt = p.stages & kUnscaled ? p.unscaledAt : std::nullopt;
