@@ -2176,14 +2176,11 @@ bool Interpreter::placeAtCall(Finding& finding, std::span<const FunctionInfo* co
     const SourceLocation range = scope.location();
     return at.file == range.file && at.line >= range.line && at.line <= range.endLine;
   };
-  // A method the object calls on itself (self.optimizer_step()) is the
-  // training loop's own code, split up: the finding stays where it happened.
-  if (const Node callee = callNode.field("function");
-      function.owner && callee.is("attribute") && callee.field("object").text() == "self")
-    return false;
-  // A hook of a callback object (getattr(cb, hook)(self), cb.on_after_backward(self)): the dispatch is
-  // shared by every hook, the hook's own line is the mistake.
-  if (const Node callee = callNode.field("function"); function.owner && !callee.is("identifier")) return false;
+  // A method stays where the finding happened: one the object calls on itself
+  // (self.optimizer_step()) is the training loop's own code, split up; a hook
+  // of a callback object (getattr(cb, hook)(self), cb.on_after_backward(self))
+  // is dispatched by code every hook shares, and its own line is the mistake.
+  if (function.owner && !callNode.field("function").is("identifier")) return false;
   const SourceLocation& at = finding.location;
   if (!within(function.definition, at)) return false;  // made in a callee
   // Every earlier event happened outside the helper and what it called: in

@@ -182,9 +182,9 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (const ValueDecl* d = declOf(e)) {
     // The elements of a ModuleList the module registered share its dtype too
     // (`for (const auto& block : *blocks)`).
-    if (const Expr* range = ctx_.thisModule ? loopRange(d) : nullptr;
-        range && isa_and_nonnull<FieldDecl>(declOf(moduleObject(range))) &&
-        moduleImplClass(moduleObject(range)->getType()))
+    const Expr* range = ctx_.thisModule ? loopRange(d) : nullptr;
+    if (const Expr* list = range ? moduleObject(range) : nullptr;
+        list && isa_and_nonnull<FieldDecl>(declOf(list)) && moduleImplClass(list->getType()))
       return *ctx_.thisModule;
     if (auto it = state_.modules.find(d); it != state_.modules.end()) return it->second;
     // model->fc1: a submodule shares its parent's dtype.

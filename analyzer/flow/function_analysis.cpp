@@ -353,6 +353,13 @@ std::optional<bool> FunctionAnalysis::evalFlag(const Expr* condition) {
 }
 
 namespace {
+// A block that ends in `throw` (outside a try block: its successor is the exit).
+bool endsInThrow(const CFGBlock& block) {
+  if (block.empty()) return false;
+  const auto last = block.back().getAs<CFGStmt>();
+  return last && isa<CXXThrowExpr>(last->getStmt());
+}
+
 // A loop (over a container of optimizers, over an epoch's batches) runs at
 // least once as far as the scaler protocol and autocast's cache go: where the
 // loop is left from its header, they are what its iterations left. Its
@@ -362,12 +369,6 @@ namespace {
 // only, when the step after the loop is there because they ran. A step its
 // iterations make on some path (every N-th micro-batch) ran, for the same
 // reason: an update() after the loop has its inf checks.
-bool endsInThrow(const CFGBlock& block) {
-  if (block.empty()) return false;
-  const auto last = block.back().getAs<CFGStmt>();
-  return last && isa<CXXThrowExpr>(last->getStmt());
-}
-
 std::optional<FlowState> leftAfterAnIteration(const CFGBlock* header, const CFGBlock* exit,
                                               const std::vector<FlowState>& out) {
   const Stmt* loop = header->getTerminatorStmt();
