@@ -207,6 +207,7 @@ struct Interpreter::Frame {
   bool inCustomBackward = false;  // a custom autograd Function's backward, or what it calls
   std::optional<Note> forwardUnderAutocast;  // where that Function's forward ran under autocast
   std::optional<AutocastState>* autocastAtYield = nullptr;  // a @contextmanager's: what its `with` body runs under
+  std::vector<Value>* yielded = nullptr;  // a generator's: what it yields, one value per yield
 };
 
 // A call's arguments, evaluated.
@@ -1286,7 +1287,12 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
   if (kind == "lambda") return Value::unknown();
   if (kind == "yield") {
     if (frame.autocastAtYield && !*frame.autocastAtYield) *frame.autocastAtYield = state.autocast;
-    for (const Node& child : expression.children()) eval(child, state, frame);
+    const auto all = expression.allChildren();
+    const bool delegates = std::any_of(all.begin(), all.end(), [](const Node& c) { return c.is("from"); });
+    for (const Node& child : expression.children()) {
+      const Value value = eval(child, state, frame);
+      if (frame.yielded) frame.yielded->push_back(delegates ? elementOf(value, state) : value);
+    }
     return Value::unknown();
   }
   if (kind == "await") {
@@ -2108,8 +2114,10 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   if (function.isGenerator) beforeGenerator = state;
   // @contextmanager: the `with` body runs where the generator yields.
   std::optional<AutocastState> atYield;
+  std::vector<Value> yielded;
   if (function.isGenerator && decoratedAs(function, {"@contextmanager", "@contextlib.contextmanager"}))
     callee.autocastAtYield = &atYield;
+  else if (function.isGenerator) callee.yielded = &yielded;
   std::map<std::string, Value> callerLocals = std::move(state.locals);
   state.locals = std::move(locals);
   AutocastState saved;
@@ -2140,6 +2148,14 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
       if (module == frame.module) state.locals[name] = module->globals.at(name);
   if (beforeGenerator) {
     state = std::move(*beforeGenerator);
+    // A generator stands for the list it yields (a model's trainable
+    // parameters picked by name, fed to an optimizer).
+    if (!yielded.empty()) {
+      Value list = Value::make(Kind::List);
+      list.items = std::move(yielded);
+      list.itemsStandForMore = true;
+      return list;
+    }
     // A context manager that enters autocast before it yields is that region.
     if (!atYield || *atYield == state.autocast) return Value::unknown();
     const bool cuda = atYield->cuda.enabled != Tristate::Off;

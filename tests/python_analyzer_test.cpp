@@ -2143,6 +2143,29 @@ print(model(torch.randn(2, 4)))
   EXPECT_NE(out[0].notes.back().message.find("is \"fp16\""), std::string::npos) << out[0].notes.back().message;
 }
 
+// A generator picking the trainable parameters by name (yield p, yield from)
+// is the list it yields: the optimizer over it has their dtype.
+TEST_F(PythonProgram, AGeneratorOfParametersFeedsTheOptimizer) {
+  const std::string file = write("train.py", R"(import torch
+
+
+def trainable(model):
+    for name, p in model.named_parameters():
+        if "bias" not in name:
+            yield p
+
+
+def all_of(model):
+    yield from model.parameters()
+
+
+model = torch.nn.Linear(4, 4).half()
+opt = torch.optim.AdamW(trainable(model), lr=1e-3)
+other = torch.optim.Adam(all_of(model), lr=1e-3)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL304:15,DL304:16");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
