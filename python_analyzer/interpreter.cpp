@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <numbers>
 #include <tuple>
 
 #include "config_files.h"
@@ -235,6 +236,8 @@ struct Interpreter::Call {
     if (auto it = kwargNodes.find(name); it != kwargNodes.end()) return it->second;
     return position < argNodes.size() ? argNodes[position] : Node();
   }
+  // The positional arguments that are tensors, each described by its expression where it has no name.
+  std::vector<Value> tensorArgs() const;
 };
 
 // ---------------------------------------------------------------------------
@@ -413,6 +416,8 @@ Value Interpreter::elementOf(const Value& iterable, const State& state) const {
     for (const Value& item : iterable.items) element = joinValues(element, item);
     return element;
   }
+  // for row in x, q, k, v = qkv: slices along the first dimension, of its dtype.
+  if (iterable.is(Kind::Tensor)) return Value::tensor(iterable.dtype, iterable.origin);
   // for p in model.parameters(): a parameter, of the module's dtype.
   if (iterable.is(Kind::Parameters)) {
     Value element = Value::tensor(parametersOf(iterable.object, state));
@@ -581,7 +586,8 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
     const bool alike = value.is(Kind::List) && value.itemsStandForMore && value.items.size() == 1;
     for (size_t i = 0; i < targets.size(); ++i)
       assign(targets[i],
-             alike                                                          ? value.items.front()
+             value.is(Kind::Tensor)                                         ? elementOf(value, state)
+             : alike                                                        ? value.items.front()
              : value.is(Kind::List) && value.items.size() == targets.size() ? value.items[i]
                                                                             : Value::unknown(),
              state, frame);
@@ -636,7 +642,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   // unscaled once. Paths leave by break, or by the loop's end.
   std::vector<Value> passes(2, Value::unknown());
   if (isFor) {
-    passes = loopPasses(eval(statement.field("right"), state, frame), state);
+    passes = loopPasses(iterated(eval(statement.field("right"), state, frame), state), state);
   } else {
     const auto truth = test(eval(statement.field("condition"), state, frame));
     if (truth == false) return;
@@ -964,9 +970,13 @@ void Interpreter::defineClass(const Node& definition, std::vector<Node> decorato
           const std::string field(left.text());
           if (child.field("type")) owned->fields.push_back(field);
           if (const Node right = child.field("right")) owned->attributes[field] = right;
+          if (field.front() != '_') owned->enumMembers.push_back(field);
         }
       }
     }
+    static constexpr std::array kEnumBases{"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"};
+    if (std::none_of(kEnumBases.begin(), kEnumBases.end(), [&](const char* base) { return derivesFrom(*owned, base); }))
+      owned->enumMembers.clear();
     info = owned.get();
     frame.module->classes.push_back(std::move(owned));
   }
@@ -977,7 +987,7 @@ void Interpreter::defineClass(const Node& definition, std::vector<Node> decorato
 // ---------------------------------------------------------------------------
 // Expressions.
 
-std::string Interpreter::describe(const Node& expression) const {
+std::string Interpreter::describe(const Node& expression) {
   const std::string_view text = expression.text();
   if (text.size() <= 40 && text.find('\n') == std::string_view::npos) return "'" + std::string(text) + "'";
   return "the " + std::string(expression.kind() == "call" ? "call's result" : "expression");
@@ -1018,6 +1028,25 @@ Value asNumber(Value number) {
     number.text.clear();
   }
   return number.is(Kind::Number) ? number : Value::unknown();
+}
+
+// The math module's functions of numbers the analysis knows.
+std::optional<double> mathFunction(const std::string& function, const std::vector<Value>& args) {
+  const double x = args.front().number;
+  if (args.size() == 1) {
+    if (function == "sqrt" && x >= 0) return std::sqrt(x);
+    if (function == "log" && x > 0) return std::log(x);
+    if (function == "log2" && x > 0) return std::log2(x);
+    if (function == "exp") return std::exp(x);
+    if (function == "cos") return std::cos(x);
+    if (function == "sin") return std::sin(x);
+    if (function == "ceil") return std::ceil(x);
+    if (function == "floor") return std::floor(x);
+  }
+  if (args.size() == 2 && function == "pow") return std::pow(x, args[1].number);
+  if (args.size() == 2 && function == "log" && x > 0 && args[1].number > 0)
+    return std::log(x) / std::log(args[1].number);
+  return std::nullopt;
 }
 
 // configparser's getint/getfloat/getboolean of what get() gives.
@@ -1237,7 +1266,7 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     Node loopTarget;
     for (const Node& clause : clauses) {
       if (clause.is("for_in_clause")) {
-        Value iterable = eval(clause.field("right"), state, frame);
+        Value iterable = iterated(eval(clause.field("right"), state, frame), state);
         if (oneLoop && kind != "dictionary_comprehension" && containsCall(body)) {
           passes = loopPasses(iterable, state);
           loopTarget = clause.field("left");
@@ -1324,6 +1353,8 @@ Value Interpreter::attributeOf(const Value& object, const std::string& attribute
     }
     const std::string dotted = object.text + "." + attribute;
     if (auto dtype = torchDtype(dotted)) return Value::dtypeOf(DtypeSet(*dtype));
+    if (dotted == "math.pi") return Value::numeric(std::numbers::pi);
+    if (dotted == "math.e") return Value::numeric(std::numbers::e);
     return Value::name(dotted);
   }
   case Kind::Tensor:
@@ -1373,6 +1404,9 @@ Value Interpreter::attributeOf(const Value& object, const std::string& attribute
     return Value::unknown();
   }
   case Kind::Class: {
+    if (std::find(object.cls->enumMembers.begin(), object.cls->enumMembers.end(), attribute) !=
+        object.cls->enumMembers.end())
+      return enumMember(*object.cls, attribute, state);
     if (const FunctionInfo* method = findMethod(*object.cls, attribute)) {
       Value f = Value::make(Kind::Function);
       f.function = method;
@@ -1540,6 +1574,17 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
     v.description.clear();
     return v;
   }
+  if (container.is(Kind::Class) && !container.cls->enumMembers.empty()) {  // Precision[name]: the member by name
+    std::vector<Value> names;
+    for (const std::string& name : container.cls->enumMembers) names.push_back(Value::string(name));
+    settingUsed(key, names, /*lookup=*/true);
+    if (!key.is(Kind::String) || std::find(container.cls->enumMembers.begin(), container.cls->enumMembers.end(),
+                                           key.text) == container.cls->enumMembers.end())
+      return Value::unknown();
+    Value member = enumMember(*container.cls, key.text, state);
+    member.setting = key.setting;
+    return member;
+  }
   if (container.is(Kind::Name) && container.text == "os.environ" && key.is(Kind::String))
     return readSetting("$" + key.text, expression, Value::unknown());
   if (container.fromConfigFile && key.is(Kind::String)) return configSetting(container, key, expression, nullptr);
@@ -1595,6 +1640,12 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     // Only None is None: a value of any known kind is not.
     if (right.is(Kind::None) && !left.is(Kind::Unknown) && !left.is(Kind::Name))
       return Value::boolean(left.is(Kind::None) != negate);
+    // `precision is Precision.BF16`: an enum's members are one object each.
+    if (isEnumMember(left) && isEnumMember(right)) {
+      settingUsed(left);
+      settingUsed(right);
+      return Value::boolean((left.object == right.object) != negate);
+    }
     // `amp_dtype is torch.float16`: a dtype is one object per dtype.
     if (left.is(Kind::Dtype) && right.is(Kind::Dtype) && left.dtype.single() && right.dtype.single()) {
       settingUsed(left, {right});
@@ -1608,6 +1659,8 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     settingUsed(left, membership ? (right.is(Kind::Dict) ? right.keys : right.items) : std::vector<Value>{right});
     if (!membership) settingUsed(right, {left});
   }
+  if ((op == "==" || op == "!=") && isEnumMember(left) && isEnumMember(right))
+    return Value::boolean((left.object == right.object) == (op == "=="));
   if (op == "==" || op == "!=") {
     const bool known = (left.is(Kind::String) || left.is(Kind::Number) || left.is(Kind::Bool) || left.is(Kind::Dtype) ||
                         left.is(Kind::None)) &&
@@ -1904,7 +1957,10 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       return Value::unknown();
     }
   }
-  const Value callee = eval(function, state, frame);
+  return callValue(eval(function, state, frame), call, state, frame);
+}
+
+Value Interpreter::callValue(const Value& callee, Call& call, State& state, Frame& frame) {
   switch (callee.kind) {
   case Kind::Function: {
     const std::optional<Value> owner = callee.cls ? std::optional(Value::ofClass(callee.cls)) : std::nullopt;
@@ -1997,6 +2053,52 @@ bool Interpreter::derivesFromLibraryLayer(const ClassInfo& cls) const {
     const LayerKind kind = layerKind(std::string_view(base.text).substr(base.text.rfind('.') + 1));
     return !kind.container && !kind.loss && kind.hasParameters && !kind.op.empty();
   });
+}
+
+Value Interpreter::enumMember(const ClassInfo& cls, const std::string& name, State& state) {
+  auto [it, made] = enumMembers_.try_emplace({&cls, name}, 0);
+  if (made) it->second = nextObject_++;
+  if (!state.heap.count(it->second)) {
+    Object member;
+    member.cls = &cls;
+    member.typeName = cls.name;
+    member.name = "'" + cls.name + "." + name + "'";
+    Frame classFrame;
+    classFrame.module = cls.module;
+    member.attributes["value"] = eval(cls.attributes.at(name), state, classFrame);
+    member.attributes["name"] = Value::string(name);
+    state.heap[it->second] = std::move(member);
+  }
+  return Value::objectRef(Kind::Object, it->second);
+}
+
+Value Interpreter::enumByValue(const ClassInfo& cls, const Value& value, State& state) {
+  std::vector<Value> members, values;
+  for (const std::string& name : cls.enumMembers) {
+    members.push_back(enumMember(cls, name, state));
+    values.push_back(state.heap.at(members.back().object).attributes.at("value"));
+  }
+  // Any other value raises ValueError: the members' values are all the setting takes.
+  settingUsed(value, values, /*lookup=*/true);
+  for (size_t i = 0; i < members.size(); ++i)
+    if (values[i].sameConstant(value)) {
+      members[i].setting = value.setting;
+      return members[i];
+    }
+  return Value::unknown();
+}
+
+bool Interpreter::isEnumMember(const Value& v) const {
+  return v.is(Kind::Object) && std::any_of(enumMembers_.begin(), enumMembers_.end(),
+                                           [&](const auto& member) { return member.second == v.object; });
+}
+
+Value Interpreter::iterated(const Value& iterable, State& state) {
+  if (!iterable.is(Kind::Class) || iterable.cls->enumMembers.empty()) return iterable;
+  Value members = Value::make(Kind::List);
+  for (const std::string& name : iterable.cls->enumMembers)
+    members.items.push_back(enumMember(*iterable.cls, name, state));
+  return members;
 }
 
 Value Interpreter::makeObject(Object object, State& state) {
@@ -2337,6 +2439,10 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   const bool layer = derivesFromLibraryLayer(cls);
   object.isModule = derivesFrom(cls, "torch.nn.Module") || layer;
   if (derivesFrom(cls, "torch.autograd.Function")) return Value::unknown();
+  if (!cls.enumMembers.empty()) {
+    const Value* value = call.arg(0, "value");
+    return value ? enumByValue(cls, *value, state) : Value::unknown();
+  }
   // class Muon(torch.optim.Optimizer): an optimizer of the parameters given, its update rule its own.
   if (derivesFrom(cls, "torch.optim.Optimizer")) return optimizerFor(cls.name, call, state);
   // class CfgNode(dict) with `__getattr__ = dict.__getitem__`: an instance is its items, read as attributes too.
@@ -2535,6 +2641,17 @@ bool Interpreter::emitOp(OpEvent event, State& state, Frame& frame) {
   return rules_.raises(event);
 }
 
+std::vector<Value> Interpreter::Call::tensorArgs() const {
+  std::vector<Value> tensors;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is(Kind::Tensor)) continue;
+    tensors.push_back(args[i]);
+    if (tensors.back().description.empty() && i < argNodes.size() && argNodes[i])
+      tensors.back().description = describe(argNodes[i]);
+  }
+  return tensors;
+}
+
 Value Interpreter::tensorOp(const std::string& op, const std::vector<Value>& inputs, Call& call, State& state,
                             Frame& frame, bool explicitDtype, const Value* destination) {
   OpEvent event;
@@ -2544,9 +2661,10 @@ Value Interpreter::tensorOp(const std::string& op, const std::vector<Value>& inp
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].is(Kind::Tensor)) continue;
     Operand operand;
-    operand.description = inputs[i].description.empty() && i < call.argNodes.size() && call.argNodes[i]
-                              ? describe(call.argNodes[i])
-                              : inputs[i].description;
+    // Inputs that are the call's arguments one for one (a binary operator's) are described by them.
+    const bool byArgument = inputs.size() == call.argNodes.size() && call.argNodes[i];
+    operand.description =
+        inputs[i].description.empty() && byArgument ? describe(call.argNodes[i]) : inputs[i].description;
     operand.dtype = inputs[i].dtype;
     operand.origin = inputs[i].origin;
     operand.castInAutocast = inputs[i].castInAutocast;
@@ -2559,7 +2677,10 @@ Value Interpreter::tensorOp(const std::string& op, const std::vector<Value>& inp
     out.origin = destination->origin;
     event.destination = out;
   }
-  if (needsFullReductionToBeSensitive(op)) event.reducesAllDims = call.args.size() <= 1 && !call.kw("dim");
+  // x.sum(), torch.sum(x): no dim among the arguments (a method's call.args leave out self).
+  if (needsFullReductionToBeSensitive(op))
+    event.reducesAllDims = !call.kw("dim") && std::all_of(call.args.begin(), call.args.end(),
+                                                          [](const Value& a) { return a.is(Kind::Tensor); });
   if (emitOp(event, state, frame)) return Value::unknown();
   // The result's dtype: autocast's cast, else the op's own rule.
   DtypeSet result = DtypeSet::unknown();
@@ -2652,14 +2773,12 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
       base && (isMatmulFamily(*base) || computesInInputDtype(*base) || *base == "copy")) {
     std::vector<Value> inputs;
     if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(self);
-    for (const Value& arg : call.args)
-      if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+    for (Value& arg : call.tensorArgs()) inputs.push_back(std::move(arg));
     tensorOp(method, inputs, call, state, frame, false, &self);
     return self;
   }
   std::vector<Value> inputs{self};
-  for (const Value& arg : call.args)
-    if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+  for (Value& arg : call.tensorArgs()) inputs.push_back(std::move(arg));
   const Value* dtype = call.kw("dtype");
   if (dtype && dtype->is(Kind::Dtype) && (isPrecisionSensitive(method) || needsFullReductionToBeSensitive(method))) {
     tensorOp(method, inputs, call, state, frame, /*explicitDtype=*/true);
@@ -2795,6 +2914,20 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return Value::none();
   }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
+  // A dataclass field's default: field(default=v), field(default_factory=LoraConfig).
+  if (name == "dataclasses.field") {
+    if (const Value* byDefault = call.kw("default")) return *byDefault;
+    if (const Value* factory = call.kw("default_factory")) {
+      Call none;
+      none.node = call.node;
+      return callValue(*factory, none, state, frame);
+    }
+    return Value::unknown();
+  }
+  // math.sqrt(2.0 / math.pi): a number, which scales a tensor without changing its dtype.
+  if (name.rfind("math.", 0) == 0 && !call.args.empty() &&
+      std::all_of(call.args.begin(), call.args.end(), [](const Value& a) { return a.is(Kind::Number); }))
+    if (auto result = mathFunction(last, call.args)) return Value::numeric(*result);
   if (!call.spread && call.kwargs.empty())
     if (auto path = pathFunction(name, call.args)) return *path;
   if (name == "isinstance" && call.args.size() == 2) return isInstance(call.args[0], call.args[1]);
@@ -3100,9 +3233,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   }
   // Tensor ops by function: torch.matmul, torch.nn.functional.linear...
   if (isLibraryName(name, "torch." + last) || isLibraryName(name, "torch.nn.functional." + last)) {
-    std::vector<Value> inputs;
-    for (const Value& arg : call.args)
-      if (arg.is(Kind::Tensor)) inputs.push_back(arg);
+    std::vector<Value> inputs = call.tensorArgs();
     // torch.cat([a, b]): the tensors it joins.
     if ((last == "cat" || last == "stack" || last == "concat") && !call.args.empty() && call.args[0].is(Kind::List) &&
         std::all_of(call.args[0].items.begin(), call.args[0].items.end(),

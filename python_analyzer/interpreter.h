@@ -38,6 +38,7 @@ struct ClassInfo {
   std::map<std::string, Node> attributes;  // class-level assignments and annotated fields' defaults
   std::vector<std::string> fields;  // a dataclass's, in order
   bool isDataclass = false;
+  std::vector<std::string> enumMembers;  // an enum.Enum's, in order; empty for other classes
 };
 
 struct ModuleFile {
@@ -119,6 +120,8 @@ class Interpreter {
   Value attributeOf(const Value& object, const std::string& attribute, const Node& expression, State& state,
                     Frame& frame);
   Value evalCall(const Node& call, State& state, Frame& frame);
+  // A call of what `callee` evaluated to: a function, class, module or library name.
+  Value callValue(const Value& callee, Call& call, State& state, Frame& frame);
   Value evalBinary(const Node& expression, State& state, Frame& frame);
   Value evalComparison(const Node& expression, State& state, Frame& frame);
   Value evalSubscript(const Node& expression, State& state, Frame& frame);
@@ -137,6 +140,14 @@ class Interpreter {
   bool derivesFrom(const ClassInfo& cls, std::string_view libraryBase) const;
   // Whether a class of the analyzed code derives from a torch.nn layer with parameters (nn.Linear).
   bool derivesFromLibraryLayer(const ClassInfo& cls) const;
+
+  // An enum's member: one object per member, the same on every path.
+  Value enumMember(const ClassInfo& cls, const std::string& name, State& state);
+  // Enum(value): the member with that value (a setting's value chooses among them all).
+  Value enumByValue(const ClassInfo& cls, const Value& value, State& state);
+  // What iterating over a value gives: an enum's members for its class.
+  Value iterated(const Value& iterable, State& state);
+  bool isEnumMember(const Value& v) const;
 
   // What the calls do.
   Value makeObject(Object object, State& state);
@@ -181,7 +192,7 @@ class Interpreter {
   Value autocastRegion(const std::string& name, Call& call);
   void enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved);
   void leaveAutocast(const AutocastState& saved, State& state);
-  std::string describe(const Node& expression) const;
+  static std::string describe(const Node& expression);
 
   // A setting's value read at `at` (its configured value, else `byDefault`), tagged with the setting.
   Value readSetting(const std::string& spelling, const Node& at, Value byDefault, const std::vector<Value>& named = {});
@@ -210,6 +221,7 @@ class Interpreter {
   std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call, or kept where they are
   std::vector<Note> toolNotes_;
   ObjectId nextObject_ = 1;
+  std::map<std::pair<const ClassInfo*, std::string>, ObjectId> enumMembers_;
   size_t lines_ = 0;
   size_t steps_ = 0;  // statements run in the current root: a budget
   size_t evalDepth_ = 0;

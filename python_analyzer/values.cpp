@@ -14,6 +14,9 @@ std::optional<bool> Value::truth() const {
   case Kind::Object:
   case Kind::Function:
   case Kind::Class: return true;
+  case Kind::Dict:  // `yaml.safe_load(f) or {}`: a config file that has keys
+    if (fromConfigFile && !keys.empty()) return true;
+    return std::nullopt;
   default: return std::nullopt;
   }
 }

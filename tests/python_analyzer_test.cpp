@@ -2166,6 +2166,127 @@ other = torch.optim.Adam(all_of(model), lr=1e-3)
   EXPECT_EQ(ruleLines(findings({file})), "DL304:15,DL304:16");
 }
 
+// A config file read with `yaml.safe_load(f) or {}` is the file's keys (the
+// `or {}` guards an empty file); the dataclass built from it keeps them as
+// settings.
+TEST_F(PythonProgram, AConfigFileOrAnEmptyDictIsTheFile) {
+  write("run.yaml", "precision: fp16_pure\n");
+  const std::string file = write("train.py", R"(from dataclasses import dataclass
+
+import torch
+import yaml
+
+
+@dataclass
+class Config:
+    precision: str = "amp"
+
+
+with open("run.yaml") as f:
+    raw = yaml.safe_load(f) or {}
+cfg = Config(**raw)
+model = torch.nn.Linear(4, 4)
+if cfg.precision == "fp16_pure":
+    model = model.half()
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL304:18");
+  EXPECT_EQ(out[0].notes.back().message, "assuming precision in run.yaml is \"fp16_pure\"");
+}
+
+// Tensors taken apart (q, k, v = (t.reshape(...) for t in qkv), a, b = pair)
+// keep their dtype; math.sqrt(...) is a number, which does not change a
+// tensor's; `.sum(0)` reduces one dim only (not DL105), and a method's tensor
+// argument is named by its expression.
+TEST_F(PythonProgram, TensorsTakenApartAndScaledByMathConstantsKeepTheirDtype) {
+  const std::string file = write("ops.py", R"(import math
+
+import torch
+import torch.nn as nn
+
+_K = math.sqrt(2.0 / math.pi)
+
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        pre = x.matmul(weight.t())
+        ctx.save_for_backward(x, pre)
+        return pre
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, pre = ctx.saved_tensors
+        grad_pre = grad_out * (_K * pre)
+        grad_b = grad_pre.sum(0)
+        return None, grad_pre.t().mm(x.flatten(0, -2))
+
+
+proj = nn.Linear(4, 12)
+with torch.autocast("cuda", dtype=torch.float16):
+    qkv = proj(torch.randn(2, 4)).reshape(2, 3, 4).permute(1, 0, 2)
+    q, k, v = (t.reshape(2, 4) for t in qkv)
+    scores = torch.empty(2, 2)
+    torch.mm(q, k.t(), out=scores)
+    y = Fn.apply(torch.randn(2, 4), proj.weight)
+)");
+  const auto out = findings({file});
+  EXPECT_EQ(ruleLines(out), "DL102:29,DL103:21");
+  const Finding* backward = withRule(out, "DL103");
+  ASSERT_NE(backward, nullptr);
+  EXPECT_NE(backward->message.find("'x.flatten(0, -2)': Float"), std::string::npos) << backward->message;
+}
+
+// A precision enum parsed from its value (Lightning's "bf16-true"), its
+// members compared by identity and read through a property; a nested config
+// made by field(default_factory=...). Every member is a configuration.
+TEST_F(PythonProgram, APrecisionEnumParsedFromASettingIsFollowedPerMember) {
+  const std::string file = write("train.py", R"(import argparse
+import contextlib
+import enum
+from dataclasses import dataclass, field
+
+import torch
+
+
+class Precision(enum.Enum):
+    FP32 = "32-true"
+    BF16_MIXED = "bf16-mixed"
+    BF16_TRUE = "bf16-true"
+
+    @property
+    def weight_dtype(self):
+        return torch.bfloat16 if self is Precision.BF16_TRUE else torch.float32
+
+
+@dataclass
+class Optim:
+    lr: float = 1e-3
+
+
+@dataclass
+class Config:
+    precision: Precision = Precision.FP32
+    optim: Optim = field(default_factory=Optim)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", default="32-true", choices=[p.value for p in Precision])
+args = parser.parse_args()
+cfg = Config(precision=Precision(args.precision))
+model = torch.nn.Linear(4, 4).to(dtype=cfg.precision.weight_dtype)
+opt = torch.optim.SGD(model.parameters(), lr=cfg.optim.lr)
+ctx = torch.autocast("cuda", dtype=torch.bfloat16) if cfg.precision is Precision.BF16_MIXED else contextlib.nullcontext()
+with ctx:
+    loss = model(torch.randn(2, 4, device="cuda", dtype=cfg.precision.weight_dtype)).sum()
+loss.backward()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL106:39");
+  EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"bf16-true\"");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
