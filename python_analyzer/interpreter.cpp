@@ -2915,7 +2915,7 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
   }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
   // A dataclass field's default: field(default=v), field(default_factory=LoraConfig).
-  if (name == "dataclasses.field") {
+  if (name == "dataclasses.field" || name == "field") {
     if (const Value* byDefault = call.kw("default")) return *byDefault;
     if (const Value* factory = call.kw("default_factory")) {
       Call none;
@@ -3040,13 +3040,13 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     iterable.itemsStandForMore = true;
     return iterable;
   }
-  if (name == "dataclasses.field" || name == "field")
-    return call.kw("default") ? *call.kw("default") : Value::unknown();
   if (name == "filter" && call.args.size() == 2 && call.args[1].is(Kind::Parameters)) return call.args[1];
   // list(model.parameters()), list(callbacks), tuple(items): the same items.
   if ((name == "list" || name == "tuple") && call.args.size() == 1 &&
       (call.args[0].is(Kind::Parameters) || call.args[0].is(Kind::List)))
     return call.args[0];
+  if ((name == "list" || name == "tuple") && call.args.size() == 1 && call.args[0].is(Kind::Class))
+    return iterated(call.args[0], state);  // list(Precision): the members
   if (isLibraryName(name, "configparser.ConfigParser") || isLibraryName(name, "configparser.RawConfigParser")) {
     Object parser;
     parser.type = Object::Type::ConfigParser;
@@ -3384,8 +3384,20 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
           spelling = arg.text;
           break;
         }
-      object.attributes[dest] = readSetting(spelling, call.node, value,
-                                            choices && choices->is(Kind::List) ? choices->items : std::vector<Value>{});
+      // type=Precision: the option is one of the enum's values, parsed into its member.
+      const Value* type = call.kw("type");
+      const ClassInfo* enumType =
+          type && type->is(Kind::Class) && !type->cls->enumMembers.empty() ? type->cls : nullptr;
+      std::vector<Value> named = choices && choices->is(Kind::List) ? choices->items : std::vector<Value>{};
+      if (enumType) {
+        auto valueOf = [&](const Value& v) {
+          return isEnumMember(v) ? state.heap.at(v.object).attributes.at("value") : v;
+        };
+        value = valueOf(value);
+        std::transform(named.begin(), named.end(), named.begin(), valueOf);
+      }
+      const Value given = readSetting(spelling, call.node, value, named);
+      object.attributes[dest] = enumType ? enumByValue(*enumType, given, state) : given;
       return Value::unknown();
     }
     if (method == "set_defaults") {

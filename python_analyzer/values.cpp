@@ -31,6 +31,7 @@ bool Value::sameConstant(const Value& o) const {
   case Kind::File:
   case Kind::Name: return text == o.text;
   case Kind::Dtype: return dtype == o.dtype;
+  case Kind::Object: return object == o.object;  // one object: an enum's member as a dict key
   default: return false;
   }
 }

@@ -2287,6 +2287,38 @@ loss.backward()
   EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"bf16-true\"");
 }
 
+// argparse's type=Precision with choices=list(Precision) and a member as
+// default; the autocast dtype looked up in a dict keyed by members.
+TEST_F(PythonProgram, AnEnumOptionOfArgparseIsEachOfItsMembers) {
+  const std::string file = write("train.py", R"(import argparse
+import enum
+
+import torch
+
+
+class Precision(enum.Enum):
+    FP32 = "fp32"
+    FP16 = "fp16"
+
+    @property
+    def amp_dtype(self):
+        return {Precision.FP16: torch.float16}.get(self)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--precision", type=Precision, choices=list(Precision), default=Precision.FP32)
+args = parser.parse_args()
+model = torch.nn.Linear(4, 4).cuda()
+if args.precision.amp_dtype is not None:
+    with torch.autocast("cuda", dtype=args.precision.amp_dtype):
+        y = model(torch.randn(2, 4, device="cuda"))
+    y.sum().backward()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL105:23,DL106:23");
+  EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"fp16\"");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
