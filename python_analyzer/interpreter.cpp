@@ -1126,6 +1126,12 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
     std::erase_if(setting.values, [](const Value& v) { return v.is(Kind::Unknown); });
 }
 
+void Interpreter::dtypeChosenBy(const Value& key, const Value& dict) {
+  if (key.setting == 0 || key.setting > settings_.size()) return;
+  if (std::any_of(dict.items.begin(), dict.items.end(), [](const Value& item) { return item.is(Kind::Dtype); }))
+    settings_[key.setting - 1].choosesDtype = true;
+}
+
 std::optional<bool> Interpreter::test(const Value& condition) {
   settingUsed(condition);
   return condition.truth();
@@ -1403,7 +1409,11 @@ Value Interpreter::attributeOf(const Value& object, const std::string& attribute
       return Value::tensor(o.parameters);
     return Value::unknown();
   }
+  case Kind::Function:  // a registry's key: _models[fn.__name__] = fn
+    if (attribute == "__name__") return Value::string(object.function->name);
+    return Value::unknown();
   case Kind::Class: {
+    if (attribute == "__name__") return Value::string(object.cls->name);
     if (std::find(object.cls->enumMembers.begin(), object.cls->enumMembers.end(), attribute) !=
         object.cls->enumMembers.end())
       return enumMember(*object.cls, attribute, state);
@@ -1590,6 +1600,7 @@ Value Interpreter::evalSubscript(const Node& expression, State& state, Frame& fr
   if (container.fromConfigFile && key.is(Kind::String)) return configSetting(container, key, expression, nullptr);
   if (container.is(Kind::Dict)) {
     settingUsed(key, container.keys, /*lookup=*/true);
+    dtypeChosenBy(key, container);
     if (!key.is(Kind::String) && !key.is(Kind::Number)) {
       // An unknown key: the values all alike, or unknown.
       if (container.items.empty()) return Value::unknown();
@@ -1637,9 +1648,12 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     const bool negate = op == "is not";
     // `args.clip_grad is not None` of a setting that defaults to None: given is the other case.
     if (right.is(Kind::None) && left.is(Kind::None)) settingUsed(left, {Value::unknown()});
-    // Only None is None: a value of any known kind is not.
+    // Only None is None: a value of any known kind is not, nor a setting's "given" (of a None default).
     if (right.is(Kind::None) && !left.is(Kind::Unknown) && !left.is(Kind::Name))
       return Value::boolean(left.is(Kind::None) != negate);
+    if (right.is(Kind::None) && left.is(Kind::Unknown) && left.setting != 0 && left.setting <= settings_.size() &&
+        settings_[left.setting - 1].values.front().is(Kind::None))
+      return Value::boolean(negate);
     // `precision is Precision.BF16`: an enum's members are one object each.
     if (isEnumMember(left) && isEnumMember(right)) {
       settingUsed(left);
@@ -1920,6 +1934,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       }
       if (object.is(Kind::Dict) && method == "get" && !call.args.empty()) {
         settingUsed(call.args[0], object.keys, /*lookup=*/true);
+        dtypeChosenBy(call.args[0], object);
         for (size_t i = 0; i < object.keys.size(); ++i)
           if (object.keys[i].sameConstant(call.args[0])) return object.items[i];
         return call.args.size() > 1 ? call.args[1] : Value::none();
@@ -1972,6 +1987,20 @@ Value Interpreter::callValue(const Value& callee, Call& call, State& state, Fram
   case Kind::Class: return instantiate(*callee.cls, call, state, frame);
   case Kind::Object: return callModule(callee.object, call, state, frame);
   case Kind::Name: return callLibrary(callee.text, call, state, frame);
+  case Kind::Partial: {
+    Call bound;
+    bound.node = call.node;
+    bound.args = callee.items[1].items;
+    bound.argNodes.assign(bound.args.size(), Node());
+    bound.args.insert(bound.args.end(), call.args.begin(), call.args.end());
+    bound.argNodes.insert(bound.argNodes.end(), call.argNodes.begin(), call.argNodes.end());
+    const Value& keywords = callee.items[2];
+    for (size_t i = 0; i < keywords.keys.size(); ++i) bound.kwargs[keywords.keys[i].text] = keywords.items[i];
+    for (const auto& [name, value] : call.kwargs) bound.kwargs[name] = value;
+    bound.kwargNodes = call.kwargNodes;
+    bound.spread = call.spread;
+    return callValue(callee.items[0], bound, state, frame);
+  }
   default: break;
   }
   // Objects handed to code the analysis cannot see may be driven there.
@@ -2914,6 +2943,19 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return Value::none();
   }
   if (name == "str" && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
+  // functools.partial(torch.autocast, "cuda", dtype=amp_dtype): the callee with its first arguments bound.
+  if (name == "functools.partial" && !call.args.empty() && !call.spread) {
+    Value bound = Value::make(Kind::Partial);
+    Value args = Value::make(Kind::List);
+    args.items.assign(call.args.begin() + 1, call.args.end());
+    Value keywords = Value::make(Kind::Dict);
+    for (const auto& [keyword, value] : call.kwargs) {
+      keywords.keys.push_back(Value::string(keyword));
+      keywords.items.push_back(value);
+    }
+    bound.items = {call.args[0], std::move(args), std::move(keywords)};
+    return bound;
+  }
   // A dataclass field's default: field(default=v), field(default_factory=LoraConfig).
   if (name == "dataclasses.field" || name == "field") {
     if (const Value* byDefault = call.kw("default")) return *byDefault;

@@ -61,6 +61,7 @@ struct Setting {
   std::string program;  // a file of the program that reads it (the file run, Interpreter::programs())
   bool decides = false;  // a test, comparison or lookup of it was reached
   bool choosesByLookup = false;  // looked up in a dict: it picks a dtype or a class
+  bool choosesDtype = false;  // looked up in a dict of dtypes (PRECISIONS[args.precision])
   bool choicesClosed = false;  // argparse's choices: no other value is accepted
 };
 
@@ -201,6 +202,8 @@ class Interpreter {
   Value configSetting(const Value& config, const Value& key, const Node& at, const Value* byDefault);
   // A value the program tests or compares (with `named`): where it is a setting's, the setting decides work.
   void settingUsed(const Value& value, const std::vector<Value>& named = {}, bool lookup = false);
+  // A setting used as the key of a dict of dtypes: it chooses a precision (analyzed first).
+  void dtypeChosenBy(const Value& key, const Value& dict);
   std::optional<bool> test(const Value& condition);
 
   DtypeFlowRules rules_;

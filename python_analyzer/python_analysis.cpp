@@ -70,7 +70,7 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
           deciding.push_back(setting);
         }
       auto rank = [](const Setting& s) {
-        return s.choosesByLookup || namesPrecision(s.spelling) ? 0 : s.values.front().is(Value::Kind::None) ? 2 : 1;
+        return s.choosesDtype || namesPrecision(s.spelling) ? 0 : s.values.front().is(Value::Kind::None) ? 2 : 1;
       };
       std::stable_sort(deciding.begin() + before, deciding.end(),
                        [&](const Setting& a, const Setting& b) { return rank(a) < rank(b); });
@@ -83,14 +83,14 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
     for (int round = 0;; ++round) {
       std::vector<const Setting*> chosen;
       std::vector<SettingChoices> choices;
-      std::vector<Note> capNotes;
+      // A setting with too many values to fit keeps its default; later ones with fewer may still fit.
+      const Setting* firstSkipped = nullptr;
       for (const Setting& setting : deciding) {
-        if (chosen.size() == kMaxSettings || configurations(choices) * setting.values.size() > kMaxConfigurations) {
-          capNotes.push_back(
-              Note{setting.at, fmt::format("analyzed under {} configurations of its settings (at "
-                                           "most {}); {} and further settings kept their defaults",
-                                           configurations(choices), kMaxConfigurations, setting.spelling)});
-          break;
+        const bool full = chosen.size() == kMaxSettings;
+        if (full || configurations(choices) * setting.values.size() > kMaxConfigurations) {
+          if (!firstSkipped) firstSkipped = &setting;
+          if (full) break;
+          continue;
         }
         chosen.push_back(&setting);
         choices.push_back(SettingChoices{setting.spelling, setting.at, {}});
@@ -98,7 +98,12 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
           choices.back().choices.push_back(spelled(value, setting.values.front()));
       }
       std::vector<std::vector<Finding>> runs{programDefaults};
-      std::vector<Note> notes = capNotes;
+      std::vector<Note> notes;
+      if (firstSkipped)
+        notes.push_back(
+            Note{firstSkipped->at, fmt::format("analyzed under {} configurations of its settings (at most {}); {} and "
+                                               "the settings that did not fit with it kept their defaults",
+                                               configurations(choices), kMaxConfigurations, firstSkipped->spelling)});
       std::vector<Setting> found;
       for (size_t run = 1; run < configurations(choices) && !programFiles.empty(); ++run) {
         std::map<std::string, Value> configuration;

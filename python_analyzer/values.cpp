@@ -97,6 +97,7 @@ Value joinValues(const Value& a, const Value& b) {
   case Kind::Class: return a.cls == b.cls ? v : Value::unknown();
   case Kind::List:
   case Kind::Dict:
+  case Kind::Partial:
     // Parameters gathered on some paths only (decay.append(p) under an if):
     // parameters of that module either way.
     if (a.is(Kind::List) && a.items.size() != b.items.size()) {

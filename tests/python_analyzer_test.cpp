@@ -2319,6 +2319,53 @@ if args.precision.amp_dtype is not None:
   EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"fp16\"");
 }
 
+// timm's idioms: a model registry keyed by fn.__name__, autocast made by
+// functools.partial, an optional --clip-grad (None by default; given, it is
+// not None).
+TEST_F(PythonProgram, ARegistryAPartialAutocastAndAnOptionalClipAreFollowed) {
+  const std::string file = write("train.py", R"(import argparse
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+
+_models = {}
+
+
+def register_model(fn):
+    _models[fn.__name__] = fn
+    return fn
+
+
+@register_model
+def tiny(**kwargs):
+    return torch.nn.Linear(4, 4, **kwargs)
+
+
+def create_model(name, **kwargs):
+    return _models[name](**kwargs)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--clip-grad", type=float, default=None)
+args = parser.parse_args()
+model = create_model("tiny").cuda().half()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+amp_autocast = partial(torch.autocast, device_type="cuda", dtype=torch.float16)
+with amp_autocast():
+    loss = F.log_softmax(model(torch.randn(2, 4, dtype=torch.float16).float()), dim=-1).mean()
+scaler.scale(loss).backward()
+if args.clip_grad is not None:
+    scaler.unscale_(opt)
+scaler.step(opt)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL104:32,DL202:35,DL202:36");
+  const Finding& atUnscale = out[1].location.line == 35 ? out[1] : out[2];
+  EXPECT_EQ(atUnscale.notes.back().message, "assuming --clip-grad is given");
+}
+
 TEST_F(PythonProgram, ASyntaxErrorIsANoteAndTheRestIsAnalyzed) {
   const std::string file = write("train.py", R"(import torch
 scaler = torch.amp.GradScaler("cuda")
