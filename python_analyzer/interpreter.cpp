@@ -1103,9 +1103,14 @@ Value Interpreter::configSetting(const Value& config, const Value& key, const No
   return readSetting(spelling, at, byDefault ? *byDefault : Value::unknown());
 }
 
+Setting* Interpreter::settingOf(const Value& value) {
+  return value.setting == 0 || value.setting > settings_.size() ? nullptr : &settings_[value.setting - 1];
+}
+
 void Interpreter::settingUsed(const Value& value, const std::vector<Value>& named, bool lookup) {
-  if (value.setting == 0 || value.setting > settings_.size()) return;
-  Setting& setting = settings_[value.setting - 1];
+  Setting* read = settingOf(value);
+  if (!read) return;
+  Setting& setting = *read;
   setting.decides = true;
   setting.choosesByLookup = setting.choosesByLookup || lookup;
   for (const Value& v : named) addNamedValue(setting, v);
@@ -1127,9 +1132,10 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
 }
 
 void Interpreter::dtypeChosenBy(const Value& key, const Value& dict) {
-  if (key.setting == 0 || key.setting > settings_.size()) return;
-  if (std::any_of(dict.items.begin(), dict.items.end(), [](const Value& item) { return item.is(Kind::Dtype); }))
-    settings_[key.setting - 1].choosesDtype = true;
+  Setting* setting = settingOf(key);
+  if (setting &&
+      std::any_of(dict.items.begin(), dict.items.end(), [](const Value& item) { return item.is(Kind::Dtype); }))
+    setting->choosesDtype = true;
 }
 
 std::optional<bool> Interpreter::test(const Value& condition) {
@@ -1651,8 +1657,8 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
     // Only None is None: a value of any known kind is not, nor a setting's "given" (of a None default).
     if (right.is(Kind::None) && !left.is(Kind::Unknown) && !left.is(Kind::Name))
       return Value::boolean(left.is(Kind::None) != negate);
-    if (right.is(Kind::None) && left.is(Kind::Unknown) && left.setting != 0 && left.setting <= settings_.size() &&
-        settings_[left.setting - 1].values.front().is(Kind::None))
+    if (const Setting* setting = settingOf(left);
+        right.is(Kind::None) && left.is(Kind::Unknown) && setting && setting->values.front().is(Kind::None))
       return Value::boolean(negate);
     // `precision is Precision.BF16`: an enum's members are one object each.
     if (isEnumMember(left) && isEnumMember(right)) {
@@ -2105,7 +2111,7 @@ Value Interpreter::enumByValue(const ClassInfo& cls, const Value& value, State& 
   std::vector<Value> members, values;
   for (const std::string& name : cls.enumMembers) {
     members.push_back(enumMember(cls, name, state));
-    values.push_back(state.heap.at(members.back().object).attributes.at("value"));
+    values.push_back(memberValue(members.back(), state));
   }
   // Any other value raises ValueError: the members' values are all the setting takes.
   settingUsed(value, values, /*lookup=*/true);
@@ -2115,6 +2121,10 @@ Value Interpreter::enumByValue(const ClassInfo& cls, const Value& value, State& 
       return members[i];
     }
   return Value::unknown();
+}
+
+const Value& Interpreter::memberValue(const Value& member, const State& state) {
+  return state.heap.at(member.object).attributes.at("value");
 }
 
 bool Interpreter::isEnumMember(const Value& v) const {
@@ -3432,9 +3442,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
           type && type->is(Kind::Class) && !type->cls->enumMembers.empty() ? type->cls : nullptr;
       std::vector<Value> named = choices && choices->is(Kind::List) ? choices->items : std::vector<Value>{};
       if (enumType) {
-        auto valueOf = [&](const Value& v) {
-          return isEnumMember(v) ? state.heap.at(v.object).attributes.at("value") : v;
-        };
+        auto valueOf = [&](const Value& v) { return isEnumMember(v) ? memberValue(v, state) : v; };
         value = valueOf(value);
         std::transform(named.begin(), named.end(), named.begin(), valueOf);
       }

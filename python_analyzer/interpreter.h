@@ -149,6 +149,8 @@ class Interpreter {
   // What iterating over a value gives: an enum's members for its class.
   Value iterated(const Value& iterable, State& state);
   bool isEnumMember(const Value& v) const;
+  // An enum member's `value`.
+  static const Value& memberValue(const Value& member, const State& state);
 
   // What the calls do.
   Value makeObject(Object object, State& state);
@@ -201,6 +203,8 @@ class Interpreter {
   // value.
   Value configSetting(const Value& config, const Value& key, const Node& at, const Value* byDefault);
   // A value the program tests or compares (with `named`): where it is a setting's, the setting decides work.
+  // The setting a value was read from, if any.
+  Setting* settingOf(const Value& value);
   void settingUsed(const Value& value, const std::vector<Value>& named = {}, bool lookup = false);
   // A setting used as the key of a dict of dtypes: it chooses a precision (analyzed first).
   void dtypeChosenBy(const Value& key, const Value& dict);
