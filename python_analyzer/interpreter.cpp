@@ -209,6 +209,9 @@ struct Interpreter::Frame {
   std::optional<Note> forwardUnderAutocast;  // where that Function's forward ran under autocast
   std::optional<AutocastState>* autocastAtYield = nullptr;  // a @contextmanager's: what its `with` body runs under
   std::vector<Value>* yielded = nullptr;  // a generator's: what it yields, one value per yield
+  // The autocast regions this function is inside, outermost first: what each
+  // saved on entry. A `return` leaves them all.
+  std::vector<const AutocastState*> openRegions;
 };
 
 // A call's arguments, evaluated.
@@ -490,6 +493,8 @@ void Interpreter::exec(const Node& statement, State& state, Frame& frame) {
     if (auto children = statement.children(); !children.empty()) result = eval(children.front(), state, frame);
     if (frame.returns) {
       frame.returns->push_back(state);
+      for (auto region = frame.openRegions.rbegin(); region != frame.openRegions.rend(); ++region)
+        leaveAutocast(**region, frame.returns->back());
       frame.returnValues->push_back(result);
     }
     state.reached = false;
@@ -707,7 +712,9 @@ void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
       if (alias.is("identifier")) assign(alias, v, state, frame);
     }
   }
+  for (const AutocastState& outside : saved) frame.openRegions.push_back(&outside);
   execBlock(statement.field("body"), state, frame);
+  frame.openRegions.resize(frame.openRegions.size() - saved.size());
   for (auto it = exits.rbegin(); it != exits.rend() && state.reached; ++it) {
     const auto& [manager, exit, at] = *it;
     Call leaving;
@@ -725,10 +732,15 @@ void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
 void Interpreter::leaveAutocast(const AutocastState& saved, State& state) {
   if (state.autocast.anyOn()) state.bfloat16Loss.regionLeft(state.autocast);
   state.autocast = saved;
+  if (state.autocastRegions > 0 && --state.autocastRegions == 0 && !state.autocastBySetter) {
+    state.autocastCache = AutocastCacheState{};
+    state.stepInRegion.reset();  // no forward used the stale copies
+  }
 }
 
 void Interpreter::enterAutocast(const Value& region, const Node& at, State& state, AutocastState& saved) {
   saved = state.autocast;
+  ++state.autocastRegions;
   // nullcontext(): nothing changes; autocast(enabled=False): the device's autocast is off inside.
   if (region.enabled == Tristate::Off && region.text.empty() && region.dtype.isBottom() && !region.flag) return;
   auto set = [&](DeviceAutocast& device, DtypeSet defaultDtype) {
@@ -1898,9 +1910,8 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       }
     }
     if (object.is(Kind::ScaledLoss) && method == "backward") {
-      // The scale keeps the loss's dtype: a Half loss is still backpropagated in Half (DL106).
-      if (!object.items.empty() && object.items.front().is(Kind::Tensor))
-        tensorOp("backward", {object.items.front()}, call, state, frame);
+      // No DL106: scale() multiplies the loss by the scaler's Float 0-dim
+      // scale, and a Half 0-dim loss times it is Float; backward() runs on that.
       const ObjectRef scaler{object.object, state.heap.count(object.object) ? state.heap[object.object].name : ""};
       state.protocol.scaledBackward(scaler, callNode.location(), object.scaledAt.value_or(callNode.location()));
       return Value::none();
@@ -2263,12 +2274,16 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   state.locals = std::move(locals);
   AutocastState saved;
   const bool inRegion = region.is(Kind::Autocast);
-  if (inRegion) enterAutocast(region, definition, state, saved);
+  if (inRegion) {
+    enterAutocast(region, definition, state, saved);
+    callee.openRegions.push_back(&saved);
+  }
   callStack_.push_back(&function);
   const size_t firstEntered = entered_.size();
   entered_.push_back(&function);
   const size_t findingsBefore = findings_.size();
   execBlock(definition.field("body"), state, callee);
+  if (inRegion && state.reached) leaveAutocast(saved, state);  // @torch.autocast(...) on the function
   callStack_.pop_back();
   const std::span<const FunctionInfo* const> calledFrom(entered_.data() + firstEntered, entered_.size() - firstEntered);
   for (size_t i = findingsBefore; i < findings_.size(); ++i)
@@ -2281,7 +2296,6 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     first = false;
     state.join(returns[i]);
   }
-  if (inRegion && state.reached) leaveAutocast(saved, state);  // @torch.autocast(...) on the function
   state.locals = std::move(callerLocals);
   // Globals the call stored into (a registry's dict): the top level sees them.
   if (frame.topLevel)
@@ -2667,6 +2681,11 @@ void Interpreter::optimizerStepped(const ObjectRef& optimizer, const SourceLocat
   step.autocast = state.autocast;
   step.autocastCache = state.autocastCache;
   step.callChain = frame.callChain;
+  step.insideScopedRegion = state.autocastRegions > 0 && !state.autocastBySetter;
+  if (step.insideScopedRegion) {
+    if (!state.stepInRegion) state.stepInRegion = std::move(step);
+    return;
+  }
   rules_.onOptimizerStep(step, findings_);
 }
 
@@ -3620,11 +3639,18 @@ Value Interpreter::callModuleItself(ObjectId id, Call& call, State& state, Frame
     event.inputs = {x, parameters};
     if (emitOp(event, state, frame)) return Value::unknown();
     const Tristate casts = rules_.autocastCasts(object.op, state.autocast);
-    // Autocast switched on by hand caches the low-precision copies of the
-    // Float weights it casts until clear_autocast_cache() (a `with` region
-    // clears them when it ends).
-    if (state.autocastBySetter && casts == Tristate::On && object.parameters.contains(ScalarType::Float))
+    // Autocast caches the low-precision copies of the trainable Float weights
+    // it casts until clear_autocast_cache(), or until the outermost `with`
+    // region ends.
+    if ((state.autocastBySetter || state.autocastRegions > 0) && casts == Tristate::On &&
+        object.parameters.contains(ScalarType::Float) && !object.frozen) {
+      if (state.stepInRegion) {
+        OptimizerStepEvent step = *std::exchange(state.stepInRegion, std::nullopt);
+        step.staleCopyUsedAt = call.node.location();
+        rules_.onOptimizerStep(step, findings_);
+      }
       state.autocastCache = AutocastCacheState{call.node.location(), std::nullopt};
+    }
     if (casts == Tristate::On) return Value::tensor(autocastResult(object.op, state.autocast));
     if (casts == Tristate::Off && isTableLookup(object.op)) return Value::tensor(object.parameters);
     // Outside autocast a matmul-family layer runs in its parameters' dtype

@@ -189,6 +189,8 @@ void State::join(const State& other) {
   for (const auto& [id, object] : other.heap) heap.emplace(id, object);
   joinAutocast(autocast, other.autocast);
   autocastBySetter = autocastBySetter || other.autocastBySetter;
+  autocastRegions = std::max(autocastRegions, other.autocastRegions);
+  if (!stepInRegion) stepInRegion = other.stepInRegion;
   autocastCache.join(other.autocastCache);
   protocol.join(other.protocol);
   bfloat16Loss.join(other.bfloat16Loss);

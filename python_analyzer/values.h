@@ -186,6 +186,12 @@ struct State {
   std::map<ObjectId, Object> heap;
   AutocastState autocast;
   bool autocastBySetter = false;  // torch.set_autocast_enabled(True) ran: its cache is followed
+  // Autocast regions (`with`, a decorated function) entered and not left: like
+  // PyTorch's nesting count, leaving the outermost one clears the cache.
+  int autocastRegions = 0;
+  // A step inside such a region: its weights' cached copies are stale, which
+  // matters (DL107) once a forward in the same region follows.
+  std::optional<OptimizerStepEvent> stepInRegion;
   AutocastCacheState autocastCache;
   ScalerProtocol protocol;
   BFloat16LossSource bfloat16Loss;

@@ -1797,7 +1797,9 @@ for step in range(3):
 }
 
 // TrainConfig(**vars(args)): the dataclass gets each parsed argument, a
-// setting still; a scaler enabled for every precision but fp32 meets bf16.
+// setting still; a scaler enabled for every precision but fp32 meets bf16,
+// the default. DL209 is advice: under a value other than the default it is
+// not given (AScalerEnabledForAnOtherValueThanTheDefault).
 TEST_F(PythonProgram, ADataclassFilledFromVarsOfTheParsedArguments) {
   const std::string file = write("train.py", R"(import argparse
 from dataclasses import dataclass
@@ -1815,7 +1817,7 @@ class TrainConfig:
 
 p = argparse.ArgumentParser()
 p.add_argument("--lr", type=float, default=0.1)
-p.add_argument("--precision", choices=sorted(AMP), default="fp16")
+p.add_argument("--precision", choices=sorted(AMP), default="bf16")
 cfg = TrainConfig(**vars(p.parse_args()))
 model = torch.nn.Linear(4, 4).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=cfg.lr)
@@ -1831,8 +1833,117 @@ scaler.update()
   EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"bf16\"");
 }
 
-// A TransformerEncoder or LSTM outside autocast computes in its parameters'
-// dtype: a Half teacher's hidden state meets a Float projection.
+// A `return` inside a `with torch.autocast(...)` leaves the region: the
+// caller computes outside autocast again.
+TEST_F(PythonProgram, AReturnInsideAnAutocastRegionLeavesIt) {
+  const std::string file = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+
+
+def forward(x):
+    with torch.autocast("cuda", dtype=torch.float16):
+        return model(x)
+
+
+h = torch.randn(4, 4, dtype=torch.float16)
+y = forward(h)
+torch.softmax(h, 1)
+)");
+  EXPECT_EQ(only(findings({file})), "DL105:13");
+}
+
+// One `with torch.autocast(...)` around the whole loop keeps the region on
+// across the step: the next forward uses the cached Half copies of the old
+// weights (DL107 at the step). The region closed before the step clears them,
+// and a step that no forward in its region follows leaves them unused.
+TEST_F(PythonProgram, AStepInsideAnAutocastRegionUsesStaleWeights) {
+  const std::string file = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+
+
+@torch.autocast("cuda", dtype=torch.float16)
+def whole_epoch(loader):
+    for x in loader:
+        loss = model(x).float().mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def epoch(loader):
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).float().mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def one_step(x):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(x).float().mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL107:13");
+  EXPECT_EQ(out[0].notes[1].message, "a forward in the region uses them here");
+  EXPECT_NE(out[0].message.find("end the region before the step"), std::string::npos) << out[0].message;
+  EXPECT_EQ(out[0].notes.front().location.line, 11u);  // the weights cast and cached
+}
+
+// scaler.scale(loss) multiplies a Half 0-dim loss by the Float 0-dim scale:
+// backward() runs on a Float tensor (no DL106), as the runtime front end sees.
+TEST_F(PythonProgram, AScaledHalfLossIsBackpropagatedInFloat) {
+  const std::string file = write("train.py", R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+x = torch.randn(2, 4, device="cuda")
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = model(x).mean()
+scaler.scale(loss).backward()
+scaler.step(opt)
+scaler.update()
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = model(x).mean()
+loss.backward()
+opt.step()
+)");
+  EXPECT_EQ(only(findings({file})), "DL106:14");
+}
+
+// Settings read from a config file: the program accepts bfloat16, but the
+// file runs it in float16. The scaler's overhead under bfloat16 autocast is
+// advice (DL209, a note) for a configuration the program does not run.
+TEST_F(PythonProgram, AScalerEnabledForAnOtherValueThanTheDefault) {
+  write("config.yaml", "train:\n  amp_dtype: float16\n");
+  const std::string file = write("train.py", R"(import torch
+import yaml
+
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+with open("config.yaml") as f:
+    cfg = yaml.safe_load(f)
+model = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+with torch.autocast("cuda", dtype=DTYPES[cfg["train"]["amp_dtype"]]):
+    loss = model(torch.randn(2, 4, device="cuda")).float().sum()
+scaler.scale(loss).backward()
+scaler.step(opt)
+scaler.update()
+)");
+  EXPECT_EQ(only(findings({file})), "0 findings");
+  write("config.yaml", "train:\n  amp_dtype: bfloat16\n");
+  EXPECT_EQ(only(findings({file})), "DL209:12");
+}
+
 TEST_F(PythonProgram, ALibraryEncoderComputesInItsParametersDtype) {
   const std::string file = write("train.py", R"(import torch
 import torch.nn as nn

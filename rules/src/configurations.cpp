@@ -45,7 +45,13 @@ std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& s
     }
   }
   std::vector<Finding> out;
+  auto outsideDefaults = [&](const Merged& m) {
+    for (size_t i = 0; i < settings.size(); ++i)
+      if (settings[i].byDefault && !m.choicesSeen[i][*settings[i].byDefault]) return true;
+    return false;
+  };
   for (Merged& m : merged) {
+    if (m.finding.severity == Severity::Note && outsideDefaults(m)) continue;
     for (size_t i = 0; i < settings.size(); ++i) {
       const std::vector<bool>& seen = m.choicesSeen[i];
       if (std::all_of(seen.begin(), seen.end(), [](bool s) { return s; })) continue;

@@ -322,14 +322,19 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
     out.push_back(std::move(f));
     return;
   }
-  Finding f = makeFinding(
-      RuleId::DL107,
-      fmt::format("optimizer step on {} while autocast's cache still holds low-precision copies of the old "
-                  "weights{}: the next forward under autocast uses them; call at::autocast::clear_cache() when "
-                  "leaving the autocast region",
-                  event.optimizer, event.autocast.anyOn() ? " (autocast is still enabled)" : ""),
-      event.location, event.callChain);
+  const std::string message =
+      event.insideScopedRegion
+          ? fmt::format("optimizer step on {} inside an autocast region: autocast's cache still holds "
+                        "low-precision copies of the old weights, and the next forward in the region uses them; end "
+                        "the region before the step (autocast should wrap only the forward pass and the loss)",
+                        event.optimizer)
+          : fmt::format("optimizer step on {} while autocast's cache still holds low-precision copies of the old "
+                        "weights{}: the next forward under autocast uses them; call at::autocast::clear_cache() when "
+                        "leaving the autocast region",
+                        event.optimizer, event.autocast.anyOn() ? " (autocast is still enabled)" : "");
+  Finding f = makeFinding(RuleId::DL107, message, event.location, event.callChain);
   f.notes.push_back({*event.autocastCache.filledAt, "weights cast under autocast and cached here"});
+  if (event.staleCopyUsedAt) f.notes.push_back({*event.staleCopyUsedAt, "a forward in the region uses them here"});
   // Where the region kept on was enabled: the other place its fix can go.
   for (const DeviceAutocast* device : {&event.autocast.cuda, &event.autocast.cpu})
     if (device->enabled != Tristate::Off && device->enabledAt) {

@@ -201,6 +201,8 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
                          "and needs no loss scaling (on CUDA the unscale kernel rejects BFloat16 gradients)",
                          scaler.name, optimizer.name),
       at);
+  // BFloat16 gradients make CUDA's unscale kernel raise: more than advice.
+  if (!half) f.severity = Severity::Warning;
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
   if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, std::string(kLossScaledHere)});
   if (!half) addNote(f, check.unscaledAt, "gradients unscaled here");

@@ -62,6 +62,7 @@ TEST_F(Protocol, ALossScaledUnderBFloat16IsReportedAtItsStep) {
   EXPECT_EQ(out[0].notes[0].location.line, 2u);
   EXPECT_EQ(out[0].notes[1].location.line, 1u);
   EXPECT_NE(out[0].message.find("BFloat16 autocast"), std::string::npos) << out[0].message;
+  EXPECT_EQ(out[0].severity, Severity::Note);  // overhead only
 }
 
 // update() before any unscale: the scaler did no work on those gradients.
@@ -94,6 +95,7 @@ TEST_F(Protocol, BFloat16ParametersAreDL209) {
   p.step(kScaler, kOpt, at(6), out);
   ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
   EXPECT_EQ(out[0].location.line, 6u);
+  EXPECT_EQ(out[0].severity, Severity::Warning);  // CUDA's unscale kernel raises
   EXPECT_EQ(out[0].notes.back().message, "gradients unscaled here");
   EXPECT_EQ(out[0].notes.back().location.line, 5u);
 }

@@ -103,6 +103,8 @@ struct OptimizerStepEvent {
   AutocastState autocast;
   AutocastCacheState autocastCache;
   std::vector<Note> callChain;
+  bool insideScopedRegion = false;  // a Python `with` region or decorated function, whose end clears the cache
+  std::optional<SourceLocation> staleCopyUsedAt;  // the forward after the step that uses the stale copies
 };
 
 }  // namespace dtype_lint
