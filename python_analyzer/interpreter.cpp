@@ -2143,6 +2143,22 @@ bool Interpreter::isEnumMember(const Value& v) const {
                                            [&](const auto& member) { return member.second == v.object; });
 }
 
+namespace {
+
+// default_collate: tensors stacked in their dtype, tuples and dicts item by
+// item; numbers and anything else become tensors this analysis does not know.
+Value collated(const Value& sample) {
+  if (sample.is(Kind::Tensor)) return Value::tensor(sample.dtype, sample.origin);
+  if (sample.is(Kind::List) || sample.is(Kind::Dict)) {
+    Value batch = sample;
+    for (Value& item : batch.items) item = collated(item);
+    return batch;
+  }
+  return Value::unknown();
+}
+
+}  // namespace
+
 Value Interpreter::iterated(const Value& iterable, State& state) {
   if (!iterable.is(Kind::Class) || iterable.cls->enumMembers.empty()) return iterable;
   Value members = Value::make(Kind::List);
@@ -3101,6 +3117,36 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
       attributes.items.push_back(value);
     }
     return attributes;
+  }
+  // A DataLoader's batches: its dataset's samples collated, each tensor
+  // stacked in its dtype. TensorDataset(x, y)'s sample is (x[i], y[i]); a
+  // Dataset class of the program's gives what its __getitem__ returns.
+  if (name == "torch.utils.data.TensorDataset") {
+    Value sample = Value::make(Kind::List);
+    for (const Value& tensor : call.args)
+      sample.items.push_back(tensor.is(Kind::Tensor) ? Value::tensor(tensor.dtype, tensor.origin) : Value::unknown());
+    Value samples = Value::make(Kind::List);
+    samples.items = {sample};
+    samples.itemsStandForMore = true;
+    return samples;
+  }
+  if (name == "torch.utils.data.DataLoader" && !call.args.empty()) {
+    Value sample = Value::unknown();
+    const Value& dataset = call.args[0];
+    if (dataset.is(Kind::List) && dataset.itemsStandForMore && dataset.items.size() == 1) sample = dataset.items[0];
+    if (auto object = dataset.is(Kind::Object) ? state.heap.find(dataset.object) : state.heap.end();
+        object != state.heap.end() && object->second.cls)
+      if (const FunctionInfo* getItem = findMethod(*object->second.cls, "__getitem__")) {
+        Call indexing;
+        indexing.node = call.node;
+        indexing.args = {Value::unknown()};
+        State probe = state;  // the samples are read, not the program's state changed
+        sample = callFunction(*getItem, dataset, indexing, probe, frame);
+      }
+    Value batches = Value::make(Kind::List);
+    batches.items = {collated(sample)};
+    batches.itemsStandForMore = true;
+    return batches;
   }
   if (name == "enumerate" || name == "zip") {
     Value tuple = Value::make(Kind::List);

@@ -1919,6 +1919,71 @@ opt.step()
   EXPECT_EQ(only(findings({file})), "DL106:14");
 }
 
+// One bug under two values of a setting: a Half teacher called with a Float
+// input raises at the call where it is an nn.Sequential, inside its forward
+// where it is a class of the program's. One finding, at the call.
+TEST_F(PythonProgram, OneBugSeenAtTwoPlacesUnderTwoValuesIsOneFinding) {
+  const std::string file = write("train.py", R"(import argparse
+
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+
+TEACHERS = {"mlp": mlp, "net": Net}
+p = argparse.ArgumentParser()
+p.add_argument("--teacher", default="mlp", choices=sorted(TEACHERS))
+args = p.parse_args()
+teacher = TEACHERS[args.teacher]().half()
+teacher(torch.randn(2, 4))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL101:25");
+  EXPECT_TRUE(std::none_of(out[0].notes.begin(), out[0].notes.end(),
+                           [](const Note& n) { return n.message.find("assuming") != std::string::npos; }));
+}
+
+// A DataLoader's batches keep the dtypes of its dataset's tensors: a
+// TensorDataset's, or what a Dataset class's __getitem__ returns.
+TEST_F(PythonProgram, BatchesOfADataLoaderKeepTheirDatasetsDtypes) {
+  const std::string file = write("train.py", R"(import torch
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+
+class Features(Dataset):
+    def __init__(self, n):
+        self.x = torch.randn(n, 4)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return {"x": self.x[i], "id": i}
+
+
+model = torch.nn.Linear(4, 4).cuda().half()
+for i, (x, y) in enumerate(DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8)), batch_size=2)):
+    model(x)
+for batch in DataLoader(Features(8), batch_size=2):
+    model(batch["x"])
+for x, y in DataLoader(TensorDataset(torch.randn(8, 4).half(), torch.zeros(8)), batch_size=2):
+    model(x)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL101:18,DL101:20");
+}
+
 // Settings read from a config file: the program accepts bfloat16, but the
 // file runs it in float16. The scaler's overhead under bfloat16 autocast is
 // advice (DL209, a note) for a configuration the program does not run.
