@@ -359,6 +359,28 @@ const Expr* moduleObject(const Expr* e) {
   return e;
 }
 
+const CXXRecordDecl* sequentialBlockClass(const FieldDecl* sequential) {
+  const auto* owner = dyn_cast<CXXRecordDecl>(sequential->getParent());
+  if (!owner) return nullptr;
+  const CXXRecordDecl* block = nullptr;
+  bool other = false;
+  for (const CXXConstructorDecl* ctor : owner->ctors()) {
+    const FunctionDecl* definition = ctor->getDefinition();
+    if (!definition || !definition->hasBody()) continue;
+    containsStmt(definition->getBody(), [&](const Stmt* s) {
+      const auto* push = dyn_cast<CXXMemberCallExpr>(s);
+      if (!push || !push->getMethodDecl() || push->getMethodDecl()->getName() != "push_back" || push->getNumArgs() == 0)
+        return false;
+      if (declOf(moduleObject(push->getImplicitObjectArgument())) != sequential) return false;
+      const CXXRecordDecl* element = moduleImplClass(push->getArg(push->getNumArgs() - 1)->getType());
+      if (element && isUserModule(element) && (!block || block == element)) block = element;
+      else other = true;
+      return false;
+    });
+  }
+  return other ? nullptr : block;
+}
+
 std::vector<const Expr*> tensorArgs(const CallExpr* call, unsigned first) {
   std::vector<const Expr*> out;
   for (unsigned i = first; i < call->getNumArgs(); ++i) {

@@ -98,6 +98,9 @@ void forEachFieldInit(const clang::InitListExpr* list,
 const clang::Expr* loopRange(const clang::VarDecl* var);
 // `model->x`, `(*model).x`, `model.get()->x`: the expression naming the module.
 const clang::Expr* moduleObject(const clang::Expr* e);
+// The one class of the program's modules a Sequential member holds, where its
+// class's constructors push nothing else into it (`blocks->push_back(Block(...))`).
+const clang::CXXRecordDecl* sequentialBlockClass(const clang::FieldDecl* sequential);
 // A module made here (Linear(4, 4), register_module(...), make_shared), not an
 // existing one passed on.
 bool createsModule(const clang::Expr* e);

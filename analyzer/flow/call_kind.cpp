@@ -101,4 +101,16 @@ CallClassification classifyCall(const CallExpr* call, const ScalerApi& api) {
   return c;
 }
 
+ModuleCall withUserBlocks(const ModuleCall& called) {
+  if (!called.impl || called.impl->getName() != "SequentialImpl") return called;
+  const auto* field = dyn_cast_or_null<FieldDecl>(declOf(moduleObject(called.module)));
+  const CXXRecordDecl* block = field ? sequentialBlockClass(field) : nullptr;
+  if (!block) return called;
+  ModuleCall blocks = called;
+  blocks.impl = block;
+  blocks.op.clear();
+  blocks.heldBySequential = true;
+  return blocks;
+}
+
 }  // namespace dtype_lint::analyzer::flow

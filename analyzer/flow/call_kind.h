@@ -35,7 +35,12 @@ struct ModuleCall {
   const clang::Expr* module = nullptr;
   std::vector<const clang::Expr*> args;
   std::string op;  // the ATen op of a built-in module; empty for user modules
+  bool heldBySequential = false;  // `impl` is the class of the blocks a Sequential holds (withUserBlocks)
 };
+
+// A Sequential member holding blocks of one class of the program's
+// (sequentialBlockClass): a call of it runs their forward; other calls as they are.
+ModuleCall withUserBlocks(const ModuleCall& called);
 
 struct CallClassification {
   // The transfer and the evaluation look at a call in different orders: the

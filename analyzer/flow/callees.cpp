@@ -123,7 +123,8 @@ bool FunctionAnalysis::moduleOfUnknownOrigin(const Expr* module) {
   return (!root || isa<ParmVarDecl>(root)) && !evalModule(e).dtype.single();
 }
 
-void FunctionAnalysis::transferModuleCall(const ModuleCall& module, const CallExpr* call) {
+void FunctionAnalysis::transferModuleCall(const ModuleCall& called, const CallExpr* call) {
+  const ModuleCall module = withUserBlocks(called);
   if (module.args.empty()) return;
   if (module.op.empty()) {
     if (const FunctionResult* r = analyzeModuleCall(module, call)) applyCalleeExit(*r);
@@ -170,7 +171,8 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
                     note(at, fmt::format("in the call to module {} from here", describe(moduleObject(module.module)))));
   if (!c) return nullptr;
   c->thisModule = evalModule(module.module);
-  c->thisModuleOfUnknownOrigin = moduleOfUnknownOrigin(module.module);
+  // A Sequential's block was converted with its owner since its constructor ran.
+  c->thisModuleOfUnknownOrigin = module.heldBySequential || moduleOfUnknownOrigin(module.module);
   size_t next = 0;
   for (unsigned i = 0; i < forward->getNumParams(); ++i) {
     Value v;

@@ -551,7 +551,8 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
   }
 }
 
-TensorFact FunctionAnalysis::evalModuleCall(const ModuleCall& module, const CallExpr* call) {
+TensorFact FunctionAnalysis::evalModuleCall(const ModuleCall& called, const CallExpr* call) {
+  const ModuleCall module = withUserBlocks(called);
   if (module.args.empty()) return {};
   if (module.op.empty()) {
     const FunctionResult* r = analyzeModuleCall(module, call);

@@ -395,3 +395,31 @@ void half_layers_float_head(int depth) {
   for (auto& layer : model->layers) layer->to(torch::kHalf);
   model(torch::randn({2, 4}, torch::kHalf));
 }
+
+// A Sequential of the model's own blocks (`blocks->push_back(Block(...))`, a
+// GPT's stack) runs their forward, in the dtype the model was converted to
+// after the blocks were built.
+struct SoftmaxBlockImpl : torch::nn::Module {
+  explicit SoftmaxBlockImpl(int64_t dim) : fc(register_module("fc", torch::nn::Linear(dim, dim))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    return torch::softmax(fc(x), -1);  // dtype-lint-expect: DL105 {{'softmax' computed in Half outside autocast}}
+  }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(SoftmaxBlock);
+
+struct BlockStackImpl : torch::nn::Module {
+  explicit BlockStackImpl(int depth) {
+    blocks = register_module("blocks", torch::nn::Sequential());
+    for (int i = 0; i < depth; ++i) blocks->push_back(SoftmaxBlock(4));
+  }
+  torch::Tensor forward(torch::Tensor x) { return blocks->forward(x); }
+  torch::nn::Sequential blocks{nullptr};
+};
+TORCH_MODULE(BlockStack);
+
+void half_block_stack(int depth) {
+  BlockStack model(depth);
+  model->to(torch::kHalf);
+  model(torch::randn({2, 4}, torch::kHalf));
+}
