@@ -47,8 +47,6 @@ const clang::CXXRecordDecl* moduleImplClass(clang::QualType type);
 // "mse_loss" for MSELossImpl), or
 // empty for modules this tool does not model as one op.
 std::string builtinModuleOp(const clang::CXXRecordDecl* impl);
-// Embedding and EmbeddingBag: their result has their weight's dtype.
-inline bool isEmbeddingLookup(std::string_view op) { return op == "embedding" || op == "embedding_bag"; }
 inline bool isRecurrentLayer(std::string_view op) { return op == "lstm" || op == "gru" || op == "rnn"; }
 bool isUserModule(const clang::CXXRecordDecl* impl);
 // register_parameter, register_buffer: a module method that registers the tensor it is given and returns it.

@@ -72,7 +72,7 @@ LayerKind layerKind(std::string_view className) {
       if (className == name) kind.op = op;
     return kind;
   }
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 13> kLayers{{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kLayers{{
       {"Linear", "linear"},
       {"Conv1d", "conv1d"},
       {"Conv2d", "conv2d"},
@@ -81,6 +81,7 @@ LayerKind layerKind(std::string_view className) {
       {"ConvTranspose2d", "conv_transpose2d"},
       {"ConvTranspose3d", "conv_transpose3d"},
       {"Embedding", "embedding"},
+      {"EmbeddingBag", "embedding_bag"},
       {"LayerNorm", "layer_norm"},
       {"GroupNorm", "group_norm"},
       {"Bilinear", "bilinear"},

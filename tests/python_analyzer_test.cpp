@@ -1984,6 +1984,25 @@ for x, y in DataLoader(TensorDataset(torch.randn(8, 4).half(), torch.zeros(8)), 
   EXPECT_EQ(ruleLines(findings({file})), "DL101:18,DL101:20");
 }
 
+// An EmbeddingBag's pooled rows have its weight's dtype, under autocast too
+// (it is on none of autocast's lists); cat promotes them with Half activations.
+TEST_F(PythonProgram, AnEmbeddingBagsRowsHaveItsWeightsDtype) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+mlp = nn.Linear(4, 4).cuda()
+bag = nn.EmbeddingBag(10, 4).cuda()
+h = torch.randn(4, 4, dtype=torch.float16)
+with torch.autocast("cuda", dtype=torch.float16):
+    dense = mlp(torch.randn(2, 4, device="cuda"))
+    pooled = bag(torch.zeros(2, 3, dtype=torch.long, device="cuda"))
+    joined = torch.cat([dense, pooled], dim=1)
+torch.mm(pooled, h)
+torch.mm(joined[:, :4], h)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL101:11,DL101:12");
+}
+
 // Settings read from a config file: the program accepts bfloat16, but the
 // file runs it in float16. The scaler's overhead under bfloat16 autocast is
 // advice (DL209, a note) for a configuration the program does not run.

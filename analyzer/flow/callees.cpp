@@ -131,7 +131,7 @@ void FunctionAnalysis::transferModuleCall(const ModuleCall& called, const CallEx
     return;
   }
   if (isMatmulFamily(module.op)) return emitModuleCall(module.op, call, module.args.front(), module.module);
-  if (isEmbeddingLookup(module.op)) return;  // integer indices: no dtypes meet
+  if (isTableLookup(module.op)) return;  // integer indices: no dtypes meet
   // Norm and loss modules: the op runs on the inputs.
   emitOp(module.op, call, module.args, nullptr, false, false);
 }

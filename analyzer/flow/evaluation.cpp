@@ -558,7 +558,7 @@ TensorFact FunctionAnalysis::evalModuleCall(const ModuleCall& called, const Call
     const FunctionResult* r = analyzeModuleCall(module, call);
     return r ? r->returned : TensorFact{};
   }
-  if (isEmbeddingLookup(module.op)) return evalModule(module.module);
+  if (isTableLookup(module.op)) return evalModule(module.module);
   std::vector<TensorFact> inputs;
   for (const Expr* arg : module.args) inputs.push_back(evalTensor(arg));
   if (isMatmulFamily(module.op)) inputs = {inputs.front(), evalModule(module.module)};

@@ -155,7 +155,7 @@ bool preservesDtype(std::string_view op) { return in(kDtypePreserving, op); }
 bool returnsBool(std::string_view op) { return in(kBoolResult, op); }
 bool returnsLong(std::string_view op) { return in(kLongResult, op); }
 bool promotesOperands(std::string_view op) { return in(kPromoting, op); }
-bool isTableLookup(std::string_view op) { return op == "embedding"; }
+bool isTableLookup(std::string_view op) { return op == "embedding" || op == "embedding_bag"; }
 bool takesClassIndices(std::string_view op) {
   return op == "nll_loss" || op == "cross_entropy" || op == "ctc_loss" || op == "multi_margin_loss" ||
          op == "multilabel_margin_loss";

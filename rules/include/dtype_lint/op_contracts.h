@@ -68,7 +68,7 @@ bool promotesOperands(std::string_view op);
 bool takesClassIndices(std::string_view op);
 // Lookups whose rows have the dtype of their floating operand, the table,
 // wherever it is in the arguments (ATen's embedding(weight, indices), the
-// functional embedding(indices, weight)).
+// functional embedding(indices, weight)); an EmbeddingBag sums rows of its weight's dtype.
 bool isTableLookup(std::string_view op);
 
 }  // namespace dtype_lint
