@@ -2844,9 +2844,9 @@ Value Interpreter::callTensorMethod(const Value& self, const std::string& method
     return Value::unknown();
   // x.addmm_(a, b), x.mul_(y): self is the destination (and an operand, but of a matmul).
   if (auto base = inPlaceBase(method);
-      base && (isMatmulFamily(*base) || computesInInputDtype(*base) || *base == "copy")) {
+      base && (isMatmulFamily(*base) || computesInInputDtype(*base) || *base == "copy" || copiesSourceExactly(*base))) {
     std::vector<Value> inputs;
-    if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(self);
+    if (!isMatmulFamily(*base) && *base != "copy" && !copiesSourceExactly(*base)) inputs.push_back(self);
     for (Value& arg : call.tensorArgs()) inputs.push_back(std::move(arg));
     tensorOp(method, inputs, call, state, frame, false, &self);
     return self;

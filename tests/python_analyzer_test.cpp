@@ -2003,6 +2003,25 @@ torch.mm(joined[:, :4], h)
   EXPECT_EQ(ruleLines(findings({file})), "DL101:11,DL101:12");
 }
 
+// index_add_ and scatter_add_ raise unless the source has self's dtype: Half
+// expert outputs into a Float accumulator are DL102; the Long index is no operand.
+TEST_F(PythonProgram, AnIndexAddOfHalfRowsIntoAFloatBufferRaises) {
+  const std::string file = write("moe.py", R"(import torch
+
+out = torch.zeros(8, 4)
+rows = torch.zeros(2, dtype=torch.long)
+y = torch.randn(2, 4, dtype=torch.float16)
+out.index_add_(0, rows, y)
+out.scatter_add_(0, rows.unsqueeze(1).expand(2, 4), y)
+out.index_add_(0, rows, y.float())
+out.add_(y)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL102:6,DL102:7");
+  EXPECT_NE(out[0].message.find("'index_add_' writes a Half source into 'out', which is Float"), std::string::npos)
+      << out[0].message;
+}
+
 // Settings read from a config file: the program accepts bfloat16, but the
 // file runs it in float16. The scaler's overhead under bfloat16 autocast is
 // advice (DL209, a note) for a configuration the program does not run.

@@ -737,7 +737,7 @@ void FunctionAnalysis::transferTensorMethod(const CXXMemberCallExpr* call, const
   scalers_.checkGradientsClippedByHand(object, call, name);
   if (auto base = inPlaceBase(name)) {
     std::vector<const Expr*> inputs;
-    if (!isMatmulFamily(*base) && *base != "copy") inputs.push_back(object);
+    if (!isMatmulFamily(*base) && *base != "copy" && !copiesSourceExactly(*base)) inputs.push_back(object);
     inputs.insert(inputs.end(), args.begin(), args.end());
     emitOp(name, call, inputs, object, false, false);
     return;

@@ -232,15 +232,21 @@ void DtypeFlowRules::checkOutDtype(const OpEvent& event, std::vector<Finding>& o
   if (!event.destination || event.inputs.empty()) return;
   const Operand& destination = *event.destination;
   const auto destType = destination.dtype.single();
-  if (!destType || !isFloating(*destType) || !allSingleFloating(event.inputs)) return;
-  const ScalarType computed = *promoteAll(event.inputs).single();
-
   const bool isOut = outVariantBase(event.op).has_value();
   const std::string_view base = isOut ? *outVariantBase(event.op) : *inPlaceBase(event.op);
-  // Matmul-family kernels check the destination dtype exactly; elementwise
-  // kernels cast into it, which loses information when it narrows, and
-  // silently keeps the inputs' precision when an out= arithmetic widens.
-  const bool exact = isMatmulFamily(base);
+  // index_add_(dim, index, source): the Long index is no operand whose dtype
+  // meets self's (the front ends leave self out of such an op's inputs).
+  std::vector<Operand> read = event.inputs;
+  if (copiesSourceExactly(base))
+    std::erase_if(read, [](const Operand& o) { return o.dtype.single() && !isFloating(*o.dtype.single()); });
+  if (!destType || !isFloating(*destType) || read.empty() || !allSingleFloating(read)) return;
+  const ScalarType computed = *promoteAll(read).single();
+
+  // Matmul-family kernels and index/scatter copies check the destination
+  // dtype exactly; elementwise kernels cast into it, which loses information
+  // when it narrows, and silently keeps the inputs' precision when an out=
+  // arithmetic widens.
+  const bool exact = isMatmulFamily(base) || copiesSourceExactly(base);
   const bool widenedTooLate = isOut && computesInInputDtype(base) && computed != *destType;
   if (exact ? computed == *destType : !narrows(*destType, computed) && !widenedTooLate) return;
   if (!isOut && event.issuedByLibraryModule && event.issuedByLibraryModule()) return;
@@ -254,13 +260,17 @@ void DtypeFlowRules::checkOutDtype(const OpEvent& event, std::vector<Finding>& o
   else if (isOut)
     message = fmt::format("'{}' writes a {} result into a {} destination {}; out= variants are never autocast",
                           event.op, name(computed), name(*destType), destination.description);
+  else if (copiesSourceExactly(base))
+    message = fmt::format("'{}' writes a {} source into {}, which is {}: PyTorch raises unless the source has "
+                          "self's dtype; convert the source to {}",
+                          event.op, name(computed), destination.description, name(*destType), name(*destType));
   else
     message = fmt::format("in-place '{}' computes {} but its destination {} is {}{}", event.op, name(computed),
                           destination.description, name(*destType),
                           exact ? "; in-place ops are never autocast"
                                 : ": the result is rounded to " + std::string(name(*destType)));
   Finding f = makeFinding(RuleId::DL102, std::move(message), event.location, event.callChain);
-  for (const Operand& input : event.inputs)
+  for (const Operand& input : read)
     if (input.dtype.single() == computed) {
       addOrigin(f, input);
       break;

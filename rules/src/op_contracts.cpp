@@ -130,6 +130,11 @@ bool isLoss(std::string_view op) {
          op == "binary_cross_entropy" || op == "binary_cross_entropy_with_logits";
 }
 bool computesInInputDtype(std::string_view op) { return in(kComputedInInputDtype, op); }
+bool copiesSourceExactly(std::string_view op) {
+  constexpr std::string_view kExactSource[] = {"index_add",   "index_copy",     "index_put",      "scatter",
+                                               "scatter_add", "scatter_reduce", "masked_scatter", "index_reduce"};
+  return in(kExactSource, op);
+}
 bool needsFullReductionToBeSensitive(std::string_view op) { return op == "sum" || op == "mean"; }
 
 std::optional<std::string_view> outVariantBase(std::string_view op) {

@@ -168,3 +168,16 @@ void trainThenEvaluate() {
   torch::NoGradGuard no_grad;
   scoresByMode(q, q, workspace);
 }
+
+// A mixture of experts accumulating Half expert outputs into a Float buffer:
+// index_add_ and scatter_add_ raise unless the source has self's dtype. The
+// Long index is not an operand whose dtype meets self's; a Float source is fine.
+void expertsIntoFloatAccumulator() {
+  auto out = torch::zeros({8, 4}, torch::kFloat);
+  auto rows = torch::zeros({2}, torch::kLong);
+  auto y = torch::randn({2, 4}, torch::kHalf);
+  out.index_add_(0, rows, y);  // dtype-lint-expect: DL102 {{'index_add_' writes a Half source into 'out', which is Float}}
+  out.scatter_add_(0, rows.unsqueeze(1).expand({2, 4}), y);  // dtype-lint-expect: DL102
+  out.index_add_(0, rows, y.to(torch::kFloat));
+  out.add_(y);
+}
