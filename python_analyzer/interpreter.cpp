@@ -29,6 +29,7 @@ constexpr size_t kMaxExpressionDepth = 256;
 constexpr size_t kMaxBlockDepth = 256;
 constexpr size_t kStepBudget = 20000;  // statements per root, loops' two passes and calls included
 constexpr size_t kItemsIteratedOneByOne = 4;  // a longer known list: its items joined, two passes
+constexpr size_t kModulesIteratedOneByOne = 64;  // model.modules(), when each is known
 
 std::string unquote(std::string_view text) {
   // 'x', "x", f"x", r'x', """x""": the content between the quotes.
@@ -634,6 +635,15 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
 std::vector<Value> Interpreter::loopPasses(const Value& iterable, const State& state) const {
   if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
       iterable.items.size() <= kItemsIteratedOneByOne)
+    return iterable.items;
+  // model.modules(): each module in turn.
+  const auto isModule = [&](const Value& item) {
+    auto object = item.is(Kind::Object) ? state.heap.find(item.object) : state.heap.end();
+    return object != state.heap.end() && object->second.isModule;
+  };
+  if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
+      iterable.items.size() <= kModulesIteratedOneByOne &&
+      std::all_of(iterable.items.begin(), iterable.items.end(), isModule))
     return iterable.items;
   return std::vector<Value>(2, elementOf(iterable, state));
 }
@@ -2076,6 +2086,38 @@ Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& 
   return output;
 }
 
+// isinstance(m, Router) for an object of the program's classes (or one of
+// its own classes tested against a library module's name); nullopt where
+// either side is not known that well.
+std::optional<bool> Interpreter::isInstanceOfClass(const Value& value, const Value& types, const State& state) const {
+  if (!value.is(Kind::Object)) return std::nullopt;
+  auto object = state.heap.find(value.object);
+  if (object == state.heap.end()) return std::nullopt;
+  const std::vector<Value> tested = types.is(Kind::List) ? types.items : std::vector<Value>{types};
+  if (!std::all_of(tested.begin(), tested.end(), [](const Value& t) { return t.is(Kind::Class); })) return std::nullopt;
+  const ClassInfo* cls = object->second.cls;
+  // A library module (nn.Linear) is none of ours; someSubmodule()'s stand-in may be any.
+  if (!cls)
+    return object->second.isModule && object->second.typeName != "Module" ? std::optional<bool>(false) : std::nullopt;
+  std::function<bool(const ClassInfo&, const ClassInfo&)> derives = [&](const ClassInfo& c, const ClassInfo& target) {
+    if (&c == &target) return true;
+    return std::any_of(c.bases.begin(), c.bases.end(),
+                       [&](const Value& base) { return base.is(Kind::Class) && derives(*base.cls, target); });
+  };
+  return std::any_of(tested.begin(), tested.end(), [&](const Value& t) { return derives(*cls, *t.cls); });
+}
+
+// model.modules(): the model, then its submodules depth first, each once.
+void Interpreter::collectModules(ObjectId id, const State& state, std::vector<Value>& out,
+                                 std::set<ObjectId>& seen) const {
+  auto object = state.heap.find(id);
+  if (object == state.heap.end() || !object->second.isModule || !seen.insert(id).second) return;
+  out.push_back(Value::objectRef(Kind::Object, id));
+  for (const auto& [name, attribute] : object->second.attributes)
+    if (attribute.is(Kind::Object)) collectModules(attribute.object, state, out, seen);
+  for (ObjectId child : object->second.children) collectModules(child, state, out, seen);
+}
+
 const FunctionInfo* Interpreter::findMethod(const ClassInfo& cls, const std::string& name) const {
   if (auto it = cls.methods.find(name); it != cls.methods.end()) return it->second;
   for (const Value& base : cls.bases)
@@ -3017,7 +3059,10 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     if (auto result = mathFunction(last, call.args)) return Value::numeric(*result);
   if (!call.spread && call.kwargs.empty())
     if (auto path = pathFunction(name, call.args)) return *path;
-  if (name == "isinstance" && call.args.size() == 2) return isInstance(call.args[0], call.args[1]);
+  if (name == "isinstance" && call.args.size() == 2) {
+    if (auto instance = isInstanceOfClass(call.args[0], call.args[1], state)) return Value::boolean(*instance);
+    return isInstance(call.args[0], call.args[1]);
+  }
   // sum(loss_dict.values()): a tensor, of the terms' dtype where they share one.
   if (name == "sum" && call.args.size() == 1 && call.args[0].is(Kind::List) && !call.args[0].items.empty() &&
       std::all_of(call.args[0].items.begin(), call.args[0].items.end(),
@@ -3561,6 +3606,18 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
   }
   if (method == "parameters") return Value::objectRef(Kind::Parameters, id);
   if (method == "get_submodule") return someSubmodule(id, state);
+  // model.modules() where every submodule is known: each in turn (a loop
+  // converting the ones of a class, `if isinstance(m, Router): m.float()`).
+  if (method == "modules" && state.heap.at(id).injected.empty()) {
+    std::vector<Value> modules;
+    std::set<ObjectId> seen;
+    collectModules(id, state, modules, seen);
+    if (modules.size() <= kModulesIteratedOneByOne) {
+      Value list = Value::make(Kind::List);
+      list.items = std::move(modules);
+      return list;
+    }
+  }
   if (method == "modules" || method == "named_modules" || method == "children" || method == "named_children") {
     const Value element = someSubmodule(id, state);
     Value modules = Value::make(Kind::List);

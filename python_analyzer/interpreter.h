@@ -170,6 +170,8 @@ class Interpreter {
   std::optional<Value> mappedDict(const Node& comprehension, State& state, Frame& frame);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
+  void collectModules(ObjectId id, const State& state, std::vector<Value>& out, std::set<ObjectId>& seen) const;
+  std::optional<bool> isInstanceOfClass(const Value& value, const Value& types, const State& state) const;
   void storeItem(const Node& target, const Value& value, State& state, Frame& frame);
   Value* storage(const Node& expression, State& state, Frame& frame);
   std::optional<Value> callDictMethod(const Value& dict, const Node& dictNode, const std::string& method, Call& call,

@@ -2022,6 +2022,45 @@ out.add_(y)
       << out[0].message;
 }
 
+// `for m in model.modules(): if isinstance(m, Router): m.float()` converts
+// the routers of a BFloat16 model back to Float, and only them: the router's
+// gate then meets BFloat16 activations.
+TEST_F(PythonProgram, ModulesOfAClassConvertedInALoopOverModules) {
+  const std::string file = write("moe.py", R"(import torch
+import torch.nn as nn
+
+
+class Router(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.gate(x)
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.router = Router()
+
+    def forward(self, x):
+        h = self.proj(x)
+        return h, self.router(h)
+
+
+model = Layer().cuda().to(torch.bfloat16)
+for m in model.modules():
+    if isinstance(m, Router):
+        m.float()
+model(torch.randn(2, 4, device="cuda", dtype=torch.bfloat16))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL101:11");
+  EXPECT_NE(out[0].message.find("BFloat16"), std::string::npos) << out[0].message;
+}
+
 // Settings read from a config file: the program accepts bfloat16, but the
 // file runs it in float16. The scaler's overhead under bfloat16 autocast is
 // advice (DL209, a note) for a configuration the program does not run.
