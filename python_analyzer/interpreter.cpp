@@ -23,7 +23,9 @@ using Kind = Value::Kind;
 
 namespace {
 
-constexpr size_t kMaxCallDepth = 8;
+// main -> Trainer.fit -> train_step -> model -> layer -> block -> a custom Function's forward and
+// backward is nine deep; the step budget bounds the work.
+constexpr size_t kMaxCallDepth = 16;
 constexpr long kRecursionFollowed = 2;
 constexpr size_t kMaxExpressionDepth = 256;
 constexpr size_t kMaxBlockDepth = 256;

@@ -2061,6 +2061,93 @@ model(torch.randn(2, 4, device="cuda", dtype=torch.bfloat16))
   EXPECT_NE(out[0].message.find("BFloat16"), std::string::npos) << out[0].message;
 }
 
+// A custom Function nine calls deep: main -> Trainer.fit -> run_epoch ->
+// train_step -> the model -> a block -> its FFN -> the fused sublayer -> the
+// Function's forward, and its backward.
+TEST_F(PythonProgram, ACustomFunctionDeepInATrainersModelIsFollowed) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LinearFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight):
+        ctx.save_for_backward(weight)
+        return F.linear(x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (weight,) = ctx.saved_tensors
+        return grad_out.matmul(weight), None
+
+
+class Fused(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(4, 4))
+
+    def forward(self, x):
+        return LinearFn.apply(x, self.weight)
+
+
+class FFN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = Fused()
+
+    def forward(self, x):
+        return self.up(x)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = FFN()
+
+    def forward(self, x):
+        return x + self.up(x)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Block() for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def train_step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).float().sum()
+        loss.backward()
+
+    def run_epoch(self):
+        for _ in range(3):
+            self.train_step(torch.randn(2, 4, device="cuda"))
+
+    def fit(self, epochs):
+        for _ in range(epochs):
+            self.run_epoch()
+
+
+def main():
+    Trainer(Model().cuda()).fit(2)
+
+
+if __name__ == "__main__":
+    main()
+)");
+  EXPECT_EQ(only(findings({file})), "DL103:15");
+}
+
 // Settings read from a config file: the program accepts bfloat16, but the
 // file runs it in float16. The scaler's overhead under bfloat16 autocast is
 // advice (DL209, a note) for a configuration the program does not run.
