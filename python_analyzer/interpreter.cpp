@@ -89,6 +89,14 @@ std::optional<Value> pathFunction(const std::string& name, const std::vector<Val
   return std::nullopt;
 }
 
+// `cls` is `target` or derives from it, through the program's classes.
+bool derivesFromClass(const ClassInfo& cls, const ClassInfo& target) {
+  if (&cls == &target) return true;
+  return std::any_of(cls.bases.begin(), cls.bases.end(), [&](const Value& base) {
+    return base.is(Value::Kind::Class) && derivesFromClass(*base.cls, target);
+  });
+}
+
 // The base class of the analyzed code whose attributes a class inherits (its last such base).
 const ClassInfo* analyzedBase(const ClassInfo& cls) {
   const ClassInfo* base = nullptr;
@@ -635,18 +643,16 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
 }
 
 std::vector<Value> Interpreter::loopPasses(const Value& iterable, const State& state) const {
-  if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
-      iterable.items.size() <= kItemsIteratedOneByOne)
-    return iterable.items;
-  // model.modules(): each module in turn.
+  // model.modules(): each module in turn, up to a longer list.
   const auto isModule = [&](const Value& item) {
     auto object = item.is(Kind::Object) ? state.heap.find(item.object) : state.heap.end();
     return object != state.heap.end() && object->second.isModule;
   };
-  if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !iterable.items.empty() &&
-      iterable.items.size() <= kModulesIteratedOneByOne &&
-      std::all_of(iterable.items.begin(), iterable.items.end(), isModule))
-    return iterable.items;
+  const auto& items = iterable.items;
+  if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !items.empty() &&
+      (items.size() <= kItemsIteratedOneByOne ||
+       (items.size() <= kModulesIteratedOneByOne && std::all_of(items.begin(), items.end(), isModule))))
+    return items;
   return std::vector<Value>(2, elementOf(iterable, state));
 }
 
@@ -2088,9 +2094,9 @@ Value Interpreter::applyCustomFunction(const ClassInfo& cls, Call& call, State& 
   return output;
 }
 
-// isinstance(m, Router) for an object of the program's classes (or one of
-// its own classes tested against a library module's name); nullopt where
-// either side is not known that well.
+// isinstance(m, Router), Router a class of the program's: decided for an
+// object of the program's classes or a library module; nullopt where either
+// side is not known that well.
 std::optional<bool> Interpreter::isInstanceOfClass(const Value& value, const Value& types, const State& state) const {
   if (!value.is(Kind::Object)) return std::nullopt;
   auto object = state.heap.find(value.object);
@@ -2101,12 +2107,7 @@ std::optional<bool> Interpreter::isInstanceOfClass(const Value& value, const Val
   // A library module (nn.Linear) is none of ours; someSubmodule()'s stand-in may be any.
   if (!cls)
     return object->second.isModule && object->second.typeName != "Module" ? std::optional<bool>(false) : std::nullopt;
-  std::function<bool(const ClassInfo&, const ClassInfo&)> derives = [&](const ClassInfo& c, const ClassInfo& target) {
-    if (&c == &target) return true;
-    return std::any_of(c.bases.begin(), c.bases.end(),
-                       [&](const Value& base) { return base.is(Kind::Class) && derives(*base.cls, target); });
-  };
-  return std::any_of(tested.begin(), tested.end(), [&](const Value& t) { return derives(*cls, *t.cls); });
+  return std::any_of(tested.begin(), tested.end(), [&](const Value& t) { return derivesFromClass(*cls, *t.cls); });
 }
 
 // model.modules(): the model, then its submodules depth first, each once.
@@ -2741,8 +2742,8 @@ void Interpreter::optimizerStepped(const ObjectRef& optimizer, const SourceLocat
   step.autocast = state.autocast;
   step.autocastCache = state.autocastCache;
   step.callChain = frame.callChain;
-  step.insideScopedRegion = state.autocastRegions > 0 && !state.autocastBySetter;
-  if (step.insideScopedRegion) {
+  // Inside a `with` region: reported once a forward in the region uses the stale copies.
+  if (state.autocastRegions > 0 && !state.autocastBySetter) {
     if (!state.stepInRegion) state.stepInRegion = std::move(step);
     return;
   }

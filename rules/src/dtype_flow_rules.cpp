@@ -333,7 +333,7 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
     return;
   }
   const std::string message =
-      event.insideScopedRegion
+      event.staleCopyUsedAt
           ? fmt::format("optimizer step on {} inside an autocast region: autocast's cache still holds "
                         "low-precision copies of the old weights, and the next forward in the region uses them; end "
                         "the region before the step (autocast should wrap only the forward pass and the loss)",

@@ -103,8 +103,9 @@ struct OptimizerStepEvent {
   AutocastState autocast;
   AutocastCacheState autocastCache;
   std::vector<Note> callChain;
-  bool insideScopedRegion = false;  // a Python `with` region or decorated function, whose end clears the cache
-  std::optional<SourceLocation> staleCopyUsedAt;  // the forward after the step that uses the stale copies
+  // A step inside a Python `with` region (or decorated function), whose end
+  // clears the cache: the forward after it in the region that uses the stale copies.
+  std::optional<SourceLocation> staleCopyUsedAt;
 };
 
 }  // namespace dtype_lint

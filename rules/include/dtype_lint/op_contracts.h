@@ -37,11 +37,11 @@ bool isPrecisionSensitive(std::string_view op);
 bool isLoss(std::string_view op);
 // add, sub, mul, div, addcmul, addcdiv, lerp: out= computes in the inputs'
 // dtype and only then casts into the destination (a wider one gains nothing).
+bool computesInInputDtype(std::string_view op);
 // In-place ops that copy or add their source into self only when the dtypes
 // are equal (index_add_, index_copy_, scatter_, index_put_): any other source
 // raises ("self (Float) and source (Half) must have the same scalar type").
 bool copiesSourceExactly(std::string_view op);
-bool computesInInputDtype(std::string_view op);
 // sum and mean: only a reduction over all dims is flagged statically.
 bool needsFullReductionToBeSensitive(std::string_view op);
 
