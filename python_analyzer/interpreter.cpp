@@ -3514,7 +3514,8 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
       object.file = call.args[0].text;
       const Value sections = loadIniFile(object.file, at.file);
       for (size_t i = 0; i < sections.keys.size(); ++i) object.attributes[sections.keys[i].text] = sections.items[i];
-      return Value::none();
+      // read() returns the files it could read: `if not cfg.read(path): raise` raises only on some runs.
+      return method == "read" ? Value::unknown() : Value::none();
     }
     // cfg.getfloat("optim", "eps", fallback=1e-8): the setting "optim.eps in PATH".
     if (isIniGetter(method) && call.args.size() >= 2 && call.args[0].is(Kind::String) &&

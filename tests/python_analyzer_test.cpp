@@ -556,6 +556,31 @@ optimizer = torch.optim.Adam(model.parameters(), lr=cfg.getfloat("optim", "lr"),
   EXPECT_EQ(out[0].notes.back().message, "assuming model.half in conf/kws.ini is \"yes\"");
 }
 
+// ConfigParser.read returns the files it read, so a program that raises when
+// it read none still goes on with the file's settings.
+TEST_F(PythonProgram, AConfigFileCheckedForBeingReadIsFollowed) {
+  write("train.ini", "[run]\nprecision = half\n");
+  const std::string file = write("train.py", R"(import configparser
+
+import torch
+
+
+def read_config(path):
+    cp = configparser.ConfigParser()
+    if not cp.read(path):
+        raise FileNotFoundError(path)
+    return cp.get("run", "precision", fallback="float")
+
+
+precision = read_config("train.ini")
+model = torch.nn.Linear(4, 4)
+if precision == "half":
+    model.half()
+y = model(torch.randn(2, 4))
+)");
+  EXPECT_EQ(only(findings({file})), "DL101:17");
+}
+
 // A config class built by its classmethods: from the environment field by
 // field (setattr with a name known at run time), or from a file's dict
 // spread into the constructor. Each field is then a setting.
