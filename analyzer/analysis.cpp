@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendActions.h"
@@ -177,6 +178,7 @@ class DtypeFlowConsumer : public ASTConsumer {
     limits.unitBudget = &budget_;
     DtypeFlowResult result = analyzeDtypeFlow(context, torch, scalerApi_, limits);
     std::move(result.findings.begin(), result.findings.end(), std::back_inserter(unit_.findings));
+    unit_.callableRoots = std::move(result.callableRoots);
     unit_.toolNotes.insert(unit_.toolNotes.end(), result.truncations.begin(), result.truncations.end());
     unit_.overBudget = result.unitBudgetSpent;
     unit_.linkage = std::move(result.linkage);
@@ -515,6 +517,8 @@ void addCalleesAnalysis(CachedUnit& unit, CachedUnit withCallees, unsigned error
   }
   std::move(unit.findings.begin(), unit.findings.end(), std::back_inserter(withCallees.findings));
   unit.findings = std::move(withCallees.findings);
+  std::move(withCallees.callableRoots.begin(), withCallees.callableRoots.end(), std::back_inserter(unit.callableRoots));
+  unit.linkage.reached = std::move(withCallees.linkage.reached);
   unit.toolNotes.insert(unit.toolNotes.end(), withCallees.toolNotes.begin(), withCallees.toolNotes.end());
 }
 
@@ -569,6 +573,16 @@ AnalysisResult analyze(const tooling::CompilationDatabase& database, const std::
     }
     addCalleesAnalysis(units[i], std::move(withCallees[i]), errorsApart, files[i], names);
   }
+
+  // A function another file's analysis followed from its callers is reported
+  // from there, not from its analysis alone.
+  std::set<std::string> reachedFromCallers;
+  for (const CachedUnit& unit : units)
+    reachedFromCallers.insert(unit.linkage.reached.begin(), unit.linkage.reached.end());
+  for (CachedUnit& unit : units)
+    for (CallableRootFindings& root : unit.callableRoots)
+      if (!reachedFromCallers.count(root.usr))
+        std::move(root.findings.begin(), root.findings.end(), std::back_inserter(unit.findings));
 
   AnalysisResult result;
   result.units.resize(files.size());

@@ -302,6 +302,21 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
     if (!line || !findingFromJsonLine(line->str(), finding)) return std::nullopt;
     unit.findings.push_back(std::move(finding));
   }
+  if (const auto* roots = root->getArray("callableRoots"))
+    for (const llvm::json::Value& r : *roots) {
+      const auto* entry = r.getAsObject();
+      const auto usr = entry ? entry->getString("usr") : std::nullopt;
+      const auto* rootFindings = entry ? entry->getArray("findings") : nullptr;
+      if (!usr || !rootFindings) return std::nullopt;
+      CallableRootFindings callable{usr->str(), {}};
+      for (const llvm::json::Value& f : *rootFindings) {
+        const auto line = f.getAsString();
+        Finding finding;
+        if (!line || !findingFromJsonLine(line->str(), finding)) return std::nullopt;
+        callable.findings.push_back(std::move(finding));
+      }
+      unit.callableRoots.push_back(std::move(callable));
+    }
   if (const auto* notes = root->getArray("toolNotes"))
     for (const llvm::json::Value& n : *notes) {
       const auto* note = n.getAsObject();
@@ -311,7 +326,8 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
                                                    .column = unsigned(note->getInteger("column").value_or(0))},
                                     note->getString("message").value_or("").str()});
     }
-  for (auto [name, usrs] : {std::pair{"defines", &unit.linkage.defines}, std::pair{"calls", &unit.linkage.calls}})
+  for (auto [name, usrs] : {std::pair{"defines", &unit.linkage.defines}, std::pair{"calls", &unit.linkage.calls},
+                            std::pair{"reached", &unit.linkage.reached}})
     if (const auto* array = root->getArray(name))
       for (const llvm::json::Value& usr : *array)
         if (auto text = usr.getAsString()) usrs->push_back(text->str());
@@ -329,16 +345,28 @@ void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
     headers.push_back(llvm::json::Object{{"path", header}, {"hash", hashOf({*content})}});
   }
   for (const Finding& f : unit.findings) findings.push_back(findingToJsonLine(f));
+  llvm::json::Array callableRoots;
+  for (const CallableRootFindings& callable : unit.callableRoots) {
+    llvm::json::Array rootFindings;
+    for (const Finding& f : callable.findings) rootFindings.push_back(findingToJsonLine(f));
+    callableRoots.push_back(llvm::json::Object{{"usr", callable.usr}, {"findings", std::move(rootFindings)}});
+  }
   llvm::json::Array notes;
   for (const Note& n : unit.toolNotes)
     notes.push_back(llvm::json::Object{{"file", n.location.file},
                                        {"line", int64_t(n.location.line)},
                                        {"column", int64_t(n.location.column)},
                                        {"message", n.message}});
-  llvm::json::Object root{{"headers", std::move(headers)}, {"findings", std::move(findings)},
-                          {"toolNotes", std::move(notes)}, {"defines", unit.linkage.defines},
-                          {"calls", unit.linkage.calls},   {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
-                          {"firstError", unit.firstError}, {"fatal", unit.stoppedByFatalError}};
+  llvm::json::Object root{{"headers", std::move(headers)},
+                          {"findings", std::move(findings)},
+                          {"callableRoots", std::move(callableRoots)},
+                          {"toolNotes", std::move(notes)},
+                          {"defines", unit.linkage.defines},
+                          {"calls", unit.linkage.calls},
+                          {"reached", unit.linkage.reached},
+                          {"compileErrors", static_cast<int64_t>(unit.compileErrors)},
+                          {"firstError", unit.firstError},
+                          {"fatal", unit.stoppedByFatalError}};
   std::string text;
   llvm::raw_string_ostream(text) << llvm::json::Value(std::move(root));
   llvm::SmallString<256> path(directory_);

@@ -67,6 +67,7 @@ void evictLeastRecentlyUsedPchs(const std::string& cacheDirectory, uint64_t limi
 // A TU's analysis as the result cache keeps it.
 struct CachedUnit {
   std::vector<Finding> findings;  // before rule selection and suppressions
+  std::vector<CallableRootFindings> callableRoots;  // also before; see dtype_flow.h
   unsigned compileErrors = 0;
   std::string firstError;
   bool stoppedByFatalError = false;

@@ -31,6 +31,7 @@ struct AnalysisEvents {
 // What the flow found in one translation unit, and where it stopped early.
 struct DtypeFlowResult {
   std::vector<Finding> findings;
+  std::vector<CallableRootFindings> callableRoots;
   std::vector<Note> truncations;
   Linkage linkage;
   bool unitBudgetSpent = false;  // the analysis stopped early: the TU's time or memory was spent

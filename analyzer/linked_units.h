@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "dtype_lint/finding.h"
+
 namespace dtype_lint::analyzer {
 
 // What links one TU to the others, by USR: the functions its main file
@@ -20,6 +22,19 @@ namespace dtype_lint::analyzer {
 struct Linkage {
   std::vector<std::string> defines;
   std::vector<std::string> calls;
+  // The functions of linked files its analysis reached from their callers
+  // here, while recording findings.
+  std::vector<std::string> reached;
+};
+
+// The findings of a root that other translation units may call (an
+// externally visible function nothing in this TU calls), analyzed with what
+// its callers pass unknown. Where the analysis of a TU linked to this file
+// reaches it from a caller (Linkage::reached), that analysis, in the caller's
+// dtypes and autocast state, stands instead.
+struct CallableRootFindings {
+  std::string usr;
+  std::vector<Finding> findings;
 };
 
 // For each file of a run, the other files whose functions it calls without a

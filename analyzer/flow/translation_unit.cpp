@@ -20,6 +20,11 @@ using namespace clang;
 namespace flow {
 namespace {
 
+void addUsr(const FunctionDecl* fn, std::vector<std::string>& into) {
+  llvm::SmallString<128> usr;
+  if (!index::generateUSRForDecl(fn, usr)) into.push_back(std::string(usr));  // true: no USR
+}
+
 // Functions defined in user code, and the ones some user code calls directly.
 class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> {
  public:
@@ -64,9 +69,13 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
 
   // The functions the main file defines for other files, and the user
   // functions called here without a body anywhere in the TU.
-  Linkage linkage() const {
+  // `reachedFromCallers`: the analyzed functions no root analysis started at.
+  Linkage linkage(const std::set<const FunctionDecl*>& reachedFromCallers) const {
     const SourceManager& sm = context_.getSourceManager();
     Linkage out;
+    for (const FunctionDecl* fn : defined)
+      if (reachedFromCallers.count(fn) && !sm.isInMainFile(sm.getExpansionLoc(fn->getLocation())))
+        addUsr(fn, out.reached);
     for (const FunctionDecl* fn : defined)
       if (fn->isExternallyVisible() && sm.isInMainFile(sm.getExpansionLoc(fn->getLocation()))) addUsr(fn, out.defines);
     std::set<const FunctionDecl*> reached = called;
@@ -76,7 +85,7 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
       if (!fn->isDefined() && !fn->isDeleted() && !fn->isPure() && !fn->isImplicit() &&
           isUserCode(fn->getLocation(), sm))
         addUsr(fn, out.calls);
-    for (auto* usrs : {&out.defines, &out.calls}) {
+    for (auto* usrs : {&out.defines, &out.calls, &out.reached}) {
       std::sort(usrs->begin(), usrs->end());
       usrs->erase(std::unique(usrs->begin(), usrs->end()), usrs->end());
     }
@@ -98,11 +107,6 @@ class UserFunctionCollector : public RecursiveASTVisitor<UserFunctionCollector> 
     // A class only declared here (`class Optimizer;` before a pointer to it) has no bases to read.
     if (!record->hasDefinition()) return;
     for (const CXXBaseSpecifier& base : record->bases()) addUserRecords(base.getType());
-  }
-
-  static void addUsr(const FunctionDecl* fn, std::vector<std::string>& into) {
-    llvm::SmallString<128> usr;
-    if (!index::generateUSRForDecl(fn, usr)) into.push_back(std::string(usr));  // true: no USR
   }
 
   ASTContext& context_;
@@ -751,6 +755,7 @@ const FunctionResult* TranslationUnitAnalysis::analyze(const FunctionDecl* fn, c
   CFG* cfg = cfgFor(fn);
   if (!cfg) return nullptr;
   analyzedOnce_.insert(fn);
+  if (recording()) recordedOnce_.insert(fn);
   onStack_.insert(fn);
   FunctionResult result = FunctionAnalysis(*this, fn, ctx, *cfg).run();
   onStack_.erase(fn);
@@ -776,22 +781,35 @@ void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ct
         Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
                                            "(at most {}); further settings were left unknown",
                                            configurations(settings), limits_.maxConfigurations)});
+  std::vector<Finding> found;
   if (flags.empty()) {
-    analyze(fn, ctx);
+    found = findingsOfRun(fn, ctx);
+  } else {
+    std::vector<std::vector<Finding>> runs;
+    for (size_t run = 0; run < configurations(settings); ++run) {
+      ctx.assumptions.clear();
+      const std::vector<size_t> choices = choicesOf(run, settings);
+      for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back(flags[i].assume(choices[i]));
+      runs.push_back(findingsOfRun(fn, ctx));
+    }
+    found = mergeConfigurationRuns(settings, std::move(runs));
+  }
+  if (!fn->isExternallyVisible()) {
+    std::move(found.begin(), found.end(), std::back_inserter(findings_));
     return;
   }
-  std::vector<std::vector<Finding>> runs;
-  for (size_t run = 0; run < configurations(settings); ++run) {
-    ctx.assumptions.clear();
-    const std::vector<size_t> choices = choicesOf(run, settings);
-    for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back(flags[i].assume(choices[i]));
-    AnalysisEvents outer = std::exchange(events_, AnalysisEvents{});
-    analyze(fn, ctx);
-    AnalysisEvents mine = std::exchange(events_, std::move(outer));
-    events_.truncations.insert(events_.truncations.end(), mine.truncations.begin(), mine.truncations.end());
-    runs.push_back(findingsOf(std::move(mine)));
-  }
-  for (Finding& f : mergeConfigurationRuns(settings, std::move(runs))) findings_.push_back(std::move(f));
+  std::vector<std::string> usr;
+  addUsr(fn, usr);
+  callableRoots_.push_back(CallableRootFindings{usr.empty() ? std::string() : usr.front(), std::move(found)});
+}
+
+// The findings of one analysis from a root, kept apart from the other roots'.
+std::vector<Finding> TranslationUnitAnalysis::findingsOfRun(const FunctionDecl* fn, const CallContext& ctx) {
+  AnalysisEvents outer = std::exchange(events_, AnalysisEvents{});
+  analyze(fn, ctx);
+  AnalysisEvents mine = std::exchange(events_, std::move(outer));
+  events_.truncations.insert(events_.truncations.end(), mine.truncations.begin(), mine.truncations.end());
+  return findingsOf(std::move(mine));
 }
 
 DtypeFlowResult TranslationUnitAnalysis::run() {
@@ -799,12 +817,17 @@ DtypeFlowResult TranslationUnitAnalysis::run() {
   collector.TraverseAST(context_);  // the user declarations the consumer set as traversal scope
   // Roots start with autocast off, as every process does; the rest are reached
   // through their callers, in the caller's context.
+  std::set<const FunctionDecl*> roots;
   for (const FunctionDecl* fn : collector.defined) {
     if (collector.called.count(fn->getCanonicalDecl()) || isModuleMember(fn)) continue;
     if (const auto* method = dyn_cast<CXXMethodDecl>(fn); method && isCustomAutogradFunction(method->getParent()))
       continue;
     analyzeRoot(fn, CallContext{});
+    roots.insert(fn);
   }
+  std::set<const FunctionDecl*> reachedFromCallers;
+  std::set_difference(recordedOnce_.begin(), recordedOnce_.end(), roots.begin(), roots.end(),
+                      std::inserter(reachedFromCallers, reachedFromCallers.end()));
   // Whatever no root reached: analyzed alone, with autocast unknown.
   for (const FunctionDecl* fn : collector.defined) {
     if (analyzedOnce_.count(fn)) continue;
@@ -818,8 +841,8 @@ DtypeFlowResult TranslationUnitAnalysis::run() {
   std::vector<Note> truncations = std::move(events_.truncations);
   std::vector<Finding> findings = std::move(findings_);
   for (Finding& f : findingsOf(std::move(events_))) findings.push_back(std::move(f));
-  return DtypeFlowResult{std::move(findings), std::move(truncations), collector.linkage(),
-                         unitBudgetSpent_.has_value()};
+  return DtypeFlowResult{std::move(findings), std::move(callableRoots_), std::move(truncations),
+                         collector.linkage(reachedFromCallers), unitBudgetSpent_.has_value()};
 }
 
 }  // namespace flow

@@ -110,6 +110,7 @@ class TranslationUnitAnalysis {
   clang::CFG* cfgFor(const clang::FunctionDecl* fn);
   // A root, once per assignment of the runtime flags its paths test.
   void analyzeRoot(const clang::FunctionDecl* fn, CallContext ctx);
+  std::vector<Finding> findingsOfRun(const clang::FunctionDecl* fn, const CallContext& ctx);
   std::vector<Finding> findingsOf(AnalysisEvents events);
   struct Writes {
     std::set<const clang::ValueDecl*> written;
@@ -145,6 +146,7 @@ class TranslationUnitAnalysis {
   std::map<std::string, Memo> memo_;
   std::set<const clang::FunctionDecl*> onStack_;
   std::set<const clang::FunctionDecl*> analyzedOnce_;
+  std::set<const clang::FunctionDecl*> recordedOnce_;  // analyzed while recording events
   size_t budget_;  // callee analyses left in this translation unit
   std::optional<std::string> unitBudgetSpent_;  // the TU's time or memory is spent: why
   std::set<std::pair<const clang::FunctionDecl*, Truncation>> truncated_;
@@ -152,7 +154,8 @@ class TranslationUnitAnalysis {
   std::map<std::pair<const clang::CXXRecordDecl*, std::string>, std::optional<ClassInvariant>> invariants_;
   std::optional<ClassInvariant> partialInvariant_;  // the last one computed from inside one of its methods
   std::optional<Writes> writes_;
-  std::vector<Finding> findings_;  // of the roots analyzed under flag assumptions
+  std::vector<Finding> findings_;  // of the roots other TUs cannot call
+  std::vector<CallableRootFindings> callableRoots_;
 };
 
 }  // namespace dtype_lint::analyzer::flow
