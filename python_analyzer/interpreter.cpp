@@ -586,6 +586,7 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
   }
   if (target.is("identifier")) {
     state.locals[std::string(target.text())] = named;
+    state.protocolWhereTruthy.erase(std::string(target.text()));
   } else if (target.is("attribute")) {
     const Value object = eval(target.field("object"), state, frame);
     if (object.is(Kind::Tensor) && object.parameterOf && target.field("attribute").text() == "requires_grad")
@@ -621,8 +622,16 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
     if (child.is("elif_clause") || child.is("else_clause")) alternatives.push_back(child);
   if (truth == true) return execBlock(statement.field("consequence"), state, frame);
   State otherwise = state;
-  if (truth != false) execBlock(statement.field("consequence"), state, frame);
-  else state.reached = false;
+  if (truth != false) {
+    // `if pending:` after paths that left `pending = 0`: only the others.
+    const Node condition = statement.field("condition");
+    if (const ScalerProtocol* truthy =
+            condition.is("identifier") ? state.protocolIfTruthy(std::string(condition.text())) : nullptr)
+      state.protocol = *truthy;
+    execBlock(statement.field("consequence"), state, frame);
+  } else {
+    state.reached = false;
+  }
   // The rest of the chain, as a nested if on the path where the condition failed.
   for (size_t i = 0; i < alternatives.size(); ++i) {
     const Node& clause = alternatives[i];

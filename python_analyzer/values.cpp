@@ -168,11 +168,33 @@ void joinNames(Map& mine, const Map& theirs) {
 
 }  // namespace
 
+const ScalerProtocol* State::protocolIfTruthy(const std::string& local) const {
+  auto it = protocolWhereTruthy.find(local);
+  return it != protocolWhereTruthy.end() && it->second.joined == protocol ? &it->second.protocol : nullptr;
+}
+
 void State::join(const State& other) {
   if (!other.reached) return;
   if (!reached) {
     *this = other;
     return;
+  }
+  // Each side's protocol where the local is truthy: none where it is a falsy
+  // constant, its own where nothing sets it apart.
+  std::map<std::string, ProtocolWhereTruthy> truthy;
+  for (const auto& [name, mine] : locals) {
+    auto theirs = other.locals.find(name);
+    if (theirs == other.locals.end()) continue;
+    const bool myFalsy = mine.truth() == false, theirFalsy = theirs->second.truth() == false;
+    const ScalerProtocol* myTruthy = myFalsy ? nullptr : protocolIfTruthy(name);
+    const ScalerProtocol* theirTruthy = theirFalsy ? nullptr : other.protocolIfTruthy(name);
+    if (!myFalsy && !theirFalsy && !myTruthy && !theirTruthy) continue;
+    if (myFalsy && theirFalsy) continue;
+    if (!myFalsy && !myTruthy) myTruthy = &protocol;
+    if (!theirFalsy && !theirTruthy) theirTruthy = &other.protocol;
+    ScalerProtocol joined = myTruthy ? *myTruthy : *theirTruthy;
+    if (myTruthy && theirTruthy) joined.join(*theirTruthy);
+    truthy[name].protocol = std::move(joined);
   }
   joinNames(locals, other.locals);
   for (auto& [id, object] : heap) {
@@ -193,6 +215,8 @@ void State::join(const State& other) {
   if (!stepInRegion) stepInRegion = other.stepInRegion;
   autocastCache.join(other.autocastCache);
   protocol.join(other.protocol);
+  for (auto& [name, entry] : truthy) entry.joined = protocol;
+  protocolWhereTruthy = std::move(truthy);
   bfloat16Loss.join(other.bfloat16Loss);
   manualScaling.join(other.manualScaling);
 }

@@ -196,8 +196,19 @@ struct State {
   ScalerProtocol protocol;
   BFloat16LossSource bfloat16Loss;
   PendingManualScaling manualScaling;  // DL203's backward()s whose gradients may be divided back
+  // A local that some joined paths left a falsy constant (`pending = 0` where
+  // an accumulation loop's last pass stepped): the protocol of the other
+  // paths, which `if pending:` takes, while nothing changed the protocol since
+  // the join (`joined`) or assigned the local.
+  struct ProtocolWhereTruthy {
+    ScalerProtocol protocol;
+    ScalerProtocol joined;
+  };
+  std::map<std::string, ProtocolWhereTruthy> protocolWhereTruthy;
 
   void join(const State& other);
+  // The protocol of the paths on which `local` is truthy, where known apart.
+  const ScalerProtocol* protocolIfTruthy(const std::string& local) const;
 };
 
 }  // namespace dtype_lint::python

@@ -2746,5 +2746,45 @@ def broken(:
   EXPECT_TRUE(withRule(result.findings, "DL204"));
 }
 
+// Gradient accumulation that flushes the micro-batches left at the end of the
+// epoch: `if pending:` after the loop runs only on paths where the last pass
+// did not step (it reset `pending = 0`). Flushing unconditionally steps again
+// with no backward since the last update().
+TEST_F(PythonProgram, AFlushGuardedByTheAccumulationCounterStepsOnce) {
+  const std::string program = R"(import torch
+
+model = torch.nn.Linear(4, 4).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+
+
+def optimizer_step():
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+
+
+pending = 0
+for i in range(10):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(torch.randn(2, 4, device="cuda")).float().pow(2).mean()
+    scaler.scale(loss / 4).backward()
+    pending += 1
+    if (i + 1) % 4 == 0:
+        optimizer_step()
+        pending = 0
+FLUSH
+)";
+  auto withFlush = [&](const std::string& flush) {
+    std::string text = program;
+    text.replace(text.find("FLUSH"), 5, flush);
+    return text;
+  };
+  EXPECT_EQ(ruleLines(findings({write("guarded.py", withFlush("if pending:\n    optimizer_step()"))})), "");
+  EXPECT_EQ(ruleLines(findings({write("unguarded.py", withFlush("optimizer_step()"))})), "DL210:12");
+}
+
 }  // namespace
 }  // namespace dtype_lint::testing
