@@ -4,6 +4,10 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/YAMLParser.h>
 #include <nlohmann/json.hpp>
+// toml++ compiled into this file alone, reporting parse errors as results.
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -47,6 +51,21 @@ Value fromJson(const nlohmann::json& j, const std::string& path, const std::stri
   for (const auto& [key, value] : j.items()) {
     dict.keys.push_back(Value::string(key));
     dict.items.push_back(fromJson(value, path, nested(name, key)));
+  }
+  return dict;
+}
+
+Value fromToml(const toml::node& node, const std::string& path, const std::string& name) {
+  if (auto b = node.value_exact<bool>()) return Value::boolean(*b);
+  if (auto n = node.value<double>()) return Value::numeric(*n);  // integers too
+  if (auto s = node.value_exact<std::string>()) return Value::string(*s);
+  const toml::table* table = node.as_table();
+  if (!table) return Value::unknown();
+  Value dict = configSection(path, name);
+  for (const auto& [key, value] : *table) {
+    const std::string text(key.str());
+    dict.keys.push_back(Value::string(text));
+    dict.items.push_back(fromToml(value, path, nested(name, text)));
   }
   return dict;
 }
@@ -139,6 +158,8 @@ Value loadConfigFile(const std::string& path, const std::string& importer) {
     auto document = stream.begin();
     if (document != stream.end()) loaded = fromYaml(document->getRoot(), path, "");
     if (sources.getNumBuffers() && stream.failed()) loaded = Value::unknown();
+  } else if (extension == ".toml") {
+    if (toml::parse_result parsed = toml::parse(*text, path)) loaded = fromToml(parsed.table(), path, "");
   }
   return loaded.is(Kind::Dict) ? loaded : empty;
 }

@@ -16,6 +16,7 @@ packages=(
   clang-tools-16                         # clang-apply-replacements: the --export-fixes test
   libtorch-dev                           # LibTorch 1.13 (CPU): samples, runtime adapter
   libfmt-dev nlohmann-json3-dev libgtest-dev libdw-dev
+  libtomlplusplus-dev                    # the Python front end: TOML config files (header-only use)
   libhwy-dev libbenchmark-dev            # kernels/: SIMD tensor statistics, bench_tensor_stats
   python3-venv                           # .venv/: the torch wheel (scripts/torch-wheel-requirements.txt)
   dpkg-dev file debootstrap              # cpack -G DEB (dpkg-shlibdeps), scripts/check_deb.sh

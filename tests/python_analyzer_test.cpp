@@ -498,8 +498,8 @@ for step in range(100):
   EXPECT_EQ(only(findings({write("accumulation.py", accumulation)})), "DL201:16");
 }
 
-// Settings in a config file the program loads (json.load, yaml.safe_load of
-// open(path), the path relative to the script or above it): each key read
+// Settings in a config file the program loads (json.load, yaml.safe_load,
+// tomllib.load of open(path), the path relative to the script or above it): each key read
 // is a setting whose default is the file's value, analyzed for its other
 // values too; a key the file lacks is a setting of unknown default.
 TEST_F(PythonProgram, ConfigFileKeysAreSettings) {
@@ -532,6 +532,21 @@ x = torch.randn(2, 4)
 y = model(x)
 )");
   EXPECT_EQ(only(findings({yaml})), "DL101:10");
+  write("conf/run.toml", "[amp]\nprecision = \"fp16\"  # or \"fp32\"\n\n[optim]\nlr = 1e-3\nsteps = 10\n");
+  const std::string toml = write("train_toml.py", R"(import tomllib
+
+import torch
+
+with open("conf/run.toml", "rb") as f:
+    cfg = tomllib.load(f)
+model = torch.nn.Linear(4, 4)
+if cfg["amp"]["precision"] == "fp16":
+    model.half()
+y = model(torch.randn(2, 4))
+)");
+  const auto fromToml = findings({toml});
+  ASSERT_EQ(only(fromToml), "DL101:10");
+  EXPECT_EQ(fromToml[0].notes.back().message, "assuming amp.precision in conf/run.toml is \"fp16\"");
 }
 
 // An INI file read with configparser: `cfg.getboolean("model", "half")`,
