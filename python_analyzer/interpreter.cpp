@@ -658,6 +658,16 @@ std::vector<Value> Interpreter::loopPasses(const Value& iterable, const State& s
     return object != state.heap.end() && object->second.isModule;
   };
   const auto& items = iterable.items;
+  // Objects other than modules, a few for all (callbacks a comprehension
+  // built): each pass is another object, so one stands for them; two would
+  // run one callback's hook twice.
+  const auto isPlainObject = [&](const Value& item) {
+    auto object = item.is(Kind::Object) ? state.heap.find(item.object) : state.heap.end();
+    return object != state.heap.end() && !object->second.isModule;
+  };
+  if (iterable.is(Kind::List) && iterable.itemsStandForMore && !items.empty() &&
+      std::all_of(items.begin(), items.end(), isPlainObject))
+    return {elementOf(iterable, state)};
   if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !items.empty() &&
       (items.size() <= kItemsIteratedOneByOne ||
        (items.size() <= kModulesIteratedOneByOne && std::all_of(items.begin(), items.end(), isModule))))
@@ -858,7 +868,9 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
   }
 }
 
-void Interpreter::defineFunction(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame) {
+// A def or a lambda, once per definition; its value where it is evaluated
+// (a closure over the enclosing function's variables).
+Value Interpreter::functionValue(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame) {
   const auto key = std::pair{&definition.file(), definition.startByte()};
   FunctionInfo*& info = functionsByNode_[key];
   if (!info) {
@@ -866,16 +878,21 @@ void Interpreter::defineFunction(const Node& definition, std::vector<Node> decor
     owned->definition = definition;
     owned->decorators = std::move(decorators);
     owned->module = frame.module;
-    owned->name = std::string(definition.field("name").text());
-    owned->isGenerator = yields(definition.field("body"));
+    owned->name = definition.is("lambda") ? "<lambda>" : std::string(definition.field("name").text());
+    owned->isGenerator = !definition.is("lambda") && yields(definition.field("body"));
     info = owned.get();
     frame.module->functions.push_back(std::move(owned));
   }
   Value v = Value::make(Kind::Function);
   v.function = info;
   if (!frame.topLevel) v.captured = std::make_shared<const std::map<std::string, Value>>(state.locals);
-  state.locals[info->name] = v;
-  runUserDecorators(info->decorators, v, state, frame);
+  return v;
+}
+
+void Interpreter::defineFunction(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame) {
+  Value v = functionValue(definition, std::move(decorators), state, frame);
+  state.locals[v.function->name] = v;
+  runUserDecorators(v.function->decorators, v, state, frame);
 }
 
 // MODELS[name] = fn, cfg["SOLVER"]["AMP"] = flag: an item of a dict where
@@ -1364,7 +1381,7 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     // A generator stands for the list it yields (ModuleList(Block() for _ in range(n))).
     return kind == "list_comprehension" || kind == "generator_expression" ? list : Value::unknown();
   }
-  if (kind == "lambda") return Value::unknown();
+  if (kind == "lambda") return functionValue(expression, {}, state, frame);  // called, its body's value
   if (kind == "yield") {
     if (frame.autocastAtYield && !*frame.autocastAtYield) *frame.autocastAtYield = state.autocast;
     const auto all = expression.allChildren();
@@ -2352,7 +2369,16 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   const size_t firstEntered = entered_.size();
   entered_.push_back(&function);
   const size_t findingsBefore = findings_.size();
-  execBlock(definition.field("body"), state, callee);
+  if (definition.is("lambda")) {
+    Value body = eval(definition.field("body"), state, callee);
+    if (state.reached) {
+      returns.push_back(state);
+      returnValues.push_back(std::move(body));
+      state.reached = false;
+    }
+  } else {
+    execBlock(definition.field("body"), state, callee);
+  }
   if (inRegion && state.reached) leaveAutocast(saved, state);  // @torch.autocast(...) on the function
   callStack_.pop_back();
   const std::span<const FunctionInfo* const> calledFrom(entered_.data() + firstEntered, entered_.size() - firstEntered);
@@ -2419,9 +2445,10 @@ bool Interpreter::placeAtCall(Finding& finding, std::span<const FunctionInfo* co
   };
   // A method stays where the finding happened: one the object calls on itself
   // (self.optimizer_step()) is the training loop's own code, split up; a hook
-  // of a callback object (getattr(cb, hook)(self), cb.on_after_backward(self))
-  // is dispatched by code every hook shares, and its own line is the mistake.
-  if (function.owner && !callNode.field("function").is("identifier")) return false;
+  // of a callback object (getattr(cb, hook)(self), cb.on_after_backward(self),
+  // fn = getattr(cb, hook); fn(self)) is dispatched by code every hook
+  // shares, and its own line is the mistake.
+  if (function.owner) return false;
   const SourceLocation& at = finding.location;
   if (!within(function.definition, at)) return false;  // made in a callee
   // Every earlier event happened outside the helper and what it called: in

@@ -111,6 +111,7 @@ class Interpreter {
   void execTry(const Node& statement, State& state, Frame& frame);
   void execImport(const Node& statement, State& state, Frame& frame);
   void defineFunction(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
+  Value functionValue(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
   void defineClass(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
 
   // Expressions.

@@ -2801,5 +2801,56 @@ FLUSH
   EXPECT_EQ(ruleLines(findings({write("unguarded.py", withFlush("optimizer_step()"))})), "DL210:12");
 }
 
+// Callbacks built from names (a registry of lambdas, a comprehension) and
+// fired through `fn = getattr(cb, hook, None); fn(self)`: each callback's hook
+// runs once per firing, and a protocol mistake stays at the hook's line.
+TEST_F(PythonProgram, ACallbackHookFromARegistryOfLambdasIsFollowedOnce) {
+  const std::string file = write("trainer.py", R"(import torch
+
+
+class GradNormLogger:
+    def on_after_step(self, trainer):
+        trainer.scaler.unscale_(trainer.optimizer)
+
+
+class Printer:
+    def on_after_step(self, trainer):
+        print(trainer.steps)
+
+
+CALLBACKS = {"grad_norm": lambda: GradNormLogger(), "print": lambda: Printer()}
+
+
+class Trainer:
+    def __init__(self, names):
+        self.model = torch.nn.Linear(4, 4).cuda()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.callbacks = [CALLBACKS[name]() for name in names]
+        self.steps = 0
+
+    def fire(self, hook):
+        for cb in self.callbacks:
+            fn = getattr(cb, hook, None)
+            if fn is not None:
+                fn(self)
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).float().pow(2).mean()
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        self.scaler.step(self.optimizer)
+        self.fire("on_after_step")
+        self.scaler.update()
+        self.steps += 1
+
+
+trainer = Trainer(["grad_norm", "print"])
+for _ in range(3):
+    trainer.step(torch.randn(2, 4, device="cuda"))
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL206:6");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
