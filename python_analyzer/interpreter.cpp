@@ -3645,6 +3645,16 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     return Value::objectRef(Kind::Object, id);
   }
   if (method == "parameters") return Value::objectRef(Kind::Parameters, id);
+  // model.state_dict(): its parameters by name (an EMA copied value by value).
+  if (method == "state_dict" && call.args.empty()) {
+    Value parameter = Value::tensor(parametersOf(id, state));
+    parameter.parameterOf = id;
+    Value dict = Value::make(Kind::Dict);
+    dict.keys = {Value::unknown()};
+    dict.items = {parameter};
+    dict.itemsStandForMore = true;
+    return dict;
+  }
   if (method == "get_submodule") return someSubmodule(id, state);
   // model.modules() where every submodule is known: each in turn (a loop
   // converting the ones of a class, `if isinstance(m, Router): m.float()`).

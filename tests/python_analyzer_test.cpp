@@ -2852,5 +2852,37 @@ for _ in range(3):
 )");
   EXPECT_EQ(ruleLines(findings({file})), "DL206:6");
 }
+
+// An EMA copy kept in Half and updated value by value over state_dict():
+// the Float blend is rounded into it (DL102); kept in Float, it is clean.
+TEST_F(PythonProgram, AnEmaUpdatedOverStateDictValues) {
+  const std::string program = R"(import copy
+
+import torch
+
+
+class Ema:
+    def __init__(self, model, dtype):
+        self.module = copy.deepcopy(model).eval()
+        self.module.to(dtype=dtype)
+
+    @torch.no_grad()
+    def update(self, model, blend=lambda e, m: 0.999 * e + 0.001 * m):
+        for e, m in zip(self.module.state_dict().values(), model.state_dict().values()):
+            e.copy_(blend(e, m))
+
+
+model = torch.nn.Linear(4, 4)
+ema = Ema(model, DTYPE)
+ema.update(model)
+)";
+  auto withDtype = [&](const std::string& dtype) {
+    std::string text = program;
+    text.replace(text.find("DTYPE"), 5, dtype);
+    return text;
+  };
+  EXPECT_EQ(ruleLines(findings({write("half_ema.py", withDtype("torch.float16"))})), "DL102:14");
+  EXPECT_EQ(ruleLines(findings({write("float_ema.py", withDtype("torch.float32"))})), "");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
