@@ -416,7 +416,7 @@ void Interpreter::run(const std::vector<std::string>& files) {
       callFunction(*function, std::nullopt, unknownArgs, state, frame);
     }
   }
-  anchorAtScaledLoss(findings_);
+  anchorAtScaler(findings_);
 }
 
 // ---------------------------------------------------------------------------

@@ -1706,12 +1706,13 @@ for step in range(3):
     trainer.train_step(torch.randn(2, 4))
 )");
   const auto out = findings({train});
-  ASSERT_EQ(only(out), "DL209:20");  // at the scale(), the step() a note
-  EXPECT_EQ(out[0].notes.front().message, "the scaler unscales and steps with its gradients here");
-  EXPECT_EQ(out[0].notes.front().location.line, 21u);
-  // The fix goes where the scaler is made.
+  // Where the scaler is made, where the fix (enabled= for Half only) goes;
+  // the scale() and the step() are notes.
+  ASSERT_EQ(only(out), "DL209:11");
+  EXPECT_EQ(out[0].notes.front().message, "loss scaled here");
+  EXPECT_EQ(out[0].notes.front().location.line, 20u);
   EXPECT_TRUE(std::any_of(out[0].notes.begin(), out[0].notes.end(), [](const Note& note) {
-    return note.message == "the scaler is made here: enable it only for Half" && note.location.line == 11;
+    return note.message == "the scaler unscales and steps with its gradients here" && note.location.line == 21;
   }));
   EXPECT_EQ(out[0].notes.back().message, "assuming $AMP_DTYPE is \"bf16\"");
 }
@@ -1869,7 +1870,7 @@ scaler.step(opt)
 scaler.update()
 )");
   const auto out = findings({file});
-  ASSERT_EQ(only(out), "DL209:24");
+  ASSERT_EQ(only(out), "DL209:21");
   EXPECT_EQ(out[0].notes.back().message, "assuming --precision is \"bf16\"");
 }
 
@@ -2210,7 +2211,7 @@ scaler.update()
 )");
   EXPECT_EQ(only(findings({file})), "0 findings");
   write("config.yaml", "train:\n  amp_dtype: bfloat16\n");
-  EXPECT_EQ(only(findings({file})), "DL209:12");
+  EXPECT_EQ(only(findings({file})), "DL209:9");
 }
 
 TEST_F(PythonProgram, ALibraryEncoderComputesInItsParametersDtype) {

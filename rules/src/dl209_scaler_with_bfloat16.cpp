@@ -1,5 +1,7 @@
 #include "dtype_lint/dl209_scaler_with_bfloat16.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace dtype_lint {
@@ -27,15 +29,18 @@ Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation&
   return f;
 }
 
-void anchorAtScaledLoss(std::vector<Finding>& findings) {
+void anchorAtScaler(std::vector<Finding>& findings) {
   for (Finding& finding : findings) {
     if (!finding.rule || finding.rule->handle != RuleId::DL209) continue;
-    for (Note& note : finding.notes)
-      if (note.message == kLossScaledHere) {
-        std::swap(finding.location, note.location);
-        note.message = "the scaler unscales and steps with its gradients here";
-        break;
-      }
+    auto noted = [&](std::string_view message) {
+      return std::find_if(finding.notes.begin(), finding.notes.end(),
+                          [&](const Note& note) { return note.message == message; });
+    };
+    auto anchor = noted(kScalerMadeHere);
+    if (anchor == finding.notes.end()) anchor = noted(kLossScaledHere);
+    if (anchor == finding.notes.end()) continue;
+    std::swap(finding.location, anchor->location);
+    anchor->message = "the scaler unscales and steps with its gradients here";
   }
 }
 

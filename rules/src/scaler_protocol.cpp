@@ -58,7 +58,7 @@ void ScalerProtocol::declareScaler(const ObjectRef& scaler, bool mayBeDisabled, 
 
 void ScalerProtocol::addScalerMadeNote(Finding& f, uintptr_t scaler) const {
   if (auto known = scalers_.find(scaler); known != scalers_.end())
-    addNote(f, known->second.madeAt, "the scaler is made here: enable it only for Half");
+    addNote(f, known->second.madeAt, std::string(kScalerMadeHere));
 }
 
 void ScalerProtocol::erasePairsOf(uintptr_t scaler) {

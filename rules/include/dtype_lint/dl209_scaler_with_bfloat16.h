@@ -21,10 +21,12 @@ std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast);
 Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt,
                                   const SourceLocation& bfloat16AutocastAt);
 
-// Python training code reads a scaler's work where the loss is scaled
-// (`scaler.scale(loss).backward()`): its front end moves each DL209 there, the
-// step() becoming a note. Other findings, and a DL209 with no scale() note, stay.
-void anchorAtScaledLoss(std::vector<Finding>& findings);
+// Python code makes its scaler with `torch.amp.GradScaler(...)`, where
+// `enabled=` limits it to Half: the Python front end moves each DL209 to that
+// line, or where no such note is, to where the loss is scaled
+// (`scaler.scale(loss).backward()`); the step() becomes a note. Other
+// findings stay.
+void anchorAtScaler(std::vector<Finding>& findings);
 
 // DL209's flow fact for a front end that follows paths: the BFloat16 region a
 // scaled loss comes from. scale() under such a region, or right after one
