@@ -575,8 +575,9 @@ void ScalerTracking::checkGradientsDividedBack(const Expr* gradient, const Expr*
 namespace {
 
 // Whether a local's value is computed from gradients (`coef = max_norm /
-// total`, `total = sqrt(sq)`, `sq += p.grad().pow(2).sum().item<double>()`),
-// following the locals its assignments in `body` read.
+// total`, `total = sqrt(sq)`, `sq += p.grad().pow(2).sum().item<double>()`,
+// `norms.push_back(p.grad().norm(2))`), following the locals its assignments
+// and insertions in `body` read.
 bool derivedFromGradients(const VarDecl* var, const Stmt* body, std::set<const VarDecl*>& seen) {
   if (!var || !var->isLocalVarDecl() || !seen.insert(var).second) return false;
   std::vector<const Expr*> values;
@@ -584,6 +585,11 @@ bool derivedFromGradients(const VarDecl* var, const Stmt* body, std::set<const V
   containsStmt(body, [&](const Stmt* s) {
     if (const auto* op = dyn_cast<BinaryOperator>(s); op && op->isAssignmentOp() && declOf(op->getLHS()) == var)
       values.push_back(op->getRHS());
+    if (const auto* insertion = dyn_cast<CXXMemberCallExpr>(s);
+        insertion && insertion->getMethodDecl() &&
+        named({"push_back", "emplace_back", "insert", "emplace"}, insertion->getMethodDecl()->getName()) &&
+        declOf(ignoreWrappers(insertion->getImplicitObjectArgument())) == var)
+      values.insert(values.end(), insertion->arg_begin(), insertion->arg_end());
     return false;
   });
   return std::any_of(values.begin(), values.end(), [&](const Expr* value) {

@@ -754,6 +754,33 @@ void hand_written_clip_after_unscale() {
   }
 }
 
+// The same clip with the gradients' norms collected in a vector and stacked.
+double clip_by_stacked_norms(const std::vector<torch::Tensor>& params, double max_norm) {
+  std::vector<torch::Tensor> norms;
+  for (const auto& p : params)
+    if (p.grad().defined()) norms.push_back(p.grad().detach().norm(2));
+  const double total = torch::stack(norms).norm(2).item<double>();
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1.0)
+    for (const auto& p : params)
+      if (p.grad().defined()) p.grad().detach().mul_(coef);
+  return total;
+}
+
+void stacked_norm_clip_before_unscale() {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  const auto params = model->parameters();
+  for (int it = 0; it < 4; ++it) {
+    opt.zero_grad();
+    scaler.scale(loss_of(model)).backward();
+    clip_by_stacked_norms(params, 1.0);  // dtype-lint-expect: DL205 {{gradients clipped while they hold the scaled loss's gradients}}
+    scaler.step(opt);
+    scaler.update();
+  }
+}
+
 // Gradients multiplied by a factor not computed from them: no clip.
 void gradients_multiplied_by_a_fixed_factor(double decay) {
   torch::nn::Linear model(8, 1);
