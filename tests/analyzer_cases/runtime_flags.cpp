@@ -522,3 +522,42 @@ void scaler_made_only_for_half_autocast() {
     }
   }
 }
+
+// A warm-up that backpropagates the unscaled loss, then one step for both
+// paths: the local flag is the fourth a root's paths test (after two switches
+// and a precision read from the environment), and on its path the scaler
+// divides gradients nobody multiplied.
+class WarmupTrainer {
+ public:
+  WarmupTrainer(const RunConfig& cfg, const std::string& precision) : cfg_(cfg), precision_(precision) {}
+  void step(int64_t it, int64_t warmup_steps) {
+    const bool warming_up = it < warmup_steps;
+    opt_.zero_grad();
+    const int64_t rows = cfg_.half_inputs ? 2 : 4;
+    if (precision_ == "bf16" || precision_ == "fp16") at::autocast::set_autocast_gpu_dtype(torch::kHalf);
+    at::autocast::set_enabled(cfg_.use_amp && !warming_up);
+    auto loss = net_(torch::randn({rows, 8})).to(torch::kFloat).pow(2).mean();
+    at::autocast::set_enabled(false);
+    at::autocast::clear_cache();
+    if (warming_up) {
+      loss.backward();
+    } else {
+      scaler_.scale(loss).backward();
+    }
+    scaler_.step(opt_);  // dtype-lint-expect: DL207 {{this iteration's backward() ran on the unscaled loss}}
+    scaler_.update();
+  }
+
+ private:
+  RunConfig cfg_;
+  std::string precision_;
+  torch::nn::Linear net_{8, 8};
+  torch::optim::SGD opt_{net_->parameters(), 0.1};
+  GradScaler scaler_;
+};
+
+void train_with_a_warmup(int argc, char** argv) {
+  const char* precision = std::getenv("PRECISION");
+  WarmupTrainer trainer(parse(argc, argv), precision ? precision : "fp32");
+  for (int64_t it = 0; it < 100; ++it) trainer.step(it, 10);
+}
