@@ -72,6 +72,12 @@ std::string only(const std::vector<Finding>& findings) {
   return fmt::format("{}:{}", findings[0].rule->id, findings[0].location.line);
 }
 
+// `text` with its first `placeholder` replaced by `value`: variants of one program.
+std::string withPlaceholder(std::string text, std::string_view placeholder, const std::string& value) {
+  text.replace(text.find(placeholder), placeholder.size(), value);
+  return text;
+}
+
 // Every finding as rule:line, sorted, joined by commas.
 std::string ruleLines(const std::vector<Finding>& findings) {
   std::vector<std::string> all;
@@ -158,9 +164,8 @@ for batch in range(10):
     scaler.update()
 )";
   auto variant = [&](const std::string& precision, const std::string& half) {
-    std::string text = script;
-    text.replace(text.find("PRECISION_DEFAULT"), 17, precision);
-    text.replace(text.find("HALF_DEFAULT"), 12, half);
+    const std::string text =
+        withPlaceholder(withPlaceholder(script, "PRECISION_DEFAULT", precision), "HALF_DEFAULT", half);
     return findings({write("train.py", text)});
   };
   auto unscaleWithNotes = [&](const std::string& precision, const std::string& half) {
@@ -2793,13 +2798,10 @@ for i in range(10):
         pending = 0
 FLUSH
 )";
-  auto withFlush = [&](const std::string& flush) {
-    std::string text = program;
-    text.replace(text.find("FLUSH"), 5, flush);
-    return text;
-  };
-  EXPECT_EQ(ruleLines(findings({write("guarded.py", withFlush("if pending:\n    optimizer_step()"))})), "");
-  EXPECT_EQ(ruleLines(findings({write("unguarded.py", withFlush("optimizer_step()"))})), "DL210:12");
+  const std::string guarded = withPlaceholder(program, "FLUSH", "if pending:\n    optimizer_step()");
+  EXPECT_EQ(ruleLines(findings({write("guarded.py", guarded)})), "");
+  const std::string unguarded = withPlaceholder(program, "FLUSH", "optimizer_step()");
+  EXPECT_EQ(ruleLines(findings({write("unguarded.py", unguarded)})), "DL210:12");
 }
 
 // Callbacks built from names (a registry of lambdas, a comprehension) and
@@ -2877,13 +2879,9 @@ model = torch.nn.Linear(4, 4)
 ema = Ema(model, DTYPE)
 ema.update(model)
 )";
-  auto withDtype = [&](const std::string& dtype) {
-    std::string text = program;
-    text.replace(text.find("DTYPE"), 5, dtype);
-    return text;
-  };
-  EXPECT_EQ(ruleLines(findings({write("half_ema.py", withDtype("torch.float16"))})), "DL102:14");
-  EXPECT_EQ(ruleLines(findings({write("float_ema.py", withDtype("torch.float32"))})), "");
+  EXPECT_EQ(ruleLines(findings({write("half_ema.py", withPlaceholder(program, "DTYPE", "torch.float16"))})),
+            "DL102:14");
+  EXPECT_EQ(ruleLines(findings({write("float_ema.py", withPlaceholder(program, "DTYPE", "torch.float32"))})), "");
 }
 }  // namespace
 }  // namespace dtype_lint::testing
