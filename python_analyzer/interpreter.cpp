@@ -3052,7 +3052,12 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     const Value& object = call.args[0];
     if (object.is(Kind::Name)) {
       const std::string dotted = object.text + "." + call.args[1].text;
-      if (auto dtype = torchDtype(dotted)) return Value::dtypeOf(DtypeSet(*dtype));
+      if (auto dtype = torchDtype(dotted)) {
+        // getattr(torch, args.amp_dtype): the setting chooses the dtype, as a dict of dtypes would.
+        settingUsed(call.args[1], {}, /*lookup=*/true);
+        if (Setting* setting = settingOf(call.args[1])) setting->choosesDtype = true;
+        return Value::dtypeOf(DtypeSet(*dtype));
+      }
       return Value::name(dotted);
     }
     // getattr(callback, hook)(trainer): an attribute or a bound method, as `callback.on_after_backward`.

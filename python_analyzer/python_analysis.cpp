@@ -93,10 +93,7 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
           continue;
         }
         chosen.push_back(&setting);
-        // The value read by default comes first; an unknown one (a required option) is no default.
-        const bool hasDefault = !setting.values.front().is(Value::Kind::Unknown);
-        choices.push_back(
-            SettingChoices{setting.spelling, setting.at, {}, hasDefault ? std::optional<size_t>(0) : std::nullopt});
+        choices.push_back(SettingChoices{setting.spelling, setting.at, {}});
         for (const Value& value : setting.values)
           choices.back().choices.push_back(spelled(value, setting.values.front()));
       }

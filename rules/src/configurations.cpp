@@ -75,13 +75,8 @@ std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& s
       break;
     }
   std::vector<Finding> out;
-  auto outsideDefaults = [&](const Merged& m) {
-    for (size_t i = 0; i < settings.size(); ++i)
-      if (settings[i].byDefault && !m.choicesSeen[i][*settings[i].byDefault]) return true;
-    return false;
-  };
   for (Merged& m : merged) {
-    if (m.folded || (m.finding.severity == Severity::Note && outsideDefaults(m))) continue;
+    if (m.folded) continue;
     for (size_t i = 0; i < settings.size(); ++i) {
       const std::vector<bool>& seen = m.choicesSeen[i];
       if (std::all_of(seen.begin(), seen.end(), [](bool s) { return s; })) continue;

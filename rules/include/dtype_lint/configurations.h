@@ -4,7 +4,6 @@
 // here: a finding that not every value made notes the values it needs.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +15,6 @@ struct SettingChoices {
   std::string spelling;  // as the program spells the setting: 'cfg.precision', '--precision'
   SourceLocation at;  // where a note about its value points: its first test, its declaration
   std::vector<std::string> choices;  // each value as a note spells it: "fp16" (quoted), true
-  // The choice the program runs with unless told otherwise (its default,
-  // its config file's value), where the front end knows one.
-  std::optional<size_t> byDefault;
 };
 
 // How many runs the settings' configurations take, and the choice of each
@@ -26,10 +22,8 @@ struct SettingChoices {
 size_t configurations(const std::vector<SettingChoices>& settings);
 std::vector<size_t> choicesOf(size_t run, const std::vector<SettingChoices>& settings);
 
-// One finding per place and rule from `runs` (run i under choicesOf(i)).
-// A note-severity finding (advice on overhead, DL209) that a setting's
-// default never made is dropped: a crash or a wrong result under any value a
-// program accepts is a bug, but advice belongs to the configuration it runs.
+// One finding per place and rule from `runs` (run i under choicesOf(i)):
+// every value a program accepts is a configuration a user runs.
 std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& settings,
                                             std::vector<std::vector<Finding>> runs);
 
