@@ -1954,8 +1954,10 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
       }
     }
     if (object.is(Kind::ScaledLoss) && method == "backward") {
-      // No DL106: scale() multiplies the loss by the scaler's Float 0-dim
-      // scale, and a Half 0-dim loss times it is Float; backward() runs on that.
+      // The loss itself was computed in Half (DL106), whatever the scale it is
+      // multiplied by, as the C++ analyzer reads scaler.scale(loss).backward().
+      if (!object.items.empty() && object.items.front().is(Kind::Tensor))
+        tensorOp("backward", {object.items.front()}, call, state, frame);
       const ObjectRef scaler{object.object, state.heap.count(object.object) ? state.heap[object.object].name : ""};
       state.protocol.scaledBackward(scaler, callNode.location(), object.scaledAt.value_or(callNode.location()));
       return Value::none();
