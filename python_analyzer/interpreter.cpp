@@ -3299,8 +3299,11 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     state.autocastCache = AutocastCacheState{};
     return Value::none();
   }
-  if (name == "torch.is_autocast_enabled" && call.args.empty()) {
-    const Tristate on = state.autocast.cuda.enabled;
+  // torch.is_autocast_enabled(), or of a device: is_autocast_enabled("cpu").
+  if (name == "torch.is_autocast_enabled" &&
+      (call.args.empty() || (call.args.size() == 1 && call.args[0].is(Kind::String)))) {
+    const bool cpu = !call.args.empty() && call.args[0].text == "cpu";
+    const Tristate on = cpu ? state.autocast.cpu.enabled : state.autocast.cuda.enabled;
     return on == Tristate::Unknown ? Value::unknown() : Value::boolean(on == Tristate::On);
   }
   if (isLibraryName(name, "torch.amp.GradScaler") || isLibraryName(name, "torch.cuda.amp.GradScaler") ||

@@ -2907,5 +2907,39 @@ scaler.update()
   ASSERT_EQ(only(out), "DL209:11");
   EXPECT_EQ(out[0].notes.back().message, "assuming --amp-dtype is \"bfloat16\"");
 }
+
+// A guard that restores the autocast state it found (is_autocast_enabled of
+// the device) and never clears the cache: DL107 where it disables, once for
+// the two optimizers stepped after it, in Python's spelling.
+TEST_F(PythonProgram, ARestoringAutocastGuardWithoutClearingTheCache) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class AutocastGuard:
+    def __enter__(self):
+        self.prev = torch.is_autocast_enabled("cuda")
+        torch.set_autocast_enabled("cuda", True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        torch.set_autocast_enabled("cuda", self.prev)
+        return False
+
+
+model = torch.nn.Linear(4, 4).cuda()
+head = torch.nn.Linear(4, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+head_opt = torch.optim.SGD(head.parameters(), lr=0.1)
+for step in range(3):
+    with AutocastGuard():
+        loss = head(model(torch.randn(2, 4, device="cuda"))).float().pow(2).mean()
+    loss.backward()
+    opt.step()
+    head_opt.step()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL107:11");
+  EXPECT_NE(out[0].message.find("call torch.clear_autocast_cache() here"), std::string::npos) << out[0].message;
+}
 }  // namespace
 }  // namespace dtype_lint::testing

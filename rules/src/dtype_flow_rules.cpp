@@ -316,15 +316,16 @@ void DtypeFlowRules::checkHalfLossBackward(const OpEvent& event, std::vector<Fin
 
 void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vector<Finding>& out) const {
   if (!event.autocastCache.filledAt) return;
+  const std::string_view clearCache =
+      isPythonFile(event.location.file) ? "torch.clear_autocast_cache()" : "at::autocast::clear_cache()";
   // A region left without clear_cache() is reported where it is left, which
   // is where the fix goes; one kept on across the step, at the step.
   if (!event.autocast.anyOn() && event.autocastCache.regionLeftAt) {
     Finding f = makeFinding(RuleId::DL107,
-                            fmt::format("autocast disabled without at::autocast::clear_cache(): its cache keeps "
-                                        "low-precision copies of the weights, which the optimizer step on {} makes "
-                                        "stale, and the next forward under autocast uses them; call "
-                                        "at::autocast::clear_cache() here",
-                                        event.optimizer),
+                            fmt::format("autocast disabled without {}: its cache keeps low-precision copies of the "
+                                        "weights, which the optimizer step on {} makes stale, and the next forward "
+                                        "under autocast uses them; call {} here",
+                                        clearCache, event.optimizer, clearCache),
                             *event.autocastCache.regionLeftAt);
     f.notes.push_back({*event.autocastCache.filledAt, "weights cast under autocast and cached here"});
     f.notes.push_back({event.location, "the optimizer step here"});
@@ -339,9 +340,9 @@ void DtypeFlowRules::onOptimizerStep(const OptimizerStepEvent& event, std::vecto
                         "the region before the step (autocast should wrap only the forward pass and the loss)",
                         event.optimizer)
           : fmt::format("optimizer step on {} while autocast's cache still holds low-precision copies of the old "
-                        "weights{}: the next forward under autocast uses them; call at::autocast::clear_cache() when "
-                        "leaving the autocast region",
-                        event.optimizer, event.autocast.anyOn() ? " (autocast is still enabled)" : "");
+                        "weights{}: the next forward under autocast uses them; call {} when leaving the autocast "
+                        "region",
+                        event.optimizer, event.autocast.anyOn() ? " (autocast is still enabled)" : "", clearCache);
   Finding f = makeFinding(RuleId::DL107, message, event.location, event.callChain);
   f.notes.push_back({*event.autocastCache.filledAt, "weights cast under autocast and cached here"});
   if (event.staleCopyUsedAt) f.notes.push_back({*event.staleCopyUsedAt, "a forward in the region uses them here"});
