@@ -292,8 +292,13 @@ std::string Interpreter::resolveImport(const std::string& importer, std::string_
     });
   };
   auto candidate = [&](const fs::path& base) -> std::string {
+    // `from . import x`: the package itself, its __init__.py.
+    if (relative.empty()) {
+      const fs::path package = base / "__init__.py";
+      return parentLevels > 0 && fs::is_regular_file(package) && inTree(package) ? package.string() : std::string();
+    }
     for (const fs::path& p : {base / (relative + ".py"), base / relative / "__init__.py"})
-      if (!relative.empty() && fs::is_regular_file(p) && inTree(p)) return p.string();
+      if (fs::is_regular_file(p) && inTree(p)) return p.string();
     return {};
   };
   if (parentLevels > 0) {  // from . import x, from ..pkg import y
@@ -812,7 +817,23 @@ void Interpreter::execTry(const Node& statement, State& state, Frame& frame) {
       if (child.is("block")) execBlock(child, state, frame);
 }
 
+// Globals a call or an import stored into (a registry's dict a decorator
+// fills): the top level running sees them.
+void Interpreter::adoptGlobalStores(State& state, const Frame& frame) {
+  if (frame.topLevel)
+    for (const auto& [module, name] : globalStores_)
+      if (module == frame.module) state.locals[name] = module->globals.at(name);
+}
+
 void Interpreter::execImport(const Node& statement, State& state, Frame& frame) {
+  // A file that imports the one importing it (a package's __init__ importing
+  // its models, which import register_model from it) sees what is defined so far.
+  if (frame.topLevel) frame.module->globals = state.locals;
+  execImportOf(statement, state, frame);
+  adoptGlobalStores(state, frame);
+}
+
+void Interpreter::execImportOf(const Node& statement, State& state, Frame& frame) {
   const std::string& importer = frame.module->source->path();
   auto bindModule = [&](const std::string& dotted, int levels) -> Value {
     const std::string path = resolveImport(importer, dotted, levels);
@@ -861,6 +882,9 @@ void Interpreter::execImport(const Node& statement, State& state, Frame& frame) 
       } else if (const std::string sub = resolveImport(path, what, 1); !sub.empty() && importFile(sub, *frame.module)) {
         value = Value::name("file:" + sub);  // from pkg import submodule
       }
+    } else if (const std::string sub = dotted.empty() && levels > 0 ? resolveImport(importer, what, levels) : "";
+               !sub.empty() && importFile(sub, *frame.module)) {
+      value = Value::name("file:" + sub);  // from . import submodule, in a directory with no __init__.py
     } else if (path.empty()) {
       value = Value::name(dotted.empty() ? what : dotted + "." + what);
     }
@@ -2395,10 +2419,7 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
     state.join(returns[i]);
   }
   state.locals = std::move(callerLocals);
-  // Globals the call stored into (a registry's dict): the top level sees them.
-  if (frame.topLevel)
-    for (const auto& [module, name] : globalStores_)
-      if (module == frame.module) state.locals[name] = module->globals.at(name);
+  adoptGlobalStores(state, frame);
   if (beforeGenerator) {
     state = std::move(*beforeGenerator);
     // A generator stands for the list it yields (a model's trainable

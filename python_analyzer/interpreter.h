@@ -110,6 +110,8 @@ class Interpreter {
   void execWith(const Node& statement, State& state, Frame& frame);
   void execTry(const Node& statement, State& state, Frame& frame);
   void execImport(const Node& statement, State& state, Frame& frame);
+  void execImportOf(const Node& statement, State& state, Frame& frame);
+  void adoptGlobalStores(State& state, const Frame& frame);
   void defineFunction(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
   Value functionValue(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);
   void defineClass(const Node& definition, std::vector<Node> decorators, State& state, Frame& frame);

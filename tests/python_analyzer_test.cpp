@@ -2941,5 +2941,44 @@ for step in range(3):
   ASSERT_EQ(only(out), "DL107:11");
   EXPECT_NE(out[0].message.find("call torch.clear_autocast_cache() here"), std::string::npos) << out[0].message;
 }
+
+// A package whose __init__ defines the registry and then imports its models
+// (`from . import vit`), which import register_model back from it (`from .
+// import register_model`): the models register, as in Python, where a module
+// imported in a cycle sees what its importer defined so far.
+TEST_F(PythonProgram, ARegistryFilledThroughACircularPackageImport) {
+  write("models/__init__.py", R"(_REG = {}
+
+
+def register_model(fn):
+    _REG[fn.__name__] = fn
+    return fn
+
+
+def create_model(name, **kwargs):
+    if name not in _REG:
+        raise KeyError(name)
+    return _REG[name](**kwargs)
+
+
+from . import vit  # noqa: E402
+)");
+  write("models/vit.py", R"(import torch
+
+from . import register_model
+
+
+@register_model
+def tiny(**kwargs):
+    return torch.nn.Linear(4, 4).half()
+)");
+  const std::string train = write("train.py", R"(import torch
+from models import create_model
+
+model = create_model("tiny")
+y = model(torch.randn(2, 4))
+)");
+  EXPECT_EQ(only(findings({train})), "DL101:5");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
