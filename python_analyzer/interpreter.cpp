@@ -2171,6 +2171,7 @@ void Interpreter::collectModules(ObjectId id, const State& state, std::vector<Va
   for (const auto& [name, attribute] : object->second.attributes)
     if (attribute.is(Kind::Object)) collectModules(attribute.object, state, out, seen);
   for (ObjectId child : object->second.children) collectModules(child, state, out, seen);
+  for (ObjectId module : object->second.injected) collectModules(module, state, out, seen);
 }
 
 const FunctionInfo* Interpreter::findMethod(const ClassInfo& cls, const std::string& name) const {
@@ -3688,8 +3689,9 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
   }
   if (method == "get_submodule") return someSubmodule(id, state);
   // model.modules() where every submodule is known: each in turn (a loop
-  // converting the ones of a class, `if isinstance(m, Router): m.float()`).
-  if (method == "modules" && state.heap.at(id).injected.empty()) {
+  // converting the ones of a class, `if isinstance(m, Router): m.float()`),
+  // the modules injected at run time too (merging LoRA adapters).
+  if (method == "modules") {
     std::vector<Value> modules;
     std::set<ObjectId> seen;
     collectModules(id, state, modules, seen);

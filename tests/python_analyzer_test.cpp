@@ -2980,5 +2980,38 @@ y = model(torch.randn(2, 4))
 )");
   EXPECT_EQ(only(findings({train})), "DL101:5");
 }
+
+// LoRA adapters injected at run time (setattr over named_modules), then
+// merged by a loop over model.modules() with isinstance: the Float delta is
+// added in place into the BFloat16 base weight (DL102).
+TEST_F(PythonProgram, AdaptersInjectedAtRunTimeAreAmongTheModules) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base):
+        super().__init__()
+        self.base = base
+        self.lora_A = nn.Linear(base.in_features, 2, bias=False)
+        self.lora_B = nn.Linear(2, base.out_features, bias=False)
+
+    @torch.no_grad()
+    def merge(self):
+        delta = self.lora_B.weight @ self.lora_A.weight
+        self.base.weight.add_(delta)
+
+
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4)).to(torch.bfloat16)
+for name, module in list(model.named_modules()):
+    for child_name, child in list(module.named_children()):
+        if isinstance(child, nn.Linear):
+            setattr(module, child_name, LoRALinear(child))
+for module in model.modules():
+    if isinstance(module, LoRALinear):
+        module.merge()
+)");
+  EXPECT_EQ(only(findings({file})), "DL102:15");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
