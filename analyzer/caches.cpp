@@ -125,6 +125,24 @@ bool buildPch(const std::string& header, const std::string& pch, const std::vect
   return tool.run(&factory) == 0 && llvm::sys::fs::exists(pch);
 }
 
+// Findings as the cache stores them, a JSON line each.
+llvm::json::Array findingsToJson(const std::vector<Finding>& findings) {
+  llvm::json::Array out;
+  for (const Finding& f : findings) out.push_back(findingToJsonLine(f));
+  return out;
+}
+
+// Appends what `lines` holds to `out`; false where a line is not a finding.
+bool findingsFromJson(const llvm::json::Array& lines, std::vector<Finding>& out) {
+  for (const llvm::json::Value& value : lines) {
+    const auto line = value.getAsString();
+    Finding finding;
+    if (!line || !findingFromJsonLine(line->str(), finding)) return false;
+    out.push_back(std::move(finding));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string> libTorchIncludePrefix(llvm::StringRef text, const UserHeaderReader& readUserHeader) {
@@ -296,12 +314,7 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
     if (!content || hashOf({*content}) != *headerHash) return std::nullopt;
     unit.userHeaders.push_back(headerPath->str());
   }
-  for (const llvm::json::Value& f : *findings) {
-    const auto line = f.getAsString();
-    Finding finding;
-    if (!line || !findingFromJsonLine(line->str(), finding)) return std::nullopt;
-    unit.findings.push_back(std::move(finding));
-  }
+  if (!findingsFromJson(*findings, unit.findings)) return std::nullopt;
   if (const auto* roots = root->getArray("callableRoots"))
     for (const llvm::json::Value& r : *roots) {
       const auto* entry = r.getAsObject();
@@ -309,12 +322,7 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
       const auto* rootFindings = entry ? entry->getArray("findings") : nullptr;
       if (!usr || !rootFindings) return std::nullopt;
       CallableRootFindings callable{usr->str(), {}};
-      for (const llvm::json::Value& f : *rootFindings) {
-        const auto line = f.getAsString();
-        Finding finding;
-        if (!line || !findingFromJsonLine(line->str(), finding)) return std::nullopt;
-        callable.findings.push_back(std::move(finding));
-      }
+      if (!findingsFromJson(*rootFindings, callable.findings)) return std::nullopt;
       unit.callableRoots.push_back(std::move(callable));
     }
   if (const auto* notes = root->getArray("toolNotes"))
@@ -338,19 +346,15 @@ std::optional<CachedUnit> ResultCache::lookup(const std::string& key) const {
 }
 
 void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
-  llvm::json::Array headers, findings;
+  llvm::json::Array headers;
   for (const std::string& header : unit.userHeaders) {
     const auto content = readFile(header);
     if (!content) return;  // gone already: nothing to validate a hit against
     headers.push_back(llvm::json::Object{{"path", header}, {"hash", hashOf({*content})}});
   }
-  for (const Finding& f : unit.findings) findings.push_back(findingToJsonLine(f));
   llvm::json::Array callableRoots;
-  for (const CallableRootFindings& callable : unit.callableRoots) {
-    llvm::json::Array rootFindings;
-    for (const Finding& f : callable.findings) rootFindings.push_back(findingToJsonLine(f));
-    callableRoots.push_back(llvm::json::Object{{"usr", callable.usr}, {"findings", std::move(rootFindings)}});
-  }
+  for (const CallableRootFindings& callable : unit.callableRoots)
+    callableRoots.push_back(llvm::json::Object{{"usr", callable.usr}, {"findings", findingsToJson(callable.findings)}});
   llvm::json::Array notes;
   for (const Note& n : unit.toolNotes)
     notes.push_back(llvm::json::Object{{"file", n.location.file},
@@ -358,7 +362,7 @@ void ResultCache::store(const std::string& key, const CachedUnit& unit) const {
                                        {"column", int64_t(n.location.column)},
                                        {"message", n.message}});
   llvm::json::Object root{{"headers", std::move(headers)},
-                          {"findings", std::move(findings)},
+                          {"findings", findingsToJson(unit.findings)},
                           {"callableRoots", std::move(callableRoots)},
                           {"toolNotes", std::move(notes)},
                           {"defines", unit.linkage.defines},

@@ -657,25 +657,23 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
 }
 
 std::vector<Value> Interpreter::loopPasses(const Value& iterable, const State& state) const {
-  // model.modules(): each module in turn, up to a longer list.
-  const auto isModule = [&](const Value& item) {
+  // Whether an item is an object, and a module: nullopt for other values.
+  const auto isModule = [&](const Value& item) -> std::optional<bool> {
     auto object = item.is(Kind::Object) ? state.heap.find(item.object) : state.heap.end();
-    return object != state.heap.end() && object->second.isModule;
+    return object == state.heap.end() ? std::nullopt : std::optional(object->second.isModule);
   };
   const auto& items = iterable.items;
   // Objects other than modules, a few for all (callbacks a comprehension
   // built): each pass is another object, so one stands for them; two would
   // run one callback's hook twice.
-  const auto isPlainObject = [&](const Value& item) {
-    auto object = item.is(Kind::Object) ? state.heap.find(item.object) : state.heap.end();
-    return object != state.heap.end() && !object->second.isModule;
-  };
   if (iterable.is(Kind::List) && iterable.itemsStandForMore && !items.empty() &&
-      std::all_of(items.begin(), items.end(), isPlainObject))
+      std::all_of(items.begin(), items.end(), [&](const Value& item) { return isModule(item) == false; }))
     return {elementOf(iterable, state)};
   if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !items.empty() &&
       (items.size() <= kItemsIteratedOneByOne ||
-       (items.size() <= kModulesIteratedOneByOne && std::all_of(items.begin(), items.end(), isModule))))
+       // model.modules(): each module in turn, up to a longer list.
+       (items.size() <= kModulesIteratedOneByOne &&
+        std::all_of(items.begin(), items.end(), [&](const Value& item) { return isModule(item) == true; }))))
     return items;
   return std::vector<Value>(2, elementOf(iterable, state));
 }

@@ -180,18 +180,22 @@ void State::join(const State& other) {
     return;
   }
   // Each side's protocol where the local is truthy: none where it is a falsy
-  // constant, its own where nothing sets it apart.
+  // constant, the one set apart at an earlier join, else its own. Kept where
+  // some side sets the local's paths apart.
+  auto truthySide = [](const State& side, const Value& value, const std::string& name) -> const ScalerProtocol* {
+    if (value.truth() == false) return nullptr;
+    const ScalerProtocol* apart = side.protocolIfTruthy(name);
+    return apart ? apart : &side.protocol;
+  };
   std::map<std::string, ProtocolWhereTruthy> truthy;
   for (const auto& [name, mine] : locals) {
     auto theirs = other.locals.find(name);
     if (theirs == other.locals.end()) continue;
-    const bool myFalsy = mine.truth() == false, theirFalsy = theirs->second.truth() == false;
-    const ScalerProtocol* myTruthy = myFalsy ? nullptr : protocolIfTruthy(name);
-    const ScalerProtocol* theirTruthy = theirFalsy ? nullptr : other.protocolIfTruthy(name);
-    if (!myFalsy && !theirFalsy && !myTruthy && !theirTruthy) continue;
-    if (myFalsy && theirFalsy) continue;
-    if (!myFalsy && !myTruthy) myTruthy = &protocol;
-    if (!theirFalsy && !theirTruthy) theirTruthy = &other.protocol;
+    const bool setApart = mine.truth() == false || theirs->second.truth() == false || protocolIfTruthy(name) ||
+                          other.protocolIfTruthy(name);
+    const ScalerProtocol* myTruthy = truthySide(*this, mine, name);
+    const ScalerProtocol* theirTruthy = truthySide(other, theirs->second, name);
+    if (!setApart || (!myTruthy && !theirTruthy)) continue;
     ScalerProtocol joined = myTruthy ? *myTruthy : *theirTruthy;
     if (myTruthy && theirTruthy) joined.join(*theirTruthy);
     truthy[name].protocol = std::move(joined);

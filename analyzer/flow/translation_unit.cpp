@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "flow/ast_helpers.h"
 #include "flow/flag_paths.h"
@@ -20,9 +21,14 @@ using namespace clang;
 namespace flow {
 namespace {
 
-void addUsr(const FunctionDecl* fn, std::vector<std::string>& into) {
+std::optional<std::string> usrOf(const FunctionDecl* fn) {
   llvm::SmallString<128> usr;
-  if (!index::generateUSRForDecl(fn, usr)) into.push_back(std::string(usr));  // true: no USR
+  if (index::generateUSRForDecl(fn, usr)) return std::nullopt;  // true: no USR
+  return std::string(usr);
+}
+
+void addUsr(const FunctionDecl* fn, std::vector<std::string>& into) {
+  if (auto usr = usrOf(fn)) into.push_back(std::move(*usr));
 }
 
 // Functions defined in user code, and the ones some user code calls directly.
@@ -794,13 +800,12 @@ void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ct
     }
     found = mergeConfigurationRuns(settings, std::move(runs));
   }
-  if (!fn->isExternallyVisible()) {
+  std::optional<std::string> usr = fn->isExternallyVisible() ? usrOf(fn) : std::nullopt;
+  if (!usr) {
     std::move(found.begin(), found.end(), std::back_inserter(findings_));
     return;
   }
-  std::vector<std::string> usr;
-  addUsr(fn, usr);
-  callableRoots_.push_back(CallableRootFindings{usr.empty() ? std::string() : usr.front(), std::move(found)});
+  callableRoots_.push_back(CallableRootFindings{std::move(*usr), std::move(found)});
 }
 
 // The findings of one analysis from a root, kept apart from the other roots'.
