@@ -23,8 +23,8 @@ Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation&
                                       "has Float's range and needs no loss scaling; drop the scaler, or enable it only "
                                       "for Half",
                                       scaler.name),
-                          at);
-  f.notes.push_back(Note{scaledAt, std::string(kLossScaledHere)});
+                          scaledAt);
+  f.notes.push_back(Note{at, std::string(kStepsHere)});
   f.notes.push_back(Note{bfloat16AutocastAt, "autocast enabled with BFloat16 here"});
   return f;
 }
@@ -36,11 +36,14 @@ void anchorAtScaler(std::vector<Finding>& findings) {
       return std::find_if(finding.notes.begin(), finding.notes.end(),
                           [&](const Note& note) { return note.message == message; });
     };
+    // The BFloat16-autocast form is at its scale(), the BFloat16-parameters form at its step().
+    const bool atScale = noted(kStepsHere) != finding.notes.end();
     auto anchor = noted(kScalerMadeHere);
-    if (anchor == finding.notes.end()) anchor = noted(kLossScaledHere);
+    if (anchor == finding.notes.end() && !atScale) anchor = noted(kLossScaledHere);
     if (anchor == finding.notes.end()) continue;
     std::swap(finding.location, anchor->location);
-    anchor->message = "the scaler unscales and steps with its gradients here";
+    anchor->message = atScale ? kLossScaledHere : kStepsHere;
+    std::rotate(finding.notes.begin(), anchor, anchor + 1);  // the scale() first, then the step()
   }
 }
 

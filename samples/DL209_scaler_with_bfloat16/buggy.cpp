@@ -18,11 +18,11 @@ int main() {
     optimizer.zero_grad();
     at::autocast::set_cpu_enabled(true);
     auto loss = torch::mse_loss(model(torch::randn({8, 16})), torch::zeros({8, 1}));
-    auto scaled = scaler.scale(loss);
+    auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209
     at::autocast::set_cpu_enabled(false);
     at::autocast::clear_cache();
     scaled.backward();
-    scaler.step(optimizer);  // dtype-lint-expect: DL209
+    scaler.step(optimizer);
     scaler.update();
     std::cout << "step " << step << " loss " << loss.item<float>() << "\n";
   }

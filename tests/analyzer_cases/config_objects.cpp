@@ -103,8 +103,8 @@ void trainWithATypedGetter(int argc, char** argv) {
     auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
     at::autocast::set_cpu_enabled(false);
     at::autocast::clear_cache();
-    scaler.scale(loss).backward();
-    scaler.step(optimizer);  // dtype-lint-expect: DL209 ("bf16")
+    scaler.scale(loss).backward();  // dtype-lint-expect: DL209 ("bf16")
+    scaler.step(optimizer);
     scaler.update();
   }
 }

@@ -809,10 +809,10 @@ class OptionalAmpTrainer {
   }
   void stepScaled() {
     optimizer_.zero_grad();
-    scaler_->scale(loss()).backward();
+    scaler_->scale(loss()).backward();  // dtype-lint-expect: DL209 ("bf16")
     scaler_->unscale_(optimizer_);
     torch::nn::utils::clip_grad_norm_(model_->parameters(), 1.0);
-    scaler_->step(optimizer_);  // dtype-lint-expect: DL209 ("bf16")
+    scaler_->step(optimizer_);
     scaler_->update();
   }
   void stepPlain() {

@@ -299,14 +299,14 @@ class SwitchedTrainer {
     at::autocast::set_autocast_gpu_dtype(cfg_.bf16 ? at::kBFloat16 : at::kHalf);
     at::autocast::set_enabled(cfg_.amp);
     auto loss = torch::mse_loss(model_(x).to(torch::kFloat), y);
-    auto scaled = scaler_.scale(loss);
+    auto scaled = scaler_.scale(loss);  // dtype-lint-expect: DL209 (with --bf16 and amp on)
     at::autocast::set_enabled(false);
     at::autocast::clear_cache();
     scaled.backward();
     if (cfg_.lookahead) {
       opt_.step();  // dtype-lint-expect: DL208
     } else {
-      scaler_.step(opt_);  // dtype-lint-expect: DL209 (with --bf16 and amp on)
+      scaler_.step(opt_);
     }
     scaler_.update();  // dtype-lint-expect: DL210 (with --lookahead)
     if (!warmed_up_) {

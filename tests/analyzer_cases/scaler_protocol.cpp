@@ -173,11 +173,11 @@ void scaler_under_bfloat16_autocast() {
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
   at::autocast::set_cpu_enabled(true);
-  auto scaled = scaler.scale(loss);
+  auto scaled = scaler.scale(loss);  // dtype-lint-expect: DL209 {{'scaler' unscales the gradients of a loss computed under BFloat16 autocast: BFloat16 has Float's range and needs no loss scaling}}
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
   scaled.backward();
-  scaler.step(opt);  // dtype-lint-expect: DL209 {{'scaler' unscales the gradients of a loss computed under BFloat16 autocast: BFloat16 has Float's range and needs no loss scaling}}
+  scaler.step(opt);
   scaler.update();
 }
 
@@ -222,8 +222,8 @@ void scaler_enabled_with_bfloat16(bool bf16) {
   auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
-  scaler.scale(loss).backward();
-  scaler.step(opt);  // dtype-lint-expect: DL209 (with bf16 true)
+  scaler.scale(loss).backward();  // dtype-lint-expect: DL209 (with bf16 true)
+  scaler.step(opt);
   scaler.update();
 }
 
@@ -236,8 +236,8 @@ void scaler_enabled_explicitly_under_bfloat16() {
   auto loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
   at::autocast::set_cpu_enabled(false);
   at::autocast::clear_cache();
-  scaler.scale(loss).backward();
-  scaler.step(opt);  // dtype-lint-expect: DL209
+  scaler.scale(loss).backward();  // dtype-lint-expect: DL209
+  scaler.step(opt);
   scaler.update();
 }
 
@@ -266,8 +266,8 @@ void scaler_after_a_bfloat16_scope(bool amp) {
     AutocastScope scope(true, at::kBFloat16);
     loss = model(torch::randn({4, 8})).to(torch::kFloat).sum();
   }
-  scaler.scale(loss).backward();
-  scaler.step(opt);  // dtype-lint-expect: DL209
+  scaler.scale(loss).backward();  // dtype-lint-expect: DL209
+  scaler.step(opt);
   scaler.update();
   {
     AutocastScope scope(amp, at::kHalf);

@@ -48,18 +48,18 @@ TEST(ScalerWithBFloat16, ALossFromTheRegionJustClosed) {
   EXPECT_FALSE(source.scaled(autocastOn(ScalarType::BFloat16, ScalarType::Half)));
 }
 
-// Reported at the step() with the loss's gradients, with the scale() and the
-// region as notes; once.
-TEST_F(Protocol, ALossScaledUnderBFloat16IsReportedAtItsStep) {
+// Reported at the scale() once its gradients are stepped with, with the step()
+// and the region as notes; once.
+TEST_F(Protocol, ALossScaledUnderBFloat16IsReportedAtItsScale) {
   p.scaledUnderBFloat16(kScaler, at(2), at(1));
   p.scaledBackward(kScaler, at(2));
   p.step(kScaler, kOpt, at(3), out);
   p.update(kScaler, at(4), out);
   ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
-  EXPECT_EQ(out[0].location.line, 3u);
+  EXPECT_EQ(out[0].location.line, 2u);
   ASSERT_EQ(out[0].notes.size(), 2u);
-  EXPECT_EQ(out[0].notes[0].message, "loss scaled here");
-  EXPECT_EQ(out[0].notes[0].location.line, 2u);
+  EXPECT_EQ(out[0].notes[0].message, "the scaler unscales and steps with its gradients here");
+  EXPECT_EQ(out[0].notes[0].location.line, 3u);
   EXPECT_EQ(out[0].notes[1].location.line, 1u);
   EXPECT_NE(out[0].message.find("BFloat16 autocast"), std::string::npos) << out[0].message;
   EXPECT_EQ(out[0].severity, Severity::Note);  // overhead only

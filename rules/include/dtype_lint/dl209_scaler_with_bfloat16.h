@@ -15,17 +15,18 @@ namespace dtype_lint {
 // another dtype (Half needs the scaler).
 std::optional<SourceLocation> bfloat16AutocastAt(const AutocastState& autocast);
 
-// The finding for a loss scaled under BFloat16 autocast, at the step() with
-// its gradients (the scaler's work ends there, and on CUDA that is where its
-// unscale fails), with the scale() as a note.
+// The finding for a loss scaled under BFloat16 autocast, at its scale()
+// (where fresh sets' writers put it), with the step() that uses its
+// gradients as a note: where the scaler's work ends, and where CUDA's unscale
+// fails.
 Finding scalerWithBFloat16Finding(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt,
                                   const SourceLocation& bfloat16AutocastAt);
 
 // Python code makes its scaler with `torch.amp.GradScaler(...)`, where
 // `enabled=` limits it to Half: the Python front end moves each DL209 to that
-// line, or where no such note is, to where the loss is scaled
-// (`scaler.scale(loss).backward()`); the step() becomes a note. Other
-// findings stay.
+// line, and one at a step() (BFloat16 parameters) where no such note is to
+// where the loss is scaled (`scaler.scale(loss).backward()`). Other findings
+// stay.
 void anchorAtScaler(std::vector<Finding>& findings);
 
 // DL209's flow fact for a front end that follows paths: the BFloat16 region a

@@ -141,6 +141,8 @@ struct ScalerFacts {
 
 // DL209's note at the scale() of the loss whose gradients the scaler unscales.
 inline constexpr std::string_view kLossScaledHere = "loss scaled here";
+// DL209's note at the step() with the gradients of a loss it reports at its scale().
+inline constexpr std::string_view kStepsHere = "the scaler unscales and steps with its gradients here";
 inline constexpr std::string_view kScalerMadeHere = "the scaler is made here: enable it only for Half";
 
 // A loss scaled under BFloat16 autocast (DL209), until its gradients are unscaled.
