@@ -15,8 +15,8 @@ namespace {
 // Python users run PyTorch 2.x: its autocast op lists.
 constexpr TorchVersion kTorch{2, 0};
 // Per program: the settings analyzed per value, and the runs that takes.
-constexpr size_t kMaxSettings = 4;
-constexpr size_t kMaxConfigurations = 24;
+constexpr size_t kMaxSettings = 8;
+constexpr size_t kMaxConfigurations = 24;  // every combination of the leading settings, pairs of the rest
 
 // --fp16, --amp-dtype, $MIXED_PRECISION, bf16 in conf.yaml: a setting named for the precision it chooses.
 bool namesPrecision(std::string spelling) {
@@ -87,28 +87,32 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
       const Setting* firstSkipped = nullptr;
       for (const Setting& setting : deciding) {
         const bool full = chosen.size() == kMaxSettings;
-        if (full || configurations(choices) * setting.values.size() > kMaxConfigurations) {
-          if (!firstSkipped) firstSkipped = &setting;
-          if (full) break;
-          continue;
+        if (!full) {
+          choices.push_back(SettingChoices{setting.spelling, setting.at, {}});
+          for (const Value& value : setting.values)
+            choices.back().choices.push_back(spelled(value, setting.values.front()));
+          if (configurationRuns(choices, kMaxConfigurations).size() <= kMaxConfigurations) {
+            chosen.push_back(&setting);
+            continue;
+          }
+          choices.pop_back();
         }
-        chosen.push_back(&setting);
-        choices.push_back(SettingChoices{setting.spelling, setting.at, {}});
-        for (const Value& value : setting.values)
-          choices.back().choices.push_back(spelled(value, setting.values.front()));
+        if (!firstSkipped) firstSkipped = &setting;
+        if (full) break;
       }
+      const ConfigurationRuns runChoices = configurationRuns(choices, kMaxConfigurations);
       std::vector<std::vector<Finding>> runs{programDefaults};
       std::vector<Note> notes;
       if (firstSkipped)
         notes.push_back(
             Note{firstSkipped->at, fmt::format("analyzed under {} configurations of its settings (at most {}); {} and "
                                                "the settings that did not fit with it kept their defaults",
-                                               configurations(choices), kMaxConfigurations, firstSkipped->spelling)});
+                                               runChoices.size(), kMaxConfigurations, firstSkipped->spelling)});
       std::vector<Setting> found;
-      for (size_t run = 1; run < configurations(choices) && !programFiles.empty(); ++run) {
+      for (size_t run = 1; run < runChoices.size() && !programFiles.empty(); ++run) {
         std::map<std::string, Value> configuration;
-        const std::vector<size_t> choice = choicesOf(run, choices);
-        for (size_t i = 0; i < chosen.size(); ++i) configuration[chosen[i]->spelling] = chosen[i]->values[choice[i]];
+        for (size_t i = 0; i < chosen.size(); ++i)
+          configuration[chosen[i]->spelling] = chosen[i]->values[runChoices[run][i]];
         Interpreter configured(kTorch, std::move(configuration));
         configured.run(programFiles);
         runs.push_back(std::move(configured.findings()));
@@ -117,7 +121,8 @@ PythonAnalysisResult analyzePythonFiles(const std::vector<std::string>& files) {
       }
       if (round == 0 && chosen.size() == deciding.size() && addDeciding(found)) continue;
       for (Note& note : notes) addToolNote(result.toolNotes, std::move(note));
-      for (Finding& f : mergeConfigurationRuns(choices, std::move(runs))) result.findings.push_back(std::move(f));
+      for (Finding& f : mergeConfigurationRuns(choices, runChoices, std::move(runs)))
+        result.findings.push_back(std::move(f));
       break;
     }
   }

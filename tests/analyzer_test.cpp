@@ -180,13 +180,14 @@ TEST(AnalyzerMessages, FindingOnAFlagsPathNamesTheFlagsValue) {
   ASSERT_NE(softmax, nullptr);
   EXPECT_EQ(softmax->notes.back().message, "assuming 'cfg.mode' is Mode::kFp16");
 
-  // Whether the run has a GPU is a setting too, named as the program first tests it.
+  // Whether the run has a GPU is a setting too, named as the program first
+  // tests it, after the program's own settings.
   const Finding* gpu =
       findingAt(file, lineOf(file, "// dtype-lint-expect: DL107 (with CUDA and use_amp true)"), "DL107");
   ASSERT_NE(gpu, nullptr);
   ASSERT_GE(gpu->notes.size(), 2u);
-  EXPECT_EQ(gpu->notes[gpu->notes.size() - 2].message, "assuming 'torch::cuda::is_available()' is true");
-  EXPECT_EQ(gpu->notes.back().message, "assuming 'cfg.use_amp' is true");
+  EXPECT_EQ(gpu->notes[gpu->notes.size() - 2].message, "assuming 'cfg.use_amp' is true");
+  EXPECT_EQ(gpu->notes.back().message, "assuming 'torch::cuda::is_available()' is true");
 
   const std::string flow = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/autocast_cache.cpp";
   const Finding* stale =

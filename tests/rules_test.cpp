@@ -1,4 +1,5 @@
-// The rule core alone: lattice, catalog, op contracts, suppressions. Each rule's
+// The rule core alone: lattice, catalog, op contracts, suppressions, the
+// configurations a program's settings are analyzed under. Each rule's
 // cases are in tests/rules/.
 #include <gtest/gtest.h>
 
@@ -7,6 +8,7 @@
 #include <set>
 
 #include "dtype_lint/catalog.h"
+#include "dtype_lint/configurations.h"
 #include "dtype_lint/dtype.h"
 #include "dtype_lint/op_contracts.h"
 #include "dtype_lint/suppression.h"
@@ -162,6 +164,60 @@ TEST(Glob, MatchesRuleIdsAndNames) {
   EXPECT_TRUE(globMatch("*matmul", "DL101-mixed-dtype-matmul"));
   EXPECT_TRUE(globMatch("DL10?", "DL107"));
   EXPECT_FALSE(globMatch("DL2*", "DL105"));
+}
+
+SettingChoices settingOf(size_t values) {
+  SettingChoices setting;
+  for (size_t v = 0; v < values; ++v) setting.choices.push_back(std::to_string(v));
+  return setting;
+}
+
+// Settings that fit are analyzed under every combination, defaults first.
+TEST(Configurations, EveryCombinationWhereTheyFit) {
+  const std::vector<SettingChoices> settings{settingOf(3), settingOf(2), settingOf(4)};
+  const ConfigurationRuns runs = configurationRuns(settings, 24);
+  ASSERT_EQ(runs.size(), 24u);
+  EXPECT_EQ(runs.front(), (std::vector<size_t>{0, 0, 0}));
+  EXPECT_EQ(std::set<std::vector<size_t>>(runs.begin(), runs.end()).size(), 24u);
+}
+
+// Eight flags, where every combination would take 256 runs: the leading four
+// still take every combination, and every value of each flag meets every
+// value of each other flag in some run (a bug that needs `--log-grad-norm`
+// with the teacher kept in Float, both off by default).
+TEST(Configurations, LaterSettingsMeetEveryValueOfEachOther) {
+  const std::vector<SettingChoices> settings(8, settingOf(2));
+  const ConfigurationRuns runs = configurationRuns(settings, 24);
+  ASSERT_LE(runs.size(), 24u);
+  EXPECT_EQ(runs.front(), std::vector<size_t>(8, 0));
+  std::set<std::vector<size_t>> leading;
+  for (const auto& run : runs) leading.insert({run.begin(), run.begin() + 4});
+  EXPECT_EQ(leading.size(), 16u);
+  for (size_t i = 0; i < 8; ++i)
+    for (size_t j = i + 1; j < 8; ++j)
+      for (size_t a = 0; a < 2; ++a)
+        for (size_t b = 0; b < 2; ++b)
+          EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run[i] == a && run[j] == b; }))
+              << "settings " << i << " and " << j << " never take " << a << " and " << b;
+}
+
+// A setting whose pairs cannot fit makes more runs than the cap: the caller leaves it out.
+TEST(Configurations, ASettingThatCannotFitOverflowsTheCap) {
+  EXPECT_GT(configurationRuns({settingOf(5), settingOf(6)}, 24).size(), 24u);
+}
+
+// A finding under one value of a pairwise setting notes that value only.
+TEST(Configurations, AFindingNotesTheValuesItNeeds) {
+  std::vector<SettingChoices> settings(6, settingOf(2));
+  for (size_t i = 0; i < settings.size(); ++i) settings[i].spelling = "--flag" + std::to_string(i);
+  const ConfigurationRuns runs = configurationRuns(settings, 24);
+  std::vector<std::vector<Finding>> findings(runs.size());
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (runs[r][5] == 1) findings[r].push_back(makeFinding(RuleId::DL201, "twice", SourceLocation{"a.cpp", 3, 1}));
+  const std::vector<Finding> merged = mergeConfigurationRuns(settings, runs, std::move(findings));
+  ASSERT_EQ(merged.size(), 1u);
+  ASSERT_EQ(merged[0].notes.size(), 1u);
+  EXPECT_EQ(merged[0].notes[0].message, "assuming --flag5 is 1");
 }
 
 }  // namespace

@@ -297,27 +297,38 @@ std::vector<RuntimeFlag> runtimeFlags(const FunctionDecl* root, TranslationUnitA
   }
   for (const RuntimeFlag& flag : collector.flags)
     if (isa<ParmVarDecl>(flag.decl) && enumSettings.count(enumType(flag.decl))) followers.insert(flag.decl);
-  std::vector<bool> kept(collector.flags.size(), false);
-  size_t count = 0, product = 1;
+  // Most important first: the leading ones are analyzed under every
+  // combination, the later ones pairwise (configurations.h). A helper's
+  // parameter stands for what its callers pass, which may be another flag's
+  // value: it joins only where every combination is still analyzed, so that
+  // no run pairs it with a value its callers cannot pass.
+  std::vector<size_t> kept;
+  std::vector<SettingChoices> settings;
+  const size_t cap = tu.limits().maxConfigurations;
+  size_t combinations = 1;
   for (int level = 0; level < 4; ++level)
     for (size_t i = 0; i < collector.flags.size(); ++i) {
       const RuntimeFlag& flag = collector.flags[i];
-      if (rank(flag) != level || followers.count(flag.decl)) continue;
-      if (count >= tu.limits().maxRuntimeFlags || product * flag.choices() > tu.limits().maxConfigurations) continue;
-      kept[i] = true;
-      ++count;
-      product *= flag.choices();
+      if (rank(flag) != level || followers.count(flag.decl) || kept.size() >= tu.limits().maxRuntimeFlags) continue;
+      if (level == 3 && combinations * flag.choices() > cap) continue;
+      combinations *= flag.choices();
+      settings.push_back(flag.settingChoices());
+      if (configurationRuns(settings, cap).size() > cap) {
+        combinations /= flag.choices();
+        settings.pop_back();
+        continue;
+      }
+      kept.push_back(i);
     }
   // A dtype field looked up by a setting that is analyzed per value follows
   // that setting on each path: as a flag of its own it would pair values no
   // run can (the key "fp32" with the field Half).
-  for (size_t i = 0; i < collector.flags.size(); ++i)
-    if (const auto* keys = kept[i] ? tu.dtypeChoiceKeys(collector.flags[i].decl) : nullptr)
-      for (size_t j = 0; j < collector.flags.size(); ++j)
-        if (kept[j] && keys->count(collector.flags[j].decl)) kept[i] = false;
   std::vector<RuntimeFlag> flags;
-  for (size_t i = 0; i < collector.flags.size(); ++i)
-    if (kept[i]) flags.push_back(std::move(collector.flags[i]));
+  for (size_t i : kept) {
+    const auto* keys = tu.dtypeChoiceKeys(collector.flags[i].decl);
+    if (!keys || std::none_of(kept.begin(), kept.end(), [&](size_t j) { return keys->count(collector.flags[j].decl); }))
+      flags.push_back(collector.flags[i]);
+  }
   capped = flags.size() < collector.flags.size();
   return flags;
 }

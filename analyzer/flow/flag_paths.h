@@ -38,9 +38,10 @@ struct RuntimeFlag {
 // The flags and settings that decide some work on the paths of `root` and of
 // the user functions it calls, nearest first: bools no code sets to a
 // constant and whose value is not known, strings and enums compared with
-// values the program names or looked up in its maps. At most the limits'
-// maxRuntimeFlags, and as many as keep the configurations within
-// maxConfigurations; `capped` says whether some were left out.
+// values the program names or looked up in its maps. Most important first, at
+// most the limits' maxRuntimeFlags, and as many as keep the configurations
+// (dtype_lint/configurations.h) within maxConfigurations; `capped` says
+// whether some were left out.
 std::vector<RuntimeFlag> runtimeFlags(const clang::FunctionDecl* root, TranslationUnitAnalysis& tu, bool& capped);
 
 }  // namespace dtype_lint::analyzer::flow

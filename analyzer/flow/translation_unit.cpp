@@ -782,23 +782,22 @@ void TranslationUnitAnalysis::analyzeRoot(const FunctionDecl* fn, CallContext ct
   const std::vector<RuntimeFlag> flags = runtimeFlags(fn, *this, capped);
   std::vector<SettingChoices> settings;
   for (const RuntimeFlag& flag : flags) settings.push_back(flag.settingChoices());
+  const ConfigurationRuns choices = configurationRuns(settings, limits_.maxConfigurations);
   if (capped && recording())
-    events_.truncations.push_back(
-        Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
-                                           "(at most {}); further settings were left unknown",
-                                           configurations(settings), limits_.maxConfigurations)});
+    events_.truncations.push_back(Note{nameLocation(fn), fmt::format("analyzed under {} configurations of its settings "
+                                                                     "(at most {}); further settings were left unknown",
+                                                                     choices.size(), limits_.maxConfigurations)});
   std::vector<Finding> found;
   if (flags.empty()) {
     found = findingsOfRun(fn, ctx);
   } else {
     std::vector<std::vector<Finding>> runs;
-    for (size_t run = 0; run < configurations(settings); ++run) {
+    for (const std::vector<size_t>& run : choices) {
       ctx.assumptions.clear();
-      const std::vector<size_t> choices = choicesOf(run, settings);
-      for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back(flags[i].assume(choices[i]));
+      for (size_t i = 0; i < flags.size(); ++i) ctx.assumptions.push_back(flags[i].assume(run[i]));
       runs.push_back(findingsOfRun(fn, ctx));
     }
-    found = mergeConfigurationRuns(settings, std::move(runs));
+    found = mergeConfigurationRuns(settings, choices, std::move(runs));
   }
   std::optional<std::string> usr = fn->isExternallyVisible() ? usrOf(fn) : std::nullopt;
   if (!usr) {

@@ -17,14 +17,20 @@ struct SettingChoices {
   std::vector<std::string> choices;  // each value as a note spells it: "fp16" (quoted), true
 };
 
-// How many runs the settings' configurations take, and the choice of each
-// setting in run `run` (mixed radix, settings[0] first).
-size_t configurations(const std::vector<SettingChoices>& settings);
-std::vector<size_t> choicesOf(size_t run, const std::vector<SettingChoices>& settings);
+// The choice of each setting in each run, run 0 every setting's first value
+// (its default). The leading settings, as many as fit in `cap` runs, take
+// every combination; each later one pairs every value of its own with every
+// value of each earlier setting (a covering array, built the way IPOG builds
+// one), which finds what needs the values of two settings at a time without
+// the runs a full product would take. Settings come most important first.
+// The runs may be more than `cap` when the settings do not fit: the caller
+// leaves the last ones out.
+using ConfigurationRuns = std::vector<std::vector<size_t>>;
+ConfigurationRuns configurationRuns(const std::vector<SettingChoices>& settings, size_t cap);
 
-// One finding per place and rule from `runs` (run i under choicesOf(i)):
+// One finding per place and rule from `runs` (run i under choices[i]):
 // every value a program accepts is a configuration a user runs.
 std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& settings,
-                                            std::vector<std::vector<Finding>> runs);
+                                            const ConfigurationRuns& choices, std::vector<std::vector<Finding>> runs);
 
 }  // namespace dtype_lint
