@@ -196,6 +196,13 @@ DtypeSet autocastResult(const std::string& op, const AutocastState& autocast) {
   }
 }
 
+// The same place, or neither known: two dtypes set by the same conversion.
+bool sameOrigin(const std::optional<Note>& a, const std::optional<Note>& b) {
+  if (!a || !b) return !a && !b;
+  return a->location.file == b->location.file && a->location.line == b->location.line &&
+         a->location.column == b->location.column;
+}
+
 // [a] + [b for _ in range(n)]: the items of both, standing for more where either does.
 Value concatenated(const Value& left, const Value& right) {
   Value list = left;
@@ -216,6 +223,19 @@ struct Interpreter::Frame {
   std::vector<State>* breaks = nullptr;
   std::vector<State>* continues = nullptr;
   std::vector<Note> callChain;
+  // Inside a user module called from code outside one (`self.model(batch)` in
+  // a trainer): the call's number, callChain's length inside it, and the
+  // origin its parameters share (none: they do not all share one). Where that
+  // is a conversion of the module as a whole, a layer given one of that call's
+  // inputs raises because of the call: the mismatch is reported there. (A
+  // module of the dtypes it was built with keeps it in its forward, where the
+  // runtime hooks report it too.)
+  struct ModuleEntry {
+    uint32_t number = 0;
+    size_t chainLength = 0;
+    std::optional<std::optional<Note>> sharedOrigin;
+  };
+  std::optional<ModuleEntry> moduleEntry;
   bool inCustomBackward = false;  // a custom autograd Function's backward, or what it calls
   std::optional<Note> forwardUnderAutocast;  // where that Function's forward ran under autocast
   std::optional<AutocastState>* autocastAtYield = nullptr;  // a @contextmanager's: what its `with` body runs under
@@ -2365,8 +2385,12 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   callee.callChain = frame.callChain;
   callee.inCustomBackward = frame.inCustomBackward;
   callee.forwardUnderAutocast = frame.forwardUnderAutocast;
+  callee.moduleEntry = frame.moduleEntry;
   if (call.node && !call.node.is("function_definition") && !call.node.is("class_definition"))
     callee.callChain.insert(callee.callChain.begin(), noteAt(call.node, "called from here"));
+  if (!callee.moduleEntry && self && self->is(Kind::Object) && state.heap.count(self->object) &&
+      state.heap.at(self->object).isModule && call.node && !callee.callChain.empty())
+    enterModule(self->object, callee, state);
   std::vector<State> returns;
   std::vector<Value> returnValues;
   callee.returns = &returns;
@@ -2382,6 +2406,9 @@ Value Interpreter::callFunction(const FunctionInfo& function, std::optional<Valu
   if (function.isGenerator && decoratedAs(function, {"@contextmanager", "@contextlib.contextmanager"}))
     callee.autocastAtYield = &atYield;
   else if (function.isGenerator) callee.yielded = &yielded;
+  if (callee.moduleEntry && !frame.moduleEntry)
+    for (auto& [name, value] : locals)
+      if (value.is(Kind::Tensor)) value.handedIntoModule = callee.moduleEntry->number;
   std::map<std::string, Value> callerLocals = std::move(state.locals);
   state.locals = std::move(locals);
   AutocastState saved;
@@ -2720,6 +2747,21 @@ std::vector<ObjectId> Interpreter::treeOf(ObjectId id, const State& state) const
     }
   }
   return tree;
+}
+
+void Interpreter::enterModule(ObjectId id, Frame& callee, const State& state) {
+  Frame::ModuleEntry entry;
+  entry.number = ++moduleCalls_;
+  entry.chainLength = callee.callChain.size();
+  bool first = true;
+  for (ObjectId member : treeOf(id, state)) {
+    const Object& o = state.heap.at(member);
+    if (o.type != Object::Type::Layer || o.parameters.isBottom()) continue;
+    if (first) entry.sharedOrigin = o.parametersOrigin;
+    else if (entry.sharedOrigin && !sameOrigin(*entry.sharedOrigin, o.parametersOrigin)) entry.sharedOrigin.reset();
+    first = false;
+  }
+  callee.moduleEntry = entry;
 }
 
 DtypeSet Interpreter::parametersOf(ObjectId id, const State& state, std::optional<Note>* origin) const {
@@ -3821,6 +3863,10 @@ Value Interpreter::callModuleItself(ObjectId id, Call& call, State& state, Frame
     parameters.origin = object.parametersOrigin;
     if (!parameters.origin && object.parameters.single() == ScalarType::Float) parameters.origin.reset();
     event.inputs = {x, parameters};
+    if (const auto& entry = frame.moduleEntry; entry && entry->sharedOrigin && *entry->sharedOrigin &&
+                                               !frame.inCustomBackward && input.handedIntoModule == entry->number &&
+                                               sameOrigin(*entry->sharedOrigin, object.parametersOrigin))
+      event.operandsChosenByCall = frame.callChain.size() - entry->chainLength;
     if (emitOp(event, state, frame)) return Value::unknown();
     const Tristate casts = rules_.autocastCasts(object.op, state.autocast);
     // Autocast caches the low-precision copies of the trainable Float weights

@@ -195,6 +195,8 @@ class Interpreter {
   // copy.deepcopy of a module: its submodules copied too.
   ObjectId deepCopy(ObjectId id, State& state, int depth = 0);
   DtypeSet parametersOf(ObjectId id, const State& state, std::optional<Note>* origin = nullptr) const;
+  // Records the call into a user module from code outside one (Frame::ModuleEntry).
+  void enterModule(ObjectId id, Frame& callee, const State& state);
   Value optimizerFor(const std::string& className, Call& call, State& state);
   Value libraryModelOutput(const Object& model, State& state);
   Value autocastRegion(const std::string& name, Call& call);
@@ -230,6 +232,7 @@ class Interpreter {
   std::set<std::pair<const ModuleFile*, std::string>> globalStores_;  // module globals stored into by a function
   size_t injections_ = 0;  // modules injected into models so far (injectModule)
   std::vector<Finding> findings_;
+  uint32_t moduleCalls_ = 0;  // Frame::ModuleEntry's numbers
   std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call, or kept where they are
   std::vector<Note> toolNotes_;
   ObjectId nextObject_ = 1;

@@ -76,6 +76,7 @@ Value joinValues(const Value& a, const Value& b) {
     else if (b.manual && a.factor != b.factor) v.manual.reset();
     v.isGradient = a.isGradient && b.isGradient;
     if (a.parameterOf != b.parameterOf) v.parameterOf = 0;
+    if (a.handedIntoModule != b.handedIntoModule) v.handedIntoModule = 0;
     if (a.description != b.description) v.description.clear();
     return v;
   case Kind::Object:

@@ -60,6 +60,7 @@ struct Value {
   ObjectId parameterOf = 0;  // Tensor: a parameter of this module (for p in model.parameters())
   bool convertsWithModule = false;  // Tensor: an nn.Parameter or a registered buffer, which module.to(dtype) casts
   bool isParameter = false;  // Tensor: an nn.Parameter, one of its module's parameters
+  uint32_t handedIntoModule = 0;  // Tensor: an input of the Interpreter's module call of this number, its dtype kept
   bool named = false;  // Parameters: named_parameters(), (name, parameter) pairs
   ObjectId object = 0;  // Object; Parameters (the module); ScaledLoss (the scaler); Method (self)
   std::optional<SourceLocation> scaledAt;  // ScaledLoss

@@ -128,6 +128,22 @@ TEST(AnalyzerMessages, FindingInAHelperPointsAtTheCall) {
   EXPECT_NE(f->notes.back().message.find("'project'"), std::string::npos);
 }
 
+// A Half model given a Float batch raises in a layer of a nested module: the
+// call is reported, the layer and where each dtype came from are notes.
+TEST(AnalyzerMessages, ModuleCalledWithAnInputOfAnotherDtypeIsReportedAtTheCall) {
+  const std::string file = std::string(DTYPE_LINT_SOURCE_DIR) + "/tests/analyzer_cases/module_inputs.cpp";
+  const Finding* f = findingAt(file, lineOf(file, "return model_->forward(batch);"), "DL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("'linear' in the module called here"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("input 'x': Float, the parameters of 'proj_': Half"), std::string::npos) << f->message;
+  ASSERT_GE(f->notes.size(), 3u);
+  EXPECT_EQ(f->notes[0].location.line, lineOf(file, "return head_(torch::gelu(proj_(x)));"));
+  EXPECT_EQ(f->notes[0].message, "'linear' is here, in the module called");
+  EXPECT_EQ(f->notes[1].location.line, lineOf(file, "predictor.predict(torch::rand({4, 16}));"));
+  EXPECT_EQ(f->notes[2].location.line, lineOf(file, "model_->to(torch::kHalf);"));
+  EXPECT_FALSE(f->fix) << "an edit of the module's forward would change it for every caller";
+}
+
 // The clip is in a lambda, the scaled backward in the helper that calls it:
 // the call is out of order, the lambda's clip a note.
 TEST(AnalyzerMessages, ProtocolFindingInALambdaIsReportedAtItsCall) {

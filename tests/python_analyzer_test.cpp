@@ -3013,5 +3013,110 @@ for module in model.modules():
 )");
   EXPECT_EQ(only(findings({file})), "DL102:15");
 }
+// Six settings, where every combination would take 64 runs: the last two
+// found still meet each other's values under each precision
+// (configurationRuns), and the second unscale needs both non-defaults with
+// the scaler enabled. The notes name those three values only.
+TEST_F(PythonProgram, TwoLateSettingsAreAnalyzedTogether) {
+  const std::string file = write("train.py", R"(import argparse
+import torch
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--precision", choices=["fp16", "fp32"], default="fp16")
+ap.add_argument("--optimizer", choices=["sgd", "adamw"], default="sgd")
+ap.add_argument("--compile", action="store_true")
+ap.add_argument("--ema", action="store_true")
+ap.add_argument("--log-grad-norm", action="store_true")
+ap.add_argument("--clip", action="store_true")
+args = ap.parse_args()
+model = torch.nn.Linear(4, 4).cuda()
+if args.compile:
+    model = torch.compile(model)
+if args.optimizer == "sgd":
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+else:
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
+ema = torch.optim.swa_utils.AveragedModel(model) if args.ema else None
+for step in range(10):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(torch.randn(2, 4, device="cuda")).float().sum()
+    scaler.scale(loss).backward()
+    if args.log_grad_norm:
+        scaler.unscale_(opt)
+    if args.clip:
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+    if ema is not None:
+        ema.update_parameters(model)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL201:28");
+  std::vector<std::string> assumed;
+  for (const Note& note : out[0].notes)
+    if (note.message.rfind("assuming", 0) == 0) assumed.push_back(note.message);
+  EXPECT_EQ(assumed, (std::vector<std::string>{"assuming --precision is \"fp16\"", "assuming --log-grad-norm is True",
+                                               "assuming --clip is True"}));
+}
+// A model made Half as a whole, then given a Float batch by a trainer's
+// method: its layer raises, the call is reported; a layer the module converts
+// itself keeps the finding in its forward.
+TEST_F(PythonProgram, ModuleCalledWithAnInputOfAnotherDtypeIsReportedAtTheCall) {
+  const std::string file = write("predict.py", R"(import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 32)
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.proj(x)))
+
+
+class MixedHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(16, 16)
+        self.head = nn.Linear(16, 4).half()
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class Predictor:
+    def __init__(self, model):
+        self.model = model.half()
+
+    def predict(self, batch):
+        return self.model(batch)
+
+    def predict_cast(self, batch):
+        return self.model(batch.half())
+
+
+def main():
+    p = Predictor(Encoder())
+    p.predict(torch.rand(4, 16))
+    p.predict_cast(torch.rand(4, 16))
+    MixedHead()(torch.rand(2, 16))
+
+
+main()
+)");
+  const auto out = findings({file});
+  EXPECT_EQ(ruleLines(out), "DL101:22,DL101:30");
+  for (const Finding& f : out)
+    if (f.location.line == 30) {
+      ASSERT_FALSE(f.notes.empty());
+      EXPECT_EQ(f.notes[0].location.line, 12u);
+      EXPECT_EQ(f.notes[0].message, "'linear' is here, in the module called");
+    }
+}
 }  // namespace
 }  // namespace dtype_lint::testing

@@ -197,7 +197,8 @@ TEST(Configurations, LaterSettingsMeetEveryValueOfEachOther) {
     for (size_t j = i + 1; j < 8; ++j)
       for (size_t a = 0; a < 2; ++a)
         for (size_t b = 0; b < 2; ++b)
-          EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run[i] == a && run[j] == b; }))
+          EXPECT_TRUE(
+              std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run[i] == a && run[j] == b; }))
               << "settings " << i << " and " << j << " never take " << a << " and " << b;
 }
 

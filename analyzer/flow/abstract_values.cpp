@@ -38,7 +38,14 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   if (!a.dtypeConstant || !b.dtypeConstant || a.dtypeConstant->line != b.dtypeConstant->line ||
       a.dtypeConstant->column != b.dtypeConstant->column || a.dtypeConstant->file != b.dtypeConstant->file)
     out.dtypeConstant.reset();
+  out.asBuilt = a.asBuilt && b.asBuilt;
   return out;
+}
+
+TensorFact builtModule(Note origin) {
+  TensorFact built{DtypeSet(ScalarType::Float), std::move(origin), true};
+  built.asBuilt = true;
+  return built;
 }
 
 TensorFact ListFact::anyElement() const {

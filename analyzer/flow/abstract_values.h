@@ -31,6 +31,7 @@ struct TensorFact {
   // The dtype constant written in a cast or a factory call that gave the
   // tensor its dtype (x.to(torch::kHalf)), where a fix can change it.
   std::optional<SourceLocation> dtypeConstant;
+  bool asBuilt = false;  // a module's: the dtypes its constructor gave it (builtModule)
 
   friend bool operator==(const TensorFact& a, const TensorFact& b) {
     return a.dtype == b.dtype && a.scaling.sameAs(b.scaling) &&
@@ -39,6 +40,8 @@ struct TensorFact {
 };
 
 TensorFact joinFacts(const TensorFact& a, const TensorFact& b);
+// A module just built, of Float parameters: `origin` says where.
+TensorFact builtModule(Note origin);
 // Keeps the entries both paths agree on (known bools, bound objects by id).
 template <typename Value, typename Same>
 void keepAgreed(std::map<const clang::ValueDecl*, Value>& into, const std::map<const clang::ValueDecl*, Value>& other,
@@ -175,6 +178,16 @@ struct FlagAssumption {
   std::string setting;  // a setting's value, when it holds a named one
 };
 
+// The call into a user module from code outside one (`model->forward(x)` in
+// a trainer), with where the dtypes it handed in were set. An op inside whose
+// operands all kept them (a Half model given a Float input) raises because of
+// that call: the mismatch is reported there.
+struct ModuleEntry {
+  size_t chainLength = 0;  // callChain's length inside the call; the call is its last entry then
+  std::vector<SourceLocation> inputOrigins;
+  std::optional<SourceLocation> moduleOrigin;  // the conversion of the module as a whole, if it had one
+};
+
 struct CallContext {
   std::vector<Value> args;
   std::optional<MemberFacts> members;  // the caller's; unset: members start from their class invariant
@@ -199,6 +212,7 @@ struct CallContext {
   std::map<std::string, TensorFact> savedData;  // ctx->saved_data["key"] = tensor in forward
   std::vector<Note> callChain;
   const clang::FunctionDecl* caller = nullptr;  // the function callChain's first call is in
+  std::optional<ModuleEntry> moduleEntry;
   int depth = 0;
   std::vector<FlagAssumption> assumptions;  // the same in every callee
 

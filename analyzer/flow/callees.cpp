@@ -25,6 +25,7 @@ std::optional<CallContext> FunctionAnalysis::calleeContext(Inherit inherit, std:
   }
   c.members = MemberFacts::of(state_);
   c.assumptions = ctx_.assumptions;
+  c.moduleEntry = ctx_.moduleEntry;
   if (inherit == Inherit::Nothing) return c;
   c.process = state_.process;
   if (inherit == Inherit::ProcessOnly) return c;
@@ -71,6 +72,7 @@ std::optional<CallContext> FunctionAnalysis::userCallContext(const CallExpr* cal
     if (moduleImplClass(object->getType())) {
       c->thisModule = evalModule(object);
       c->thisModuleOfUnknownOrigin = moduleOfUnknownOrigin(object);
+      enterModule(*c);
     } else if (!isa<CXXThisExpr>(object->IgnoreImpCasts())) c->thisObject = scalers_.objectRef(object);
     else c->thisObject = ctx_.thisObject;
     if (isa<CXXThisExpr>(object->IgnoreImpCasts()) && underTestOfOwnMembers(call)) c->guardedByScalerState = true;
@@ -162,6 +164,17 @@ void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallCo
   }
 }
 
+void FunctionAnalysis::enterModule(CallContext& callee) const {
+  if (ctx_.moduleEntry) return;
+  ModuleEntry entry;
+  entry.chainLength = callee.callChain.size();
+  for (const Value& arg : callee.args)
+    if (arg.kind == Value::Kind::Tensor && arg.fact.origin) entry.inputOrigins.push_back(arg.fact.origin->location);
+  if (callee.thisModule && callee.thisModule->origin && !callee.thisModule->asBuilt)
+    entry.moduleOrigin = callee.thisModule->origin->location;
+  callee.moduleEntry = std::move(entry);
+}
+
 const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& module, const Expr* at) {
   if (!isUserModule(module.impl)) return nullptr;
   const FunctionDecl* forward = moduleForward(module.impl);
@@ -182,6 +195,7 @@ const FunctionResult* FunctionAnalysis::analyzeModuleCall(const ModuleCall& modu
     }
     c->args.push_back(v);
   }
+  enterModule(*c);
   return tu_.analyze(forward, *c);
 }
 

@@ -209,7 +209,7 @@ TensorFact FunctionAnalysis::evalModule(const Expr* e) {
   if (const FunctionResult* built = userCallResult(e); built && !built->returned.dtype.isBottom())
     return built->returned;
   if (createsModule(e) && createsFloatParameters(impl, e))
-    return TensorFact{DtypeSet(ScalarType::Float), note(e, "the parameters are Float (module created here)"), true};
+    return builtModule(note(e, "the parameters are Float (module created here)"));
   return {};
 }
 

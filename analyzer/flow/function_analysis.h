@@ -130,6 +130,9 @@ class FunctionAnalysis final : public FlowQueries {
   void emitModuleCall(const std::string& op, const clang::Expr* at, const clang::Expr* input,
                       const clang::Expr* moduleExpr);
   void pushOp(OpEvent event, const clang::Expr* at);
+  std::optional<size_t> callChoosingOperands(const std::vector<Operand>& operands, bool parametersLast) const;
+  // Records the call into a user module from code outside one (ModuleEntry).
+  void enterModule(CallContext& callee) const;
   void endPathIfItRaises(const OpEvent& event, const clang::Expr* at);
 
   // Evaluation (pure: never changes the state or emits events)

@@ -138,10 +138,8 @@ void FunctionAnalysis::bindModule(const ValueDecl* d, const Expr* init) {
   const bool created = !e || createsModule(e);
   if (created && createsFloatParameters(moduleImplClass(d->getType()), e)) {
     state_.modules[d] =
-        TensorFact{DtypeSet(ScalarType::Float),
-                   Note{toLocation(d->getSourceRange()),
-                        fmt::format("the parameters of '{}' are Float (module created here)", d->getName().str())},
-                   true};
+        builtModule(Note{toLocation(d->getSourceRange()),
+                         fmt::format("the parameters of '{}' are Float (module created here)", d->getName().str())});
   } else if (created) {
     state_.modules[d] = TensorFact{};
   } else if (init) {
@@ -311,10 +309,8 @@ void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) 
     // fc = register_module("fc", torch::nn::Linear(4, 4)) creates Float
     // parameters; model_ = build_model(cfg) has the builder's.
     if (createsModule(ignoreWrappers(rhs)))
-      state_.modules[target] = TensorFact{
-          DtypeSet(ScalarType::Float),
-          note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())),
-          true};
+      state_.modules[target] = builtModule(
+          note(at, fmt::format("the parameters of '{}' are Float (module created here)", target->getName().str())));
     else state_.modules[target] = evalModule(rhs);
   } else if (lhs->getType()->isBooleanType()) {
     bindBool(target, rhs);
@@ -460,6 +456,7 @@ void FunctionAnalysis::emitOp(const std::string& op, const Expr* at, std::vector
   event.reducesAllDims = reducesAllDims;
   event.writtenInFile = editableLocation(at, tu_.context()).has_value();
   event.resultFullyReduced = fullyReduced(at);
+  if (isMatmulFamily(op) && !destination) event.operandsChosenByCall = callChoosingOperands(event.inputs, false);
   pushOp(std::move(event), at);
 }
 
@@ -471,6 +468,7 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
   event.location = loc(at);
   event.inputs.push_back(operand("input " + describe(input), evalTensor(input)));
   event.inputs.push_back(operand("the parameters of " + describe(moduleObject(moduleExpr)), parameters));
+  event.operandsChosenByCall = callChoosingOperands(event.inputs, true);
   pushOp(std::move(event), at);
   // Autocast caches the low-precision copies of Float weights it casts.
   if (parameters.dtype.contains(ScalarType::Float)) {
@@ -481,6 +479,37 @@ void FunctionAnalysis::emitModuleCall(const std::string& op, const Expr* at, con
         state_.process.autocastCache = {loc(at), std::nullopt};
       }
   }
+}
+
+// Inside a user module converted as a whole: whether the call into it chose
+// every operand's dtype, each being one it handed in or one the conversion set
+// (the parameters, the last operand where `parametersLast`). A module of the
+// dtypes it was built with keeps its findings in its forward, where the
+// runtime hooks report them too.
+std::optional<size_t> FunctionAnalysis::callChoosingOperands(const std::vector<Operand>& operands,
+                                                             bool parametersLast) const {
+  if (!ctx_.moduleEntry || ctx_.inCustomBackward) return std::nullopt;
+  const ModuleEntry& entry = *ctx_.moduleEntry;
+  auto same = [](const SourceLocation& a, const SourceLocation& b) {
+    return a.file == b.file && a.line == b.line && a.column == b.column;
+  };
+  bool handedIn = false;
+  bool ofModule = false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::optional<Note>& origin = operands[i].origin;
+    if (parametersLast && i + 1 == operands.size()) {
+      ofModule = origin && entry.moduleOrigin && same(origin->location, *entry.moduleOrigin);
+    } else if (origin && std::any_of(entry.inputOrigins.begin(), entry.inputOrigins.end(),
+                                     [&](const SourceLocation& in) { return same(origin->location, in); })) {
+      handedIn = true;
+    } else if (origin && entry.moduleOrigin && same(origin->location, *entry.moduleOrigin)) {
+      ofModule = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!handedIn || !ofModule || ctx_.callChain.size() < entry.chainLength) return std::nullopt;
+  return ctx_.callChain.size() - entry.chainLength;
 }
 
 // The context every op event carries: autocast, the custom backward it runs in, the call chain.

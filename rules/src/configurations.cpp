@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -11,37 +12,49 @@ namespace dtype_lint {
 
 namespace {
 
-// Which pairs of values (an earlier setting's, setting k's) the runs cover.
+// Which pairs of values (an earlier setting's, setting k's) the runs cover,
+// under each value of the first setting: the precision a program runs at
+// decides most findings (whether a scaler scales at all), so what needs two
+// later settings is analyzed under each precision.
 class PairsWithSetting {
  public:
   PairsWithSetting(const std::vector<SettingChoices>& settings, size_t k) : settings_(settings), k_(k), covered_(k) {
-    for (size_t j = 0; j < k; ++j) covered_[j].assign(settings[j].choices.size() * settings[k].choices.size(), false);
+    for (size_t j = 0; j < k; ++j) covered_[j].assign(firsts(j) * values(j) * values(k), false);
   }
-  bool covered(size_t j, size_t valueOfJ, size_t valueOfK) const { return covered_[j][index(j, valueOfJ, valueOfK)]; }
-  // How many uncovered pairs `row` would cover with setting k's value `value`.
-  size_t gain(const std::vector<size_t>& row, size_t value) const {
+  bool covered(size_t first, size_t j, size_t valueOfJ, size_t valueOfK) const {
+    return covered_[j][index(first, j, valueOfJ, valueOfK)];
+  }
+  // How many uncovered pairs `run` would cover with setting k's value `value`.
+  size_t gain(const std::vector<size_t>& run, size_t value) const {
     size_t n = 0;
-    for (size_t j = 0; j < k_; ++j) n += !covered(j, row[j], value);
+    for (size_t j = 0; j < k_; ++j) n += !covered(run[0], j, run[j], value);
     return n;
   }
-  void cover(const std::vector<size_t>& row) {
-    for (size_t j = 0; j < k_; ++j) covered_[j][index(j, row[j], row[k_])] = true;
+  void cover(const std::vector<size_t>& run) {
+    for (size_t j = 0; j < k_; ++j) covered_[j][index(run[0], j, run[j], run[k_])] = true;
   }
-  // The first pair not covered: (setting j, its value, setting k's value).
-  std::optional<std::tuple<size_t, size_t, size_t>> uncovered() const {
+  // The first pair not covered: the first setting's value, the earlier
+  // setting j, its value and setting k's value.
+  std::optional<std::array<size_t, 4>> uncovered() const {
     for (size_t j = 0; j < k_; ++j)
       for (size_t i = 0; i < covered_[j].size(); ++i)
-        if (!covered_[j][i]) return std::tuple{j, i / width(), i % width()};
+        if (!covered_[j][i]) {
+          const size_t valueOfJ = i / values(k_) % values(j);
+          return std::array{j == 0 ? valueOfJ : i / (values(j) * values(k_)), j, valueOfJ, i % values(k_)};
+        }
     return std::nullopt;
   }
 
  private:
-  size_t width() const { return settings_[k_].choices.size(); }
-  size_t index(size_t j, size_t valueOfJ, size_t valueOfK) const { return valueOfJ * width() + valueOfK; }
+  size_t values(size_t setting) const { return settings_[setting].choices.size(); }
+  size_t firsts(size_t j) const { return j == 0 ? 1 : values(0); }  // the first setting's own pairs are plain
+  size_t index(size_t first, size_t j, size_t valueOfJ, size_t valueOfK) const {
+    return ((j == 0 ? 0 : first) * values(j) + valueOfJ) * values(k_) + valueOfK;
+  }
 
   const std::vector<SettingChoices>& settings_;
   size_t k_;
-  std::vector<std::vector<bool>> covered_;  // per earlier setting j: its value × setting k's value
+  std::vector<std::vector<bool>> covered_;  // per earlier setting j: first setting's value × j's value × k's value
 };
 
 }  // namespace
@@ -51,7 +64,7 @@ ConfigurationRuns configurationRuns(const std::vector<SettingChoices>& settings,
   bool everyCombination = true;
   for (size_t k = 0; k < settings.size(); ++k) {
     const size_t values = settings[k].choices.size();
-    if (everyCombination && runs.size() * values <= cap) {
+    if (everyCombination && (k == 0 || runs.size() * values <= cap)) {
       // Every earlier combination under each value, the first value first.
       ConfigurationRuns product;
       for (size_t value = 0; value < values; ++value)
@@ -75,13 +88,14 @@ ConfigurationRuns configurationRuns(const std::vector<SettingChoices>& settings,
     // A new run for each pair still uncovered; its other settings take values
     // that cover more of setting k's pairs with that value.
     while (const auto pair = pairs.uncovered()) {
-      const auto [j, valueOfJ, valueOfK] = *pair;
+      const auto [first, j, valueOfJ, valueOfK] = *pair;
       std::vector<size_t> run(k + 1, 0);
+      run[0] = first;
       run[j] = valueOfJ;
       run[k] = valueOfK;
-      for (size_t other = 0; other < k; ++other)
+      for (size_t other = 1; other < k; ++other)
         for (size_t value = 0; other != j && value < settings[other].choices.size(); ++value)
-          if (!pairs.covered(other, value, valueOfK)) {
+          if (!pairs.covered(first, other, value, valueOfK)) {
             run[other] = value;
             break;
           }
@@ -145,9 +159,41 @@ std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& s
   std::vector<Finding> out;
   for (Merged& m : merged) {
     if (m.folded) continue;
+    // The settings a finding needs: of those whose runs did not all make it,
+    // the fewest (the most important on a tie) whose values no run that missed
+    // the finding took. Runs that pair settings rather than combine them all
+    // leave a finding's runs with values of settings it does not need.
+    std::vector<size_t> candidates;
+    for (size_t i = 0; i < settings.size(); ++i)
+      if (!std::all_of(m.choicesSeen[i].begin(), m.choicesSeen[i].end(), [](bool s) { return s; }))
+        candidates.push_back(i);
+    auto explains = [&](const std::vector<bool>& needed) {
+      for (size_t run = 0; run < runs.size(); ++run) {
+        if (m.runsSeen[run]) continue;
+        bool matches = true;
+        for (size_t i = 0; i < settings.size() && matches; ++i)
+          matches = !needed[i] || m.choicesSeen[i][choices[run][i]];
+        if (matches) return false;
+      }
+      return true;
+    };
+    std::vector<bool> needed(settings.size(), false);
+    for (size_t i : candidates) needed[i] = true;
+    for (size_t size = 0; size < candidates.size(); ++size) {
+      // Subsets of `size` candidates, the earliest first.
+      std::vector<bool> chosen(candidates.size(), false);
+      std::fill(chosen.begin(), chosen.begin() + size, true);
+      bool found = false;
+      do {
+        std::vector<bool> subset(settings.size(), false);
+        for (size_t c = 0; c < candidates.size(); ++c) subset[candidates[c]] = chosen[c];
+        if ((found = explains(subset))) needed = std::move(subset);
+      } while (!found && std::prev_permutation(chosen.begin(), chosen.end()));
+      if (found) break;
+    }
     for (size_t i = 0; i < settings.size(); ++i) {
+      if (!needed[i]) continue;
       const std::vector<bool>& seen = m.choicesSeen[i];
-      if (std::all_of(seen.begin(), seen.end(), [](bool s) { return s; })) continue;
       std::string values;
       for (size_t choice = 0; choice < seen.size(); ++choice)
         if (seen[choice]) values += (values.empty() ? "" : " or ") + settings[i].choices[choice];

@@ -327,11 +327,11 @@ void decoder_converted_whole() {
 
 // A torch::nn::ModuleList walked with `block->as<Impl>()`: its elements were
 // converted with the model, whatever their constructor made; the Float input
-// meets them inside their forward, on every iteration of the loop.
+// meets them inside their forward: the call handing it in is reported.
 struct ListedConvImpl : torch::nn::Module {
   ListedConvImpl() : conv(register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 3, 3).padding(1)))) {}
   torch::Tensor forward(const torch::Tensor& x) {
-    return torch::relu(conv(x));  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'conv': Half}}
+    return torch::relu(conv(x));
   }
   torch::nn::Conv2d conv;
 };
@@ -353,15 +353,16 @@ TORCH_MODULE(ListedCnn);
 void module_list_of_a_half_model(const torch::Tensor& images) {
   ListedCnn model;
   model->to(torch::kHalf);
-  model->forward(images.to(torch::kFloat));
+  model->forward(images.to(torch::kFloat));  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'conv': Half}}
 }
 
 // A module whose forward raises, called in a loop: the next iteration's input
-// is still the Float one, not a mix of it and the module's output.
+// is still the Float one, not a mix of it and the module's output. The call
+// handing it in is reported.
 struct LoopedBlockImpl : torch::nn::Module {
   LoopedBlockImpl() : fc(register_module("fc", torch::nn::Linear(4, 4))) {}
   torch::Tensor forward(const torch::Tensor& x) {
-    return fc(x);  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'fc': Half}}
+    return fc(x);
   }
   torch::nn::Linear fc;
 };
@@ -371,7 +372,7 @@ void half_block_in_a_loop(int steps) {
   LoopedBlock block;
   block->to(torch::kHalf);
   auto x = torch::randn({2, 4});
-  for (int i = 0; i < steps; ++i) x = block(x);
+  for (int i = 0; i < steps; ++i) x = block(x);  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'fc': Half}}
 }
 
 // A model's std::vector of layers is walked at least once: after the loop the

@@ -72,6 +72,10 @@ struct OpEvent {
   bool inCustomBackward = false;
   std::optional<Note> forwardUnderAutocast;
   std::vector<Note> callChain;  // outermost last: "called from here"
+  // The entry of callChain whose call chose every operand's dtype: a user
+  // module called with an input of another dtype than its parameters. A
+  // mismatch is that call's, reported there.
+  std::optional<size_t> operandsChosenByCall;
   // Asked only where a rule is about to report an in-place op: whether a
   // library module (LibTorch's C++ torch::nn) issued it on a buffer of its
   // own, which is not the user's to fix. A runtime front end walks the stack
