@@ -3582,9 +3582,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     if (method == "step") {
       if (auto optimizer = optimizerArgument()) {
         if (const ObjectId module = state.heap.at(optimizer->id).module; module && allFrozen(module, state)) {
-          state.protocol.stepWithoutGradients(scaler, *optimizer, at, findings_);
-          if (const auto frozenAt = state.heap.at(module).frozenAt)
-            findings_.back().notes.push_back(Note{*frozenAt, "its parameters were frozen (requires_grad False) here"});
+          state.protocol.stepWithoutGradients(scaler, *optimizer, at, findings_, state.heap.at(module).frozenAt);
           placedAtCall_.insert(findings_.size() - 1);  // stepping a frozen optimizer is wrong where it is done
         }
         state.protocol.step(scaler, *optimizer, at, findings_);

@@ -135,6 +135,7 @@ void FlowState::join(const FlowState& other) {
   joinBools(bools, other.bools);
   joinObjects(objects, other.objects);
   convertedModules.insert(other.convertedModules.begin(), other.convertedModules.end());
+  joinMap(frozenModules, other.frozenModules, [](const SourceLocation& a, const SourceLocation&) { return a; });
   process.join(other.process);
 }
 
@@ -143,7 +144,10 @@ bool FlowState::sameAs(const FlowState& o) const {
          structs == o.structs && bools == o.bools &&
          std::equal(objects.begin(), objects.end(), o.objects.begin(), o.objects.end(),
                     [](const auto& a, const auto& b) { return a.first == b.first && sameId(a.second, b.second); }) &&
-         convertedModules == o.convertedModules && process.sameAs(o.process);
+         convertedModules == o.convertedModules && frozenModules.size() == o.frozenModules.size() &&
+         std::equal(frozenModules.begin(), frozenModules.end(), o.frozenModules.begin(),
+                    [](const auto& a, const auto& b) { return a.first == b.first; }) &&
+         process.sameAs(o.process);
 }
 
 namespace {

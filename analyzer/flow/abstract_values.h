@@ -126,6 +126,8 @@ struct FlowState {
   // User module classes some module->to(dtype) converted: their registered
   // tensors no longer have the dtype their constructor gave them.
   std::set<const clang::CXXRecordDecl*> convertedModules;
+  // Modules whose every parameter was frozen (requires_grad_(false)), and where.
+  std::map<const clang::ValueDecl*, SourceLocation> frozenModules;
   ProcessState process;
 
   template <typename Map, typename Join>

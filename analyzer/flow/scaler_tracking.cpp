@@ -175,6 +175,11 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       if (isOptimizerType(arg->getType())) emitStep(call, arg);
     if (auto optimizer = optimizerArgument(call, scaler)) {
       refreshOptimizerDtype(*optimizer);
+      if (const OptimizerFacts* facts = protocol().optimizer(optimizer->id); facts && facts->frozenAt) {
+        protocol().stepWithoutGradients(scaler, *optimizer, at, findings(), facts->frozenAt);
+        // Stepping a frozen optimizer is wrong where it is done, whoever calls it: not moved to a call.
+        flow_.events().protocolFindingsPlaced = findings().size();
+      }
       protocol().step(scaler, *optimizer, at, findings());
     } else if (scaler.id) {
       protocol().stepUnidentifiedOptimizer(scaler, at, findings());
@@ -655,6 +660,8 @@ void ScalerTracking::declareOptimizer(const ObjectRef& ref, const Expr* value, c
   if (!construction) return;
   const OptimizerParameters parameters = parametersOf(construction->args);
   protocol().declareOptimizer(ref, parameters.dtype, parameters.origin, parameters.module);
+  for (const auto& [module, at] : flow_.state().frozenModules)
+    if (reinterpret_cast<uintptr_t>(module) == parameters.module) protocol().parametersFrozen(ref, at);
   checkEpsilon(construction->record, ref.name, construction->args, parameters, at);
 }
 

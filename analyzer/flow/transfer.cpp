@@ -279,6 +279,14 @@ void FunctionAnalysis::forgetListsPassedByReference(const CallExpr* call) {
 }
 
 void FunctionAnalysis::assign(const Expr* lhs, const Expr* rhs, const Expr* at) {
+  // std::tie(features, logits) = model->forward(x): the elements, by position.
+  if (const auto* tie = dyn_cast<CallExpr>(ignoreWrappers(lhs)); tie && calleeName(tie) == "tie") {
+    const ListFact elements = evalList(rhs);
+    for (unsigned i = 0; i < tie->getNumArgs(); ++i)
+      if (const ValueDecl* element = declOf(tie->getArg(i)); element && isTensorType(tie->getArg(i)->getType()))
+        state_.tensors[element] = named(elements.at(i), element);
+    return;
+  }
   assignElement(lhs, rhs);
   if (const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(lhs)); member && isa<FieldDecl>(member->getMemberDecl()))
     if (const ValueDecl* base = structBase(member)) {
@@ -859,13 +867,27 @@ void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDec
   const bool overParameters =
       walked && (calleeName(walked) == "parameters" || calleeName(walked) == "named_parameters");
   struct Finder : RecursiveASTVisitor<Finder> {
+    const VarDecl* element = nullptr;
     std::vector<const CXXMemberCallExpr*> replacements;
+    const CXXMemberCallExpr* freeze = nullptr;  // element.requires_grad_(false)
     bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
-      if (calleeName(call) == "set_data") replacements.push_back(call);
+      const std::string name = calleeName(call);
+      if (name == "set_data") replacements.push_back(call);
+      const auto* off =
+          call->getNumArgs() == 1 ? dyn_cast<CXXBoolLiteralExpr>(ignoreWrappers(call->getArg(0))) : nullptr;
+      if ((name == "requires_grad_" || name == "set_requires_grad") && off && !off->getValue() &&
+          declOf(ignoreWrappers(call->getImplicitObjectArgument())) == element)
+        freeze = call;
       return true;
     }
   } finder;
+  finder.element = loop->getLoopVariable();
   finder.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
+  // for (auto& p : encoder->parameters()) p.requires_grad_(false): an
+  // optimizer built from them gets no gradients (DL207).
+  if (finder.freeze && walked && calleeName(walked) == "parameters")
+    if (const ValueDecl* module = declOf(moduleObject(walked->getImplicitObjectArgument())))
+      state_.frozenModules[cast<ValueDecl>(module->getCanonicalDecl())] = loc(finder.freeze);
   for (const CXXMemberCallExpr* replacement : finder.replacements) {
     if (overParameters) {
       transferParameterReplacement(replacement);

@@ -310,7 +310,8 @@ void ScalerProtocol::optimizerSteppedByScaler(const ObjectRef& optimizer, const 
 }
 
 void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                                          std::vector<Finding>& out) const {
+                                          std::vector<Finding>& out,
+                                          const std::optional<SourceLocation>& frozenAt) const {
   out.push_back(makeFinding(RuleId::DL207,
                             fmt::format("{}.step({}) but none of the parameters of {} has a gradient: this "
                                         "iteration's backward did not reach them, and PyTorch raises 'No inf checks "
@@ -318,6 +319,11 @@ void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectR
                                         "loss reaches",
                                         scaler.name, optimizer.name, optimizer.name),
                             at));
+  if (frozenAt) out.back().notes.push_back(Note{*frozenAt, "its parameters were frozen here, so none gets a gradient"});
+}
+
+void ScalerProtocol::parametersFrozen(const ObjectRef& optimizer, const SourceLocation& at) {
+  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.frozenAt = at;
 }
 
 void ScalerProtocol::markStepped(const ObjectRef& scaler) { scalerFacts(scaler).recordInfCheck(); }
@@ -588,6 +594,7 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     mine.parameterDtype = mine.parameterDtype.join(theirs.parameterDtype);
     keepFirst(mine.parametersOrigin, theirs.parametersOrigin);
     if (!theirs.steppedByScalerAt) mine.steppedByScalerAt.reset();  // reported only where every path stepped
+    if (!theirs.frozenAt) mine.frozenAt.reset();  // likewise
   }
   // A pair missing on one side is at that side's default: READY for a known
   // scaler, nothing known (0) otherwise. Stages are the possibilities of
@@ -646,7 +653,8 @@ std::string ScalerProtocol::key() const {
                      s.mayHaveStaleStep, s.lastUpdateReported, s.mayHaveBackward, s.backwardBeforeLastUpdate,
                      s.lastUpdateAt.has_value(), s.mayHaveCheckedUnidentified, s.mayBeDisabled, s.disabled);
   for (const auto& [id, o] : optimizers_)
-    k += fmt::format("o{:x}:{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value());
+    k += fmt::format("o{:x}:{}{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value(),
+                     o.frozenAt.has_value());
   for (const auto& [key, p] : pairs_)
     k += fmt::format("p{:x}.{:x}:{}{}{};", key.first, key.second, int(p.stages), p.updateSkippedAt.has_value(),
                      p.steppedDirectlyAt.has_value());

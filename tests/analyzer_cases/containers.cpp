@@ -207,3 +207,28 @@ void layers_in_a_vector_member_converted() {
   floats->layers[0](half.to(torch::kFloat));
   merged_delta(floats, torch::randn({4, 8}), torch::randn({8, 4}), torch::kFloat);
 }
+
+// A module returning its features and logits as a pair, unpacked with
+// std::tie into tensors declared before: each has its element's dtype.
+struct FeatureTeacherImpl : torch::nn::Module {
+  FeatureTeacherImpl()
+      : body(register_module("body", torch::nn::Linear(8, 8))), head(register_module("head", torch::nn::Linear(8, 2))) {}
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x) {
+    auto features = torch::gelu(body(x));
+    return {features, head(features)};
+  }
+  torch::nn::Linear body, head;
+};
+TORCH_MODULE(FeatureTeacher);
+
+void distill_through_tie(bool teacher_in_half) {
+  FeatureTeacher teacher;
+  const auto teacher_dtype = teacher_in_half ? torch::kHalf : torch::kFloat;
+  teacher->to(teacher_dtype);
+  torch::nn::Linear adapter(8, 8);
+  torch::Tensor features, logits;
+  std::tie(features, logits) = teacher->forward(torch::randn({2, 8}).to(teacher_dtype));
+  auto projected = adapter(features);  // dtype-lint-expect: DL101
+  std::tie(features, logits) = teacher->forward(torch::randn({2, 8}).to(teacher_dtype));
+  auto upcast = adapter(features.to(torch::kFloat));
+}

@@ -3,6 +3,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <optional>
+
 #include "../../samples/common/grad_scaler.h"
 
 torch::Tensor loss_of(torch::nn::Linear& model) { return model(torch::randn({4, 8})).pow(2).mean(); }
@@ -884,5 +886,46 @@ void static_scale_on_one_path(double static_loss_scale) {
   }
   scaler.scale(objective).backward();  // dtype-lint-expect: DL203 {{multiplied by 'static_loss_scale' inside the scaler's scale()}}
   scaler.step(opt);
+  scaler.update();
+}
+
+// An optimizer over an encoder frozen when a setting says so gets no
+// gradients: the scaler's step of it raises (DL207). Frozen after the
+// optimizer is built, or stepped only when unfrozen: clean.
+class ProbeTrainer {
+ public:
+  explicit ProbeTrainer(bool freeze_encoder) {
+    if (freeze_encoder)
+      for (auto& p : encoder_->parameters()) p.requires_grad_(false);
+    encoder_opt_ = std::make_unique<torch::optim::AdamW>(encoder_->parameters(), torch::optim::AdamWOptions(1e-5));
+    head_opt_ = std::make_unique<torch::optim::AdamW>(head_->parameters(), torch::optim::AdamWOptions(1e-3));
+  }
+  void step(const torch::Tensor& x) {
+    encoder_opt_->zero_grad();
+    head_opt_->zero_grad();
+    scaler_.scale(head_(encoder_(x)).pow(2).mean()).backward();
+    scaler_.step(*encoder_opt_);  // dtype-lint-expect: DL207 {{none of the parameters of 'encoder_opt_' has a gradient}}
+    scaler_.step(*head_opt_);
+    scaler_.update();
+  }
+
+ private:
+  torch::nn::Linear encoder_{8, 8}, head_{8, 1};
+  std::unique_ptr<torch::optim::AdamW> encoder_opt_, head_opt_;
+  GradScaler scaler_;
+};
+
+void probe(bool freeze) { ProbeTrainer(freeze).step(torch::randn({4, 8})); }
+
+void frozen_head_stepped_only_when_trained(bool train_encoder) {
+  torch::nn::Linear encoder(8, 8), head(8, 1);
+  torch::optim::SGD head_opt(head->parameters(), 0.1);
+  std::optional<torch::optim::SGD> encoder_opt;
+  if (train_encoder) encoder_opt.emplace(encoder->parameters(), 0.1);
+  for (auto& p : encoder->parameters()) p.set_requires_grad(train_encoder);
+  GradScaler scaler;
+  scaler.scale(head(encoder(torch::randn({4, 8}))).sum()).backward();
+  if (encoder_opt) scaler.step(*encoder_opt);
+  scaler.step(head_opt);
   scaler.update();
 }

@@ -77,6 +77,7 @@ struct OptimizerFacts {
   DtypeSet parameterDtype = DtypeSet::unknown();
   std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
   uintptr_t module = 0;  // the module whose parameters it updates, if known
+  std::optional<SourceLocation> frozenAt;  // its parameters were all frozen when it was built, here
   uintptr_t scaledBy = 0;  // the scaler of the last scaled backward, if known
   std::optional<SourceLocation> steppedByScalerAt;  // the scaler's step() stepped it since its last backward
   // DL202 or DL209 was reported for the gradients of its last scaled backward:
@@ -185,9 +186,13 @@ class ScalerProtocol {
   // may call the optimizer's step() itself after announcing its own.
   void optimizerSteppedByScaler(const ObjectRef& optimizer, const SourceLocation& at);
   // Before a step(), from a front end that sees the gradients: none of the
-  // optimizer's parameters has one (DL207; PyTorch asserts).
+  // optimizer's parameters has one (DL207; PyTorch asserts). `frozenAt`:
+  // where they were all frozen, if that is why.
   void stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                            std::vector<Finding>& out) const;
+                            std::vector<Finding>& out,
+                            const std::optional<SourceLocation>& frozenAt = std::nullopt) const;
+  // The optimizer was built from parameters all frozen (requires_grad_(false)) at `at`.
+  void parametersFrozen(const ObjectRef& optimizer, const SourceLocation& at);
   void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
   // update() seen by a front end that cannot see step() but sees the inf
   // checks (the raw ATen AMP ops at runtime): DL210 when no unscale recorded
