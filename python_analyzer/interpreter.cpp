@@ -2502,8 +2502,17 @@ bool Interpreter::placeAtCall(Finding& finding, std::span<const FunctionInfo* co
   if (!within(function.definition, at)) return false;  // made in a callee
   // Every earlier event happened outside the helper and what it called: in
   // the caller, or in another helper the caller called (clip_gradients, then
-  // grad_norm_for_logging).
+  // grad_norm_for_logging). The finding's own statement, outside any loop of
+  // the helper, ran in an earlier call of it (an unscale_ called once per
+  // micro-batch): that is the caller's doing too.
+  std::function<bool(const Node&)> loopsOverFinding = [&](const Node& node) {
+    if ((node.is("for_statement") || node.is("while_statement")) && within(node, at)) return true;
+    const auto children = node.children();
+    return std::any_of(children.begin(), children.end(), loopsOverFinding);
+  };
+  const bool repeatable = !loopsOverFinding(function.definition.field("body"));
   if (std::any_of(finding.notes.begin(), finding.notes.end(), [&](const Note& n) {
+        if (repeatable && n.location.file == at.file && n.location.line == at.line) return false;
         return std::any_of(calledFrom.begin(), calledFrom.end(),
                            [&](const FunctionInfo* f) { return within(f->definition, n.location); });
       }))

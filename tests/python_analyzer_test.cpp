@@ -3118,5 +3118,54 @@ main()
       EXPECT_EQ(f.notes[0].message, "'linear' is here, in the module called");
     }
 }
+// A frozen Half embedding's optimizer stepped by the scaler: no gradient, so
+// nothing to unscale: DL207, not "Attempting to unscale FP16 gradients".
+TEST_F(PythonProgram, AFrozenHalfModulesOptimizerIsSteppedWithoutGradientsNotUnscaled) {
+  const std::string file = write("train.py", R"(import torch
+
+embed = torch.nn.Embedding(100, 8).cuda().half()
+head = torch.nn.Linear(8, 1).cuda()
+embed.requires_grad_(False)
+embed_opt = torch.optim.SGD(embed.parameters(), lr=0.1)
+head_opt = torch.optim.SGD(head.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+for step in range(3):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = head(embed(torch.randint(0, 100, (4,)))).float().mean()
+    scaler.scale(loss).backward()
+    scaler.step(embed_opt)
+    scaler.step(head_opt)
+    scaler.update()
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL207:13");
+}
+// A helper that unscales and clips, called once per micro-batch: its unscale
+// ran in the call before, so the call is reported, the unscale a note.
+TEST_F(PythonProgram, AHelpersUnscaleRepeatedByItsCallerIsReportedAtTheCall) {
+  const std::string file = write("train.py", R"(import torch
+
+
+def unscale_and_clip(scaler, optimizer, model):
+    scaler.unscale_(optimizer)
+    for group in optimizer.param_groups:
+        torch.nn.utils.clip_grad_norm_(group["params"], 1.0)
+
+
+model = torch.nn.Linear(8, 1).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+for micro in range(4):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(torch.randn(4, 8, device="cuda")).float().mean()
+    scaler.scale(loss).backward()
+    unscale_and_clip(scaler, optimizer, model)
+scaler.step(optimizer)
+scaler.update()
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL201:17");
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes[0].location.line, 5u);
+}
 }  // namespace
 }  // namespace dtype_lint::testing

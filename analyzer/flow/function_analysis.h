@@ -130,6 +130,7 @@ class FunctionAnalysis final : public FlowQueries {
   void emitModuleCall(const std::string& op, const clang::Expr* at, const clang::Expr* input,
                       const clang::Expr* moduleExpr);
   void pushOp(OpEvent event, const clang::Expr* at);
+  bool convertsAnotherObjectsField(const clang::Expr* module);
   std::optional<size_t> callChoosingOperands(const std::vector<Operand>& operands, bool parametersLast) const;
   // Records the call into a user module from code outside one (ModuleEntry).
   void enterModule(CallContext& callee) const;

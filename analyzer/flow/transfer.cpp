@@ -613,6 +613,7 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
         f.origin = note(
             call, fmt::format("the parameters of '{}' became {} here", target->getName().str(), f.dtype.toString()));
         f.originNamed = true;
+        if (convertsAnotherObjectsField(moduleObject(object))) f = TensorFact{};
         state_.modules[target] = f;
         // `for (auto& layer : layers) layer->to(dtype)`: one more element of the list converted.
         if (const auto* var = dyn_cast<VarDecl>(target); var && var->isCXXForRangeDecl())
@@ -625,6 +626,22 @@ void FunctionAnalysis::transferModuleConversion(const CXXMemberCallExpr* call) {
       break;
     }
   }
+}
+
+// `deploy->trunk->to(kHalf)` names the field every object of the class
+// shares: with another object of that class at hand (the model being
+// trained), whose submodule changed is not followed, so its dtype is unknown.
+bool FunctionAnalysis::convertsAnotherObjectsField(const Expr* module) {
+  const auto* member = dyn_cast<MemberExpr>(ignoreWrappers(module));
+  if (!member || !isa<FieldDecl>(member->getMemberDecl())) return false;
+  const Expr* base = ignoreWrappers(member->getBase());
+  if (const auto* arrow = dyn_cast<CXXOperatorCallExpr>(base); arrow && arrow->getOperator() == OO_Arrow)
+    base = ignoreWrappers(arrow->getArg(0));
+  const ValueDecl* owner = isa<CXXThisExpr>(base) ? nullptr : declOf(base);
+  const CXXRecordDecl* impl = owner ? moduleImplClass(owner->getType()) : nullptr;
+  return impl && std::any_of(state_.modules.begin(), state_.modules.end(), [&](const auto& entry) {
+           return entry.first != owner && moduleImplClass(entry.first->getType()) == impl;
+         });
 }
 
 // An element of a list of modules converted: which one is not followed, so
@@ -952,7 +969,17 @@ bool FunctionAnalysis::placeAtCall(Finding& finding) {
       bodies.push_back(toLocation(callee->getBody()->getSourceRange()));
     return false;
   });
+  // The finding's own statement, outside any loop of this function, ran in
+  // an earlier call of it (a helper's unscale_, called once per micro-batch):
+  // that is the caller's doing too.
+  const bool inLoop = containsStmt(fn_->getBody(), [&](const Stmt* s) {
+    if (!isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(s)) return false;
+    const SourceLocation loop = toLocation(s->getSourceRange());
+    return loop.file == finding.location.file && loop.line <= finding.location.line &&
+           finding.location.line <= loop.endLine;
+  });
   auto withinThisFunction = [&](const Note& n) {
+    if (!inLoop && n.location.file == finding.location.file && n.location.line == finding.location.line) return false;
     return std::any_of(bodies.begin(), bodies.end(), [&](const SourceLocation& body) {
       return n.location.file == body.file && n.location.line >= body.line && n.location.line <= body.endLine;
     });

@@ -310,8 +310,7 @@ void ScalerProtocol::optimizerSteppedByScaler(const ObjectRef& optimizer, const 
 }
 
 void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                                          std::vector<Finding>& out,
-                                          const std::optional<SourceLocation>& frozenAt) const {
+                                          std::vector<Finding>& out, const std::optional<SourceLocation>& frozenAt) {
   out.push_back(makeFinding(RuleId::DL207,
                             fmt::format("{}.step({}) but none of the parameters of {} has a gradient: this "
                                         "iteration's backward did not reach them, and PyTorch raises 'No inf checks "
@@ -320,6 +319,8 @@ void ScalerProtocol::stepWithoutGradients(const ObjectRef& scaler, const ObjectR
                                         scaler.name, optimizer.name, optimizer.name),
                             at));
   if (frozenAt) out.back().notes.push_back(Note{*frozenAt, "its parameters were frozen here, so none gets a gradient"});
+  // No gradient, nothing unscaled: not DL202 or DL209 for their dtype.
+  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.dtypeReported = true;
 }
 
 void ScalerProtocol::parametersFrozen(const ObjectRef& optimizer, const SourceLocation& at) {

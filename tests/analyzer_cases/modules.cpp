@@ -424,3 +424,25 @@ void half_block_stack(int depth) {
   model->to(torch::kHalf);
   model(torch::randn({2, 4}, torch::kHalf));
 }
+
+// Two objects of one class: converting the trunk of the served copy names the
+// field both share. Whose trunk changed is not followed, so the trained
+// model's trunk is not taken for Half.
+struct TrunkHeadsImpl : torch::nn::Module {
+  TrunkHeadsImpl() {
+    trunk = register_module("trunk", torch::nn::Linear(8, 8));
+    head = register_module("head", torch::nn::Linear(8, 2));
+  }
+  torch::Tensor features(const torch::Tensor& x) { return torch::relu(trunk->forward(x)); }
+  torch::nn::Linear trunk{nullptr}, head{nullptr};
+};
+TORCH_MODULE(TrunkHeads);
+
+void serve_a_half_trunk() {
+  TrunkHeads model;
+  TrunkHeads served;
+  served->trunk->to(torch::kHalf);
+  auto x = torch::randn({4, 8});
+  auto reference = model->head(model->features(x));
+  auto feats = torch::relu(served->trunk->forward(x.to(torch::kHalf)));
+}

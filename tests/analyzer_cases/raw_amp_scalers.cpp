@@ -1,6 +1,7 @@
 // C++ ports of GradScaler built on the raw ATen AMP ops, under names the
 // analyzer does not know (LossScaler): the ops inside their methods are the
-// protocol's events, followed through the calls.
+// protocol's events, followed through the calls. An op repeated by the
+// caller's loop is reported at the caller's call of the method.
 #include <torch/torch.h>
 
 #include <map>
@@ -22,7 +23,7 @@ class LossScaler {
   torch::Tensor scale(const torch::Tensor& loss) { return loss * scale_; }
   void unscale_(torch::optim::Optimizer& optimizer) {
     auto grads = gradients_of(optimizer);
-    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());  // dtype-lint-expect: DL201:5 {{gradients of 'opt' unscaled again before 'scaler'.update()}}
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
     unscaled_[&optimizer] = true;
   }
   void step(torch::optim::Optimizer& optimizer) {
@@ -63,7 +64,7 @@ void unscale_per_micro_batch() {
   opt.zero_grad();
   for (int micro = 0; micro < 2; ++micro) {
     scaler.scale(loss_of(model)).backward();
-    scaler.unscale_(opt);  // the op line inside unscale_ carries the finding
+    scaler.unscale_(opt);  // dtype-lint-expect: DL201:5 {{gradients of 'opt' unscaled again before 'scaler'.update()}}
   }
   scaler.step(opt);
   scaler.update();

@@ -929,3 +929,22 @@ void frozen_head_stepped_only_when_trained(bool train_encoder) {
   scaler.step(head_opt);
   scaler.update();
 }
+
+// A helper that unscales and clips, called once per micro-batch: its unscale
+// ran in the call before, so the call is reported, the unscale a note.
+void unscale_then_clip(GradScaler& scaler, torch::optim::Optimizer& opt) {
+  scaler.unscale_(opt);
+  for (auto& group : opt.param_groups()) torch::nn::utils::clip_grad_norm_(group.params(), 1.0);
+}
+
+void helper_per_micro_batch(int accum) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int micro = 0; micro < accum; ++micro) {
+    scaler.scale(loss_of(model)).backward();
+    unscale_then_clip(scaler, opt);  // dtype-lint-expect: DL201
+  }
+  scaler.step(opt);
+  scaler.update();
+}

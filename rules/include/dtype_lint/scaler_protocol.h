@@ -189,8 +189,7 @@ class ScalerProtocol {
   // optimizer's parameters has one (DL207; PyTorch asserts). `frozenAt`:
   // where they were all frozen, if that is why.
   void stepWithoutGradients(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                            std::vector<Finding>& out,
-                            const std::optional<SourceLocation>& frozenAt = std::nullopt) const;
+                            std::vector<Finding>& out, const std::optional<SourceLocation>& frozenAt = std::nullopt);
   // The optimizer was built from parameters all frozen (requires_grad_(false)) at `at`.
   void parametersFrozen(const ObjectRef& optimizer, const SourceLocation& at);
   void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
