@@ -178,9 +178,10 @@ void ScalerProtocol::reportBFloat16Loss(const ObjectRef& scaler, const ObjectRef
 }
 
 // DL202 where PyTorch raises, at the unscale (an explicit unscale_() or
-// step()'s own); DL209 at the step() that ends the scaler's needless work
-// (where CUDA's unscale kernel fails), an explicit unscale_() as a note.
-// Once for the gradients of a scaled backward, with the scale() as a note.
+// step()'s own); DL209 once the step() uses the gradients (where CUDA's
+// unscale kernel fails), reported at the scale() of their loss with that
+// step() and an explicit unscale_() as notes. Once for the gradients of a
+// scaled backward.
 void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                                          ParameterCheck check, std::vector<Finding>& out) {
   const auto found = optimizers_.find(optimizer.id);
@@ -204,7 +205,11 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
   // BFloat16 gradients make CUDA's unscale kernel raise: more than advice.
   if (!half) f.severity = Severity::Warning;
   if (facts.parametersOrigin) f.notes.push_back(*facts.parametersOrigin);
-  if (!half && facts.scaledAt) f.notes.push_back(Note{*facts.scaledAt, std::string(kLossScaledHere)});
+  // As the BFloat16-autocast form: at the scale() of the loss, the step a note.
+  if (!half && facts.scaledAt) {
+    f.notes.push_back(Note{at, std::string(kStepsHere)});
+    f.location = *facts.scaledAt;
+  }
   if (!half) addNote(f, check.unscaledAt, "gradients unscaled here");
   if (!half) addScalerMadeNote(f, scaler.id);
   facts.dtypeReported = true;

@@ -91,26 +91,27 @@ TEST_F(Protocol, BFloat16ParametersAreDL209) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), std::nullopt, 0);
   p.scaledBackward(kScaler, at(4));
   p.unscale(kScaler, kOpt, at(5), out);
-  EXPECT_TRUE(out.empty());  // where the gradients are used: the step()
+  EXPECT_TRUE(out.empty());  // once the gradients are used, by the step(): reported at their scale()
   p.step(kScaler, kOpt, at(6), out);
   ASSERT_EQ(rules(out), std::vector<std::string>{"DL209"});
-  EXPECT_EQ(out[0].location.line, 6u);
+  EXPECT_EQ(out[0].location.line, 4u);
   EXPECT_EQ(out[0].severity, Severity::Warning);  // CUDA's unscale kernel raises
   EXPECT_EQ(out[0].notes.back().message, "gradients unscaled here");
   EXPECT_EQ(out[0].notes.back().location.line, 5u);
 }
 
-// DL209 at the step() with the gradients, once for them, with the scale() as a note.
-TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheirStep) {
+// DL209 at the scale() of the loss, as the BFloat16-autocast form, once for
+// its gradients, with the step() that uses them as a note.
+TEST_F(Protocol, BFloat16ParametersAreReportedOnceAtTheirScale) {
   p.declareOptimizer(kOpt, DtypeSet(ScalarType::BFloat16), Note{at(9), "became BFloat16 here"}, 0);
   p.scaledBackward(kScaler, at(1));
   p.step(kScaler, kOpt, at(2), out);
   p.unscale(kScaler, kOpt, at(3), out);
   ASSERT_EQ(rules(out), (std::vector<std::string>{"DL209", "DL206"}));
-  EXPECT_EQ(out[0].location.line, 2u);
+  EXPECT_EQ(out[0].location.line, 1u);
   ASSERT_EQ(out[0].notes.size(), 2u);
-  EXPECT_EQ(out[0].notes[1].location.line, 1u);
-  EXPECT_EQ(out[0].notes[1].message, "loss scaled here");
+  EXPECT_EQ(out[0].notes[1].location.line, 2u);
+  EXPECT_EQ(out[0].notes[1].message, "the scaler unscales and steps with its gradients here");
 }
 
 }  // namespace
