@@ -199,8 +199,7 @@ DtypeSet autocastResult(const std::string& op, const AutocastState& autocast) {
 // The same place, or neither known: two dtypes set by the same conversion.
 bool sameOrigin(const std::optional<Note>& a, const std::optional<Note>& b) {
   if (!a || !b) return !a && !b;
-  return a->location.file == b->location.file && a->location.line == b->location.line &&
-         a->location.column == b->location.column;
+  return a->location.sameStart(b->location);
 }
 
 // [a] + [b for _ in range(n)]: the items of both, standing for more where either does.

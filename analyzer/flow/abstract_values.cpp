@@ -35,9 +35,7 @@ TensorFact joinFacts(const TensorFact& a, const TensorFact& b) {
   if (!a.castInAutocast || !b.castInAutocast || a.castInAutocast->at.line != b.castInAutocast->at.line ||
       a.castInAutocast->at.column != b.castInAutocast->at.column)
     out.castInAutocast.reset();
-  if (!a.dtypeConstant || !b.dtypeConstant || a.dtypeConstant->line != b.dtypeConstant->line ||
-      a.dtypeConstant->column != b.dtypeConstant->column || a.dtypeConstant->file != b.dtypeConstant->file)
-    out.dtypeConstant.reset();
+  if (!a.dtypeConstant || !b.dtypeConstant || !a.dtypeConstant->sameStart(*b.dtypeConstant)) out.dtypeConstant.reset();
   out.asBuilt = a.asBuilt && b.asBuilt;
   return out;
 }

@@ -498,19 +498,16 @@ std::optional<size_t> FunctionAnalysis::callChoosingOperands(const std::vector<O
                                                              bool parametersLast) const {
   if (!ctx_.moduleEntry || ctx_.inCustomBackward) return std::nullopt;
   const ModuleEntry& entry = *ctx_.moduleEntry;
-  auto same = [](const SourceLocation& a, const SourceLocation& b) {
-    return a.file == b.file && a.line == b.line && a.column == b.column;
-  };
   bool handedIn = false;
   bool ofModule = false;
   for (size_t i = 0; i < operands.size(); ++i) {
     const std::optional<Note>& origin = operands[i].origin;
     if (parametersLast && i + 1 == operands.size()) {
-      ofModule = origin && entry.moduleOrigin && same(origin->location, *entry.moduleOrigin);
+      ofModule = origin && entry.moduleOrigin && origin->location.sameStart(*entry.moduleOrigin);
     } else if (origin && std::any_of(entry.inputOrigins.begin(), entry.inputOrigins.end(),
-                                     [&](const SourceLocation& in) { return same(origin->location, in); })) {
+                                     [&](const SourceLocation& in) { return origin->location.sameStart(in); })) {
       handedIn = true;
-    } else if (origin && entry.moduleOrigin && same(origin->location, *entry.moduleOrigin)) {
+    } else if (origin && entry.moduleOrigin && origin->location.sameStart(*entry.moduleOrigin)) {
       ofModule = true;
     } else {
       return std::nullopt;

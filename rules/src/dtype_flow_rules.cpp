@@ -217,27 +217,22 @@ void DtypeFlowRules::checkMixedMatmul(const OpEvent& event, std::vector<Finding>
   std::string where = event.autocast.anyOn()
                           ? fmt::format("inside an autocast region that does not cast '{}'", event.op)
                           : "outside autocast";
-  const auto call = event.operandsChosenByCall;
-  const std::string message = fmt::format("'{}'{} on operands of different dtypes {} ({}: {}, {}: {})", event.op,
-                                          call ? " in the module called here" : "", where, first->description,
-                                          first->dtype.toString(), second->description, second->dtype.toString());
-  if (!call || *call >= event.callChain.size()) {
-    Finding f = makeFinding(RuleId::DL101, message, event.location, event.callChain);
-    addOrigin(f, *second);
-    addOrigin(f, *first);
-    f.fix = castFix(event, *first, *second);
-    out.push_back(std::move(f));
-    return;
-  }
   // A user module called with an input of another dtype than its parameters:
   // the call is wrong, not the module's code every caller shares.
-  std::vector<Note> notes;
-  for (size_t i = 0; i < event.callChain.size(); ++i)
-    if (i != *call) notes.push_back(event.callChain[i]);
-  Finding f = makeFinding(RuleId::DL101, message, event.callChain[*call].location, std::move(notes));
+  const auto call = event.operandsChosenByCall;
+  const bool atCall = call && *call < event.callChain.size();
+  std::vector<Note> chain = event.callChain;
+  if (atCall) chain.erase(chain.begin() + *call);
+  Finding f = makeFinding(RuleId::DL101,
+                          fmt::format("'{}'{} on operands of different dtypes {} ({}: {}, {}: {})", event.op,
+                                      atCall ? " in the module called here" : "", where, first->description,
+                                      first->dtype.toString(), second->description, second->dtype.toString()),
+                          atCall ? event.callChain[*call].location : event.location, std::move(chain));
   addOrigin(f, *second);
   addOrigin(f, *first);
-  f.notes.insert(f.notes.begin(), Note{event.location, fmt::format("'{}' is here, in the module called", event.op)});
+  if (atCall)
+    f.notes.insert(f.notes.begin(), Note{event.location, fmt::format("'{}' is here, in the module called", event.op)});
+  else f.fix = castFix(event, *first, *second);
   out.push_back(std::move(f));
 }
 

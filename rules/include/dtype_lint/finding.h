@@ -23,6 +23,10 @@ struct SourceLocation {
   std::string symbol;
 
   bool valid() const { return !file.empty() && (line != 0 || !symbol.empty()); }
+  // Both start at the same file, line and column (two facts from one place).
+  bool sameStart(const SourceLocation& other) const {
+    return file == other.file && line == other.line && column == other.column;
+  }
 
   // The file's first line: where a note about the whole file points.
   static SourceLocation startOf(std::string file) {
