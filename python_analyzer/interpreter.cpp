@@ -1214,7 +1214,9 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
   // A flag: both truths; a number tested for truth (`if args.clip_grad:`): zero and not; None: given too.
   if (named.empty() && setting.values.front().is(Kind::Bool))
     addNamedValue(setting, Value::boolean(!setting.values.front().flag));
-  if (named.empty() && setting.values.front().is(Kind::None)) addNamedValue(setting, Value::unknown());  // given
+  // None: given too, unless the choices (argparse's) name every given value.
+  if (named.empty() && setting.values.front().is(Kind::None) && !setting.choicesClosed)
+    addNamedValue(setting, Value::unknown());
   if (named.empty() && setting.values.front().is(Kind::Number)) {
     addNamedValue(setting, Value::numeric(setting.values.front().number == 0 ? 1 : 0));
   }
@@ -1889,9 +1891,16 @@ Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame
   // A tensor and a Python number: the tensor's dtype (a number does not promote it).
   if (!left.is(Kind::Tensor) || !right.is(Kind::Tensor)) {
     Value v = left.is(Kind::Tensor) ? left : right;
-    if (!left.is(Kind::Number) && !right.is(Kind::Number) && !left.is(Kind::Tensor) == !right.is(Kind::Tensor))
-      return Value::unknown();
-    const bool byNumber = left.is(Kind::Number) || right.is(Kind::Number);
+    // `t.item()`, `float(x)`: a number whose value is not known.
+    auto isNumber = [](const Value& value, const Node& node) {
+      if (value.is(Kind::Number)) return true;
+      if (!node.is("call")) return false;
+      const Node function = node.field("function");
+      return (function.is("attribute") && function.field("attribute").text() == "item") ||
+             (function.is("identifier") && (function.text() == "float" || function.text() == "int"));
+    };
+    const bool byNumber = isNumber(left, leftNode) || isNumber(right, rightNode);
+    if (!byNumber && !left.is(Kind::Tensor) == !right.is(Kind::Tensor)) return Value::unknown();
     if (!byNumber) v.dtype = DtypeSet::unknown();
     v.description.clear();
     if (!byNumber) v.castInAutocast.reset();  // `-d.half() / t`: still the cast's rounded values
@@ -2553,8 +2562,18 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
 
 // cfg["optim"] of a configparser: the section it read, or an empty one of its file.
 Value Interpreter::iniSection(const Object& parser, const std::string& name) const {
-  if (auto it = parser.attributes.find(name); it != parser.attributes.end()) return it->second;
-  return configSection(parser.file, name);
+  auto it = parser.attributes.find(name);
+  Value section = it != parser.attributes.end() ? it->second : configSection(parser.file, name);
+  // A key the section lacks is the DEFAULT section's, still a setting of the file.
+  if (auto defaults = parser.attributes.find("DEFAULT"); defaults != parser.attributes.end() && name != "DEFAULT")
+    for (size_t i = 0; i < defaults->second.keys.size(); ++i) {
+      const Value& key = defaults->second.keys[i];
+      if (std::none_of(section.keys.begin(), section.keys.end(), [&](const Value& k) { return k.sameConstant(key); })) {
+        section.keys.push_back(key);
+        section.items.push_back(defaults->second.items[i]);
+      }
+    }
+  return section;
 }
 
 // A keyword argument of the function's decorator that names `decorator`
@@ -3325,10 +3344,21 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return call.args[0];
   if ((name == "list" || name == "tuple") && call.args.size() == 1 && call.args[0].is(Kind::Class))
     return iterated(call.args[0], state);  // list(Precision): the members
+  // choices=sorted(DTYPES), list(DTYPES): the dict's keys (their order does not matter to a setting).
+  if ((name == "list" || name == "tuple" || name == "sorted") && call.args.size() == 1 && call.args[0].is(Kind::Dict) &&
+      !call.args[0].itemsStandForMore) {
+    Value keys = Value::make(Kind::List);
+    keys.items = call.args[0].keys;
+    return keys;
+  }
+  if (name == "sorted" && call.args.size() == 1 && call.args[0].is(Kind::List)) return call.args[0];
   if (isLibraryName(name, "configparser.ConfigParser") || isLibraryName(name, "configparser.RawConfigParser")) {
     Object parser;
     parser.type = Object::Type::ConfigParser;
     parser.typeName = "ConfigParser";
+    // ConfigParser(defaults=DEFAULTS): the DEFAULT section, which every section falls back to.
+    if (const Value* defaults = call.kw("defaults"); defaults && defaults->is(Kind::Dict))
+      parser.attributes["DEFAULT"] = *defaults;
     return makeObject(std::move(parser), state);
   }
   if (isLibraryName(name, "argparse.ArgumentParser")) {

@@ -3167,5 +3167,46 @@ scaler.update()
   ASSERT_FALSE(out[0].notes.empty());
   EXPECT_EQ(out[0].notes[0].location.line, 5u);
 }
+// argparse choices=sorted(DTYPES): the dict's keys are the values, and a
+// setting with closed choices tested for None is not "given" besides them.
+TEST_F(PythonProgram, ChoicesSortedFromADtypeDictAreTheSettingsValues) {
+  const std::string file = write("train.py", R"(import argparse
+import torch
+import torch.nn.functional as F
+
+EVAL_DTYPES = {"float32": torch.float32, "float16": torch.float16}
+ap = argparse.ArgumentParser()
+ap.add_argument("--eval-dtype", choices=sorted(EVAL_DTYPES))
+args = ap.parse_args()
+dtype = torch.float32
+if args.eval_dtype:
+    dtype = EVAL_DTYPES[args.eval_dtype]
+model = torch.nn.Linear(8, 3).to(dtype)
+logits = model(torch.randn(4, 8).to(dtype))
+loss = F.cross_entropy(logits * torch.ones(1).item(), torch.zeros(4, dtype=torch.long))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL105:14");
+  ASSERT_FALSE(out[0].notes.empty());
+  EXPECT_EQ(out[0].notes.back().message, "assuming --eval-dtype is \"float16\"");
+}
+// ConfigParser(defaults=DEFAULTS): a key no section has is the DEFAULT
+// section's, still a setting of the file.
+TEST_F(PythonProgram, ConfigParserDefaultsAreTheSectionsFallback) {
+  const std::string file = write("train.py", R"(import configparser
+import torch
+
+DEFAULTS = {"dtype": "fp16", "eps": "1e-8"}
+parser = configparser.ConfigParser(defaults=DEFAULTS)
+parser.read("train.ini")
+section = parser["train"]
+dtype = {"fp32": torch.float32, "fp16": torch.float16}[section.get("dtype")]
+model = torch.nn.Linear(8, 1).to(dtype)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=section.getfloat("eps"))
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(only(out), "DL304:10");
+  EXPECT_NE(out[0].message.find("eps=1e-08"), std::string::npos) << out[0].message;
+}
 }  // namespace
 }  // namespace dtype_lint::testing
