@@ -1162,6 +1162,14 @@ Value iniConverted(const std::string& method, Value value) {
   return value;
 }
 
+// The innermost if, match or conditional expression around `node` in its
+// function: where it runs only on some paths.
+std::optional<SourceLocation> enclosingBranch(const Node& node) {
+  for (Node up = node.parent(); up && !up.is("function_definition"); up = up.parent())
+    if (up.is("if_statement") || up.is("match_statement") || up.is("conditional_expression")) return up.location();
+  return std::nullopt;
+}
+
 bool isIniGetter(const std::string& method) {
   return method == "get" || method == "getint" || method == "getfloat" || method == "getboolean";
 }
@@ -3623,7 +3631,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
           state.protocol.stepWithoutGradients(scaler, *optimizer, at, findings_, state.heap.at(module).frozenAt);
           placedAtCall_.insert(findings_.size() - 1);  // stepping a frozen optimizer is wrong where it is done
         }
-        state.protocol.step(scaler, *optimizer, at, findings_);
+        state.protocol.step(scaler, *optimizer, at, findings_, enclosingBranch(call.node));
         optimizerStepped(*optimizer, at, state, frame);
         state.protocol.optimizerSteppedByScaler(*optimizer, at);
       } else {

@@ -3208,5 +3208,55 @@ optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=section.getfloat("
   ASSERT_EQ(only(out), "DL304:10");
   EXPECT_NE(out[0].message.find("eps=1e-08"), std::string::npos) << out[0].message;
 }
+// A warm-up that skips loss scaling, then one scaler step for both paths: on
+// the warm-up path the step divides unscaled gradients. A step chosen by the
+// same test is the clean look-alike.
+TEST_F(PythonProgram, AWarmUpWithoutScalingBeforeOneScalerStepIsReported) {
+  const std::string file = write("train.py", R"(import torch
+
+
+def fit(model, opt, scaler, steps, warmup):
+    for step in range(steps):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(torch.randn(2, 4, device="cuda")).float().mean()
+        opt.zero_grad()
+        if step < warmup:
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        if step < warmup:
+            opt.step()
+        else:
+            scaler.step(opt)
+            scaler.update()
+
+
+model = torch.nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+fit(model, opt, torch.amp.GradScaler("cuda"), 1000, 100)
+)");
+  const auto out = findings({file});
+  EXPECT_EQ(ruleLines(out), "");
+  const std::string shared = write("shared.py", R"(import torch
+
+model = torch.nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+for step in range(1000):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(torch.randn(2, 4, device="cuda")).float().mean()
+    opt.zero_grad()
+    if step < 100:
+        loss.backward()
+    else:
+        scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+)");
+  const auto warm = findings({shared});
+  ASSERT_EQ(only(warm), "DL207:14");
+  ASSERT_FALSE(warm[0].notes.empty());
+  EXPECT_EQ(warm[0].notes[0].location.line, 11u);
+}
 }  // namespace
 }  // namespace dtype_lint::testing

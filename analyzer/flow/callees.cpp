@@ -121,6 +121,8 @@ bool FunctionAnalysis::moduleOfUnknownOrigin(const Expr* module) {
   while (const auto* member = dyn_cast_or_null<MemberExpr>(e ? e->IgnoreImpCasts() : nullptr))
     e = moduleObject(member->getBase());
   if (!e) return false;
+  // A submodule of a module of unknown origin was converted with it, or not.
+  if (isa<CXXThisExpr>(e->IgnoreImpCasts()) && ctx_.thisModuleOfUnknownOrigin) return true;
   const ValueDecl* root = declOf(e);
   return (!root || isa<ParmVarDecl>(root)) && !evalModule(e).dtype.single();
 }

@@ -67,6 +67,19 @@ void ScalerTracking::transferKeyedInsertion(const CXXMemberCallExpr* call, const
 
 namespace {
 
+// The innermost if, switch or ?: around `s` in `body`: where the statement
+// runs only on some paths.
+std::optional<SourceLocation> enclosingBranch(const Stmt* s, const Stmt* body, ASTContext& context) {
+  while (s && s != body) {
+    const DynTypedNodeList parents = context.getParents(*s);
+    const Stmt* parent = parents.empty() ? nullptr : parents[0].get<Stmt>();
+    if (isa_and_nonnull<IfStmt, SwitchStmt, ConditionalOperator>(parent))
+      return toLocation(parent->getSourceRange(), context.getSourceManager(), context.getLangOpts());
+    s = parent;
+  }
+  return std::nullopt;
+}
+
 // `for (auto& o : optimizers_) scaler.step(*o.opt)`: a member of the element
 // a range-for visits, another object on each iteration.
 bool memberOfLoopElement(const Expr* e) {
@@ -180,7 +193,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
         // Stepping a frozen optimizer is wrong where it is done, whoever calls it: not moved to a call.
         flow_.events().protocolFindingsPlaced = findings().size();
       }
-      protocol().step(scaler, *optimizer, at, findings());
+      protocol().step(scaler, *optimizer, at, findings(),
+                      enclosingBranch(call, flow_.function()->getBody(), flow_.astContext()));
     } else if (scaler.id) {
       protocol().stepUnidentifiedOptimizer(scaler, at, findings());
     }
@@ -372,7 +386,9 @@ void ScalerTracking::transferAnnotation(const CallExpr* call, const std::string&
   if (!optimizer.id) return;
   refreshOptimizerDtype(optimizer);
   if (name == "unscale") protocol().unscale(scaler, optimizer, at, findings());
-  if (name == "step") protocol().step(scaler, optimizer, at, findings());
+  if (name == "step")
+    protocol().step(scaler, optimizer, at, findings(),
+                    enclosingBranch(call, flow_.function()->getBody(), flow_.astContext()));
 }
 
 void ScalerTracking::transferUnfollowedCall(const CallExpr* call) {

@@ -554,12 +554,16 @@ const ValueDecl* asWritten(const ValueDecl* d) {
   return d;
 }
 
-// What a function's return statements return.
+// What a function's return statements return; a lookup in a map the program
+// fills with constants (`return table.at(name);`, `return it->second;`) returns
+// one of its mapped values.
 std::vector<const Expr*> returnedValues(const FunctionDecl* fn) {
   struct Finder : RecursiveASTVisitor<Finder> {
     std::vector<const Expr*> values;
     bool VisitReturnStmt(ReturnStmt* r) {
-      values.push_back(r->getRetValue());
+      const auto entries = r->getRetValue() ? lookedUpEntries(r->getRetValue()) : decltype(lookedUpEntries(nullptr)){};
+      if (entries.empty()) values.push_back(r->getRetValue());
+      for (const auto& [key, mapped] : entries) values.push_back(mapped);
       return true;
     }
     bool TraverseLambdaExpr(LambdaExpr*) { return true; }  // a lambda's returns are its own

@@ -28,6 +28,22 @@ LossScalingFact LossScalingFact::joinedWith(const LossScalingFact& other) const 
 
 namespace {
 
+// `at` starts inside `range` (a statement's extent).
+bool within(const SourceLocation& at, const SourceLocation& range) {
+  auto before = [](unsigned line, unsigned column, unsigned otherLine, unsigned otherColumn) {
+    return line < otherLine || (line == otherLine && column <= otherColumn);
+  };
+  return at.file == range.file && before(range.line, range.column, at.line, at.column) &&
+         before(at.line, at.column, range.endLine, range.endColumn);
+}
+
+// The scaler unscaled the gradients (unscale_() or step()).
+void unscaledByScaler(OptimizerFacts& facts) {
+  facts.grads = kUnscaledGrads;
+  facts.plainBackwardAt.reset();
+  facts.branchPlainBackwardAt.reset();
+}
+
 template <typename T>
 void keepFirst(std::optional<T>& into, const std::optional<T>& other) {
   if (!into) into = other;
@@ -97,6 +113,8 @@ void ScalerProtocol::adoptDeclarations(const ScalerProtocol& other) {
     it->second.scaledBackwardAt.reset();
     it->second.scaledAt.reset();
     it->second.unscaledBackwardAt.reset();
+    it->second.plainBackwardAt.reset();
+    it->second.branchPlainBackwardAt.reset();
     it->second.steppedByScalerAt.reset();
   }
 }
@@ -140,6 +158,8 @@ void ScalerProtocol::backwardSeen() {
 void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocation& at, const SourceLocation& scaledAt) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kScaledGrads;
+    facts.plainBackwardAt.reset();
+    facts.branchPlainBackwardAt.reset();
     facts.scaledBackwardAt = at;
     facts.scaledAt = scaledAt;
     facts.dtypeReported = false;
@@ -153,7 +173,8 @@ void ScalerProtocol::scaledBackward(const ObjectRef& scaler, const SourceLocatio
 void ScalerProtocol::unscaledBackward(const SourceLocation& at) {
   for (auto& [id, facts] : optimizers_) {
     facts.grads = kUnscaledGrads;
-    facts.unscaledBackwardAt = at;
+    facts.unscaledBackwardAt = facts.plainBackwardAt = at;
+    facts.branchPlainBackwardAt.reset();
     facts.steppedByScalerAt.reset();
   }
   backwardSeen();
@@ -259,7 +280,7 @@ void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer
   p.stages = kUnscaled;
   p.unscaledAt = at;
   p.updateSkippedAt.reset();
-  if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) it->second.grads = kUnscaledGrads;
+  if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) unscaledByScaler(it->second);
 }
 
 void ScalerProtocol::unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
@@ -269,9 +290,15 @@ void ScalerProtocol::unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef&
 }
 
 void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                          std::vector<Finding>& out) {
+                          std::vector<Finding>& out, const std::optional<SourceLocation>& enclosingBranch) {
   PairFacts& p = pair(scaler.id, optimizer.id);
   const OptimizerFacts* facts = this->optimizer(optimizer.id);
+  // A branch chose the backward on the unscaled loss, and this step follows it on every path.
+  const std::optional<SourceLocation> branchChosePlain =
+      facts && facts->grads == (kScaledGrads | kUnscaledGrads) && facts->branchPlainBackwardAt &&
+              (!enclosingBranch || within(*facts->branchPlainBackwardAt, *enclosingBranch))
+          ? facts->branchPlainBackwardAt
+          : std::nullopt;
   // A backward on the unscaled loss right before is this step's cause, even
   // where an earlier iteration may have stepped without update().
   const bool unscaledBackward = facts && facts->grads == kUnscaledGrads && facts->unscaledBackwardAt;
@@ -285,16 +312,22 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
     addNote(f, p.updateSkippedAt, "update() not reached on this path: control leaves the iteration here");
     out.push_back(std::move(f));
   } else if (const bool unscaledEarlier = p.stages == kUnscaled && p.unscaledLossBackwardAt;
-             unscaledEarlier || ((p.stages & kReady) && !(p.stages & kUnscaled) && facts &&
-                                 facts->grads == kUnscaledGrads && (p.stages == kReady || unscaledBackward))) {
-    Finding f = makeFinding(RuleId::DL207,
-                            fmt::format("{}.step({}) but this iteration's backward() ran on the unscaled loss: {} the "
-                                        "gradients by the scale (updates ~65536x too small); call "
-                                        "{}.scale(loss).backward()",
-                                        scaler.name, optimizer.name,
-                                        unscaledEarlier ? "its unscale_() divided" : "step() divides", scaler.name),
-                            at);
-    addNote(f, unscaledEarlier ? p.unscaledLossBackwardAt : facts->unscaledBackwardAt,
+             unscaledEarlier || (p.stages == kReady && branchChosePlain) ||
+             ((p.stages & kReady) && !(p.stages & kUnscaled) && facts && facts->grads == kUnscaledGrads &&
+              (p.stages == kReady || unscaledBackward))) {
+    Finding f = makeFinding(
+        RuleId::DL207,
+        fmt::format("{}.step({}) but {}backward() ran on the unscaled loss: {} the "
+                    "gradients by the scale (updates ~65536x too small); call "
+                    "{}.scale(loss).backward()",
+                    scaler.name, optimizer.name,
+                    branchChosePlain && !unscaledEarlier ? "on one branch of this iteration " : "this iteration's ",
+                    unscaledEarlier ? "its unscale_() divided" : "step() divides", scaler.name),
+        at);
+    addNote(f,
+            unscaledEarlier    ? p.unscaledLossBackwardAt
+            : branchChosePlain ? branchChosePlain
+                               : facts->unscaledBackwardAt,
             "backward() on the unscaled loss here");
     if (unscaledEarlier) addNote(f, p.unscaledAt, "gradients unscaled here");
     out.push_back(std::move(f));
@@ -307,7 +340,7 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
   p.steppedAt = at;
   p.updateSkippedAt.reset();
   markStepped(scaler);
-  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) o->second.grads = kUnscaledGrads;
+  if (auto o = optimizers_.find(optimizer.id); o != optimizers_.end()) unscaledByScaler(o->second);
 }
 
 void ScalerProtocol::optimizerSteppedByScaler(const ObjectRef& optimizer, const SourceLocation& at) {
@@ -528,6 +561,8 @@ void ScalerProtocol::clip(const ObjectRef* optimizer, uintptr_t module, const So
 void ScalerProtocol::zeroGrad(const ObjectRef& optimizer) {
   if (auto it = optimizers_.find(optimizer.id); it != optimizers_.end()) {
     it->second.grads = kNoGrads;
+    it->second.plainBackwardAt.reset();
+    it->second.branchPlainBackwardAt.reset();
     it->second.steppedByScalerAt.reset();
   }
 }
@@ -569,6 +604,8 @@ void ScalerProtocol::forgetAll() {
     facts.scaledBackwardAt.reset();
     facts.scaledAt.reset();
     facts.unscaledBackwardAt.reset();
+    facts.plainBackwardAt.reset();
+    facts.branchPlainBackwardAt.reset();
     facts.steppedByScalerAt.reset();
   }
 }
@@ -593,6 +630,13 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     auto [it, inserted] = optimizers_.try_emplace(id, theirs);
     if (inserted) continue;
     OptimizerFacts& mine = it->second;
+    // One path's backward scaled the loss, the other's did not.
+    if (mine.grads == kScaledGrads && theirs.grads == kUnscaledGrads && theirs.plainBackwardAt)
+      mine.branchPlainBackwardAt = theirs.plainBackwardAt;
+    else if (mine.grads == kUnscaledGrads && theirs.grads == kScaledGrads && mine.plainBackwardAt)
+      mine.branchPlainBackwardAt = mine.plainBackwardAt;
+    else keepFirst(mine.branchPlainBackwardAt, theirs.branchPlainBackwardAt);
+    if (!theirs.plainBackwardAt) mine.plainBackwardAt.reset();  // on every path
     mine.grads |= theirs.grads;
     keepFirst(mine.scaledBackwardAt, theirs.scaledBackwardAt);
     keepFirst(mine.scaledAt, theirs.scaledAt);

@@ -356,6 +356,50 @@ void module_list_of_a_half_model(const torch::Tensor& images) {
   model->forward(images.to(torch::kFloat));  // dtype-lint-expect: DL101 {{input 'x': Float, the parameters of 'conv': Half}}
 }
 
+// A user module inside a listed block (attention inside a transformer block):
+// converted with the model too, whatever its constructor made. The Half
+// model's Half activations meet Half parameters throughout (set AG p22).
+struct ListedProjectionImpl : torch::nn::Module {
+  ListedProjectionImpl() : proj(register_module("proj", torch::nn::Linear(8, 8))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return proj(x); }
+  torch::nn::Linear proj;
+};
+TORCH_MODULE(ListedProjection);
+
+struct ListedBlockImpl : torch::nn::Module {
+  ListedBlockImpl()
+      : attn(register_module("attn", ListedProjection())), mlp(register_module("mlp", torch::nn::Linear(8, 8))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = x + attn(x);
+    return x + mlp(x);
+  }
+  ListedProjection attn;
+  torch::nn::Linear mlp;
+};
+TORCH_MODULE(ListedBlock);
+
+struct ListedStackImpl : torch::nn::Module {
+  ListedStackImpl() : head(register_module("head", torch::nn::Linear(8, 2))) {
+    for (int i = 0; i < 2; ++i) blocks->push_back(ListedBlock());
+    register_module("blocks", blocks);
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto h = x;
+    for (const auto& b : *blocks) h = b->as<ListedBlock>()->forward(h);
+    return head(h);
+  }
+  torch::nn::ModuleList blocks;
+  torch::nn::Linear head;
+};
+TORCH_MODULE(ListedStack);
+
+void listed_stack_served_in_half(const torch::Tensor& x) {
+  ListedStack served;
+  served->to(torch::kHalf);
+  auto logits = served->forward(x.to(torch::kHalf));
+  auto probs = torch::softmax(logits, -1, torch::kFloat);
+}
+
 // A module whose forward raises, called in a loop: the next iteration's input
 // is still the Float one, not a mix of it and the module's output. The call
 // handing it in is reported.

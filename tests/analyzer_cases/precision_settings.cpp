@@ -834,3 +834,47 @@ void trainWithAnOptionalAutocastDtype(int argc, char** argv) {
   spec.scaleAnyLowPrecision = argc > 2;
   OptionalAmpTrainer(spec).fit();
 }
+
+// An enum field a parser fills from a table of enumerators (`return
+// it->second;`), handed to a helper that maps it to a dtype: the field is
+// analyzed per enumerator of the table, as an if-chain parser's would be.
+enum class TablePrecision { kFP32, kFP16, kBF16 };
+
+TablePrecision parseTablePrecision(const std::string& name) {
+  static const std::map<std::string, TablePrecision> table = {
+      {"fp32", TablePrecision::kFP32}, {"fp16", TablePrecision::kFP16}, {"bf16", TablePrecision::kBF16}};
+  auto it = table.find(name);
+  if (it == table.end()) throw std::invalid_argument("unknown precision '" + name + "'");
+  return it->second;
+}
+
+torch::Dtype tablePrecisionDtype(TablePrecision p) {
+  return p == TablePrecision::kFP16 ? torch::kHalf : p == TablePrecision::kBF16 ? torch::kBFloat16 : torch::kFloat;
+}
+
+struct TableConfig {
+  TablePrecision precision = TablePrecision::kFP32;
+};
+
+class TablePrecisionTrainer {
+ public:
+  explicit TablePrecisionTrainer(const TableConfig& cfg) : dtype_(tablePrecisionDtype(cfg.precision)) {
+    model_->to(dtype_);
+  }
+  void step(const torch::Tensor& x, const torch::Tensor& y) {
+    auto loss = torch::mse_loss(model_(x.to(dtype_)), y.to(dtype_));  // dtype-lint-expect: DL105 (fp16)
+    // Clean look-alike: the loss in Float whatever the precision.
+    auto safe = torch::mse_loss(model_(x.to(dtype_)).to(torch::kFloat), y);
+    safe.backward();
+  }
+
+ private:
+  torch::Dtype dtype_;
+  torch::nn::Linear model_{8, 1};
+};
+
+void trainWithAPrecisionFromATable(int argc, char** argv) {
+  TableConfig cfg;
+  if (argc > 1) cfg.precision = parseTablePrecision(argv[1]);
+  TablePrecisionTrainer(cfg).step(torch::randn({4, 8}), torch::randn({4, 1}));
+}

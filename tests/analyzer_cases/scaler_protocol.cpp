@@ -948,3 +948,42 @@ void helper_per_micro_batch(int accum) {
   scaler.step(opt);
   scaler.update();
 }
+
+// A warm-up that skips loss scaling on some iterations, then one step for
+// both: on the warm-up path the scaler divides unscaled gradients (set AG p08).
+void warmup_without_scaling(int steps, int warmup) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int step = 0; step < steps; ++step) {
+    opt.zero_grad();
+    auto loss = loss_of(model);
+    if (step < warmup)
+      loss.backward();
+    else
+      scaler.scale(loss).backward();
+    scaler.step(opt);  // dtype-lint-expect: DL207 {{but on one branch of this iteration backward() ran on the unscaled loss}}
+    scaler.update();
+  }
+}
+
+// The clean look-alike: the same test chooses the step too.
+void warmup_with_its_own_step(int steps, int warmup) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int step = 0; step < steps; ++step) {
+    opt.zero_grad();
+    auto loss = loss_of(model);
+    if (step < warmup)
+      loss.backward();
+    else
+      scaler.scale(loss).backward();
+    if (step < warmup) {
+      opt.step();
+    } else {
+      scaler.step(opt);
+      scaler.update();
+    }
+  }
+}

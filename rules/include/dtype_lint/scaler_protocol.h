@@ -73,6 +73,11 @@ struct OptimizerFacts {
   std::string name;
   uint8_t grads = kNoGrads;
   std::optional<SourceLocation> scaledBackwardAt, unscaledBackwardAt;
+  // The gradients are those of the backward on the unscaled loss here, on every path.
+  std::optional<SourceLocation> plainBackwardAt;
+  // The gradients come from a scaled backward on one path and from the backward on the
+  // unscaled loss here on another (`if (step < warmup) loss.backward(); else ...`).
+  std::optional<SourceLocation> branchPlainBackwardAt;
   std::optional<SourceLocation> scaledAt;  // the scale() of the last scaled backward's loss
   DtypeSet parameterDtype = DtypeSet::unknown();
   std::optional<Note> parametersOrigin;  // "the parameters of 'model' became Half here"
@@ -179,7 +184,12 @@ class ScalerProtocol {
   // in a C++ port): it happens only where the pair is surely READY.
   void unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
                          std::vector<Finding>& out);
-  void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out);
+  // `enclosingBranch`: the innermost if/switch/conditional around the step in
+  // its function, where a static front end found one. A branch that chose a
+  // backward on the unscaled loss is reported where the step follows it on
+  // every path: no branch around the step, or one around that backward too.
+  void step(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out,
+            const std::optional<SourceLocation>& enclosingBranch = std::nullopt);
   // After a step(), from a front end that knows the scaler's step() makes
   // the optimizer's own (torch.amp.GradScaler): a later direct step of the
   // same gradients is a second update (DL208). An annotated or a C++ scaler
