@@ -1228,6 +1228,11 @@ void Interpreter::settingUsed(const Value& value, const std::vector<Value>& name
   if (named.empty() && setting.values.front().is(Kind::Number)) {
     addNamedValue(setting, Value::numeric(setting.values.front().number == 0 ? 1 : 0));
   }
+  // A number compared only with its default (`if args.static_loss_scale != 1.0:`): another value too.
+  if (!named.empty() && !setting.choicesClosed && setting.values.size() == 1 &&
+      setting.values.front().is(Kind::Number) &&
+      std::all_of(named.begin(), named.end(), [&](const Value& v) { return v.sameConstant(setting.values.front()); }))
+    addNamedValue(setting, Value::numeric(setting.values.front().number == 0 ? 1 : 2 * setting.values.front().number));
   // A free string tested, or compared with constants (`spec == "none"`, `spec == "dynamic"`, else
   // `float(spec)`): any other value too, which no comparison names.
   // Not one looked up in a dict (PRECISIONS[cfg["precision"]]): any other raises KeyError there.

@@ -188,13 +188,19 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
       if (isOptimizerType(arg->getType())) emitStep(call, arg);
     if (auto optimizer = optimizerArgument(call, scaler)) {
       refreshOptimizerDtype(*optimizer);
-      if (const OptimizerFacts* facts = protocol().optimizer(optimizer->id); facts && facts->frozenAt) {
-        protocol().stepWithoutGradients(scaler, *optimizer, at, findings(), facts->frozenAt);
+      const std::optional<SourceLocation> branch =
+          enclosingBranch(call, flow_.function()->getBody(), flow_.astContext());
+      const OptimizerFacts* facts = protocol().optimizer(optimizer->id);
+      std::optional<SourceLocation> frozenAt = facts ? facts->frozenAt : std::nullopt;
+      // Frozen after it was built, earlier in this function (linear probing
+      // before fine-tuning), and stepped on every path after that.
+      if (auto frozen = facts && !frozenAt && !branch ? frozenHere(facts->module) : std::nullopt) frozenAt = frozen;
+      if (frozenAt) {
+        protocol().stepWithoutGradients(scaler, *optimizer, at, findings(), frozenAt);
         // Stepping a frozen optimizer is wrong where it is done, whoever calls it: not moved to a call.
         flow_.events().protocolFindingsPlaced = findings().size();
       }
-      protocol().step(scaler, *optimizer, at, findings(),
-                      enclosingBranch(call, flow_.function()->getBody(), flow_.astContext()));
+      protocol().step(scaler, *optimizer, at, findings(), branch);
     } else if (scaler.id) {
       protocol().stepUnidentifiedOptimizer(scaler, at, findings());
     }
@@ -679,6 +685,20 @@ void ScalerTracking::declareOptimizer(const ObjectRef& ref, const Expr* value, c
   for (const auto& [module, at] : flow_.state().frozenModules)
     if (reinterpret_cast<uintptr_t>(module) == parameters.module) protocol().parametersFrozen(ref, at);
   checkEpsilon(construction->record, ref.name, construction->args, parameters, at);
+}
+
+std::optional<SourceLocation> ScalerTracking::frozenHere(uintptr_t module) {
+  if (!module) return std::nullopt;
+  const SourceManager& sm = flow_.astContext().getSourceManager();
+  const clang::SourceRange body = flow_.function()->getSourceRange();
+  for (const auto& [frozen, at] : flow_.state().frozenModules) {
+    if (reinterpret_cast<uintptr_t>(frozen) != module) continue;
+    const unsigned first = sm.getSpellingLineNumber(body.getBegin()), last = sm.getSpellingLineNumber(body.getEnd());
+    if (at.file == std::string(sm.getFilename(sm.getSpellingLoc(body.getBegin()))) && at.line >= first &&
+        at.line <= last)
+      return at;
+  }
+  return std::nullopt;
 }
 
 // A scaler made with a bool argument not known to be true on this path

@@ -86,6 +86,8 @@ class ScalerTracking {
   void optimizerStep(const clang::Expr* at, const clang::Expr* optimizer);
   std::optional<ObjectRef> keyedObject(const clang::Expr* map, const clang::Expr* key, std::string name);
   void refreshOptimizerDtype(const ObjectRef& optimizer);
+  // Where this function froze every parameter of `module` (an optimizer's), if it did.
+  std::optional<SourceLocation> frozenHere(uintptr_t module);
   std::optional<ObjectRef> optimizerOfFunction();
   std::optional<ObjectRef> optimizerArgument(const clang::CXXMemberCallExpr* call, const ObjectRef& scaler);
   // The scaler a raw AMP op updates: the object whose method runs it, else the

@@ -883,15 +883,21 @@ void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDec
   struct Finder : RecursiveASTVisitor<Finder> {
     const VarDecl* element = nullptr;
     std::vector<const CXXMemberCallExpr*> replacements;
-    const CXXMemberCallExpr* freeze = nullptr;  // element.requires_grad_(false)
+    // element.requires_grad_(false), or on a schedule (`set_requires_grad(epoch >= unfreeze_epoch)`:
+    // frozen on the epochs before); element.requires_grad_(true) unfreezes.
+    const CXXMemberCallExpr* freeze = nullptr;
+    bool unfreezes = false;
     bool VisitCXXMemberCallExpr(CXXMemberCallExpr* call) {
       const std::string name = calleeName(call);
       if (name == "set_data") replacements.push_back(call);
-      const auto* off =
-          call->getNumArgs() == 1 ? dyn_cast<CXXBoolLiteralExpr>(ignoreWrappers(call->getArg(0))) : nullptr;
-      if ((name == "requires_grad_" || name == "set_requires_grad") && off && !off->getValue() &&
-          declOf(ignoreWrappers(call->getImplicitObjectArgument())) == element)
-        freeze = call;
+      if ((name != "requires_grad_" && name != "set_requires_grad") || call->getNumArgs() != 1 ||
+          declOf(ignoreWrappers(call->getImplicitObjectArgument())) != element)
+        return true;
+      const Expr* on = ignoreWrappers(call->getArg(0));
+      const auto* literal = dyn_cast<CXXBoolLiteralExpr>(on);
+      const auto* schedule = dyn_cast<BinaryOperator>(on);
+      if ((literal && !literal->getValue()) || (schedule && schedule->isRelationalOp())) freeze = call;
+      unfreezes = literal && literal->getValue();
       return true;
     }
   } finder;
@@ -899,9 +905,12 @@ void FunctionAnalysis::transferParameterReplacementLoop(const DeclStmt* rangeDec
   finder.TraverseStmt(const_cast<Stmt*>(loop->getBody()));
   // for (auto& p : encoder->parameters()) p.requires_grad_(false): an
   // optimizer built from them gets no gradients (DL207).
-  if (finder.freeze && walked && calleeName(walked) == "parameters")
-    if (const ValueDecl* module = declOf(moduleObject(walked->getImplicitObjectArgument())))
-      state_.frozenModules[cast<ValueDecl>(module->getCanonicalDecl())] = loc(finder.freeze);
+  if ((finder.freeze || finder.unfreezes) && walked && calleeName(walked) == "parameters")
+    if (const ValueDecl* module = declOf(moduleObject(walked->getImplicitObjectArgument()))) {
+      const auto* key = cast<ValueDecl>(module->getCanonicalDecl());
+      if (finder.freeze) state_.frozenModules[key] = loc(finder.freeze);
+      else state_.frozenModules.erase(key);
+    }
   for (const CXXMemberCallExpr* replacement : finder.replacements) {
     if (overParameters) {
       transferParameterReplacement(replacement);

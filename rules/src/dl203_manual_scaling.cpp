@@ -56,12 +56,14 @@ void checkManualScalingAtBackward(const ManualScaling& scaling, const SourceLoca
 void checkScalingInsideScaler(const ManualScaling& scaling, const SourceLocation& scaleAt, std::vector<Finding>& out) {
   // A loss weight (0.5 * loss, cfg.loss_weight * loss) is not scaling for precision.
   if (!scaling.largeConstant && !scaling.namedAsScale) return;
+  // At the multiplication, the line to remove; the scale() a note.
+  const SourceLocation& at = scaling.multipliedAt.valid() ? scaling.multipliedAt : scaleAt;
   Finding f = makeFinding(RuleId::DL203,
                           fmt::format("the loss is multiplied by {} inside the scaler's scale(): it is scaled twice, "
                                       "and the scaler's inf/NaN checks see the wrong magnitude",
                                       scaling.factor),
-                          scaleAt);
-  if (scaling.multipliedAt.line != scaleAt.line) f.notes.push_back(Note{scaling.multipliedAt, "loss scaled here"});
+                          at);
+  if (at.line != scaleAt.line) f.notes.push_back(Note{scaleAt, "the scaler scales it again here"});
   out.push_back(std::move(f));
 }
 

@@ -882,9 +882,9 @@ void static_scale_on_one_path(double static_loss_scale) {
   GradScaler scaler;
   torch::Tensor objective = loss_of(model);
   if (static_loss_scale != 1.0) {
-    objective = objective * static_loss_scale;
+    objective = objective * static_loss_scale;  // dtype-lint-expect: DL203 {{multiplied by 'static_loss_scale' inside the scaler's scale()}}
   }
-  scaler.scale(objective).backward();  // dtype-lint-expect: DL203 {{multiplied by 'static_loss_scale' inside the scaler's scale()}}
+  scaler.scale(objective).backward();
   scaler.step(opt);
   scaler.update();
 }
@@ -987,3 +987,39 @@ void warmup_with_its_own_step(int steps, int warmup) {
     }
   }
 }
+
+// Linear probing, then fine-tuning: the backbone is frozen on the epochs
+// before `unfreeze_epoch`, after its optimizer was built, and the scaler
+// steps that optimizer on every epoch (set AG p16).
+class ProbeThenTune {
+ public:
+  explicit ProbeThenTune(int unfreeze_epoch)
+      : unfreeze_epoch_(unfreeze_epoch),
+        head_opt_(head_->parameters(), 0.1),
+        backbone_opt_(backbone_->parameters(), 0.01) {}
+  void epoch(int epoch) {
+    for (auto& p : backbone_->parameters()) p.set_requires_grad(epoch >= unfreeze_epoch_);
+    head_opt_.zero_grad();
+    backbone_opt_.zero_grad();
+    scaler_.scale(head_(backbone_(torch::randn({4, 8}))).sum()).backward();
+    scaler_.step(head_opt_);
+    scaler_.step(backbone_opt_);  // dtype-lint-expect: DL207 {{none of the parameters of 'backbone_opt_' has a gradient}}
+    scaler_.update();
+  }
+  // The clean look-alike: the backbone's optimizer steps only once it trains.
+  void epochSteppingWhatTrains(int epoch) {
+    for (auto& p : backbone_->parameters()) p.set_requires_grad(epoch >= unfreeze_epoch_);
+    head_opt_.zero_grad();
+    backbone_opt_.zero_grad();
+    scaler_.scale(head_(backbone_(torch::randn({4, 8}))).sum()).backward();
+    scaler_.step(head_opt_);
+    if (epoch >= unfreeze_epoch_) scaler_.step(backbone_opt_);
+    scaler_.update();
+  }
+
+ private:
+  int unfreeze_epoch_;
+  torch::nn::Linear backbone_{8, 8}, head_{8, 1};
+  torch::optim::SGD head_opt_, backbone_opt_;
+  GradScaler scaler_;
+};
