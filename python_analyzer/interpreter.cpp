@@ -254,6 +254,7 @@ struct Interpreter::Call {
   bool spread = false;  // *args or **kwargs: the arguments are not all known
   bool spreadsParsedArguments = false;  // **vars(parser.parse_args()), **kwargs keyed at run time: each a setting
   std::vector<Value> spreadItems;  // *items of a list built in a loop: the items standing for all
+  std::optional<Value> spreadConfigFile;  // **raw of a config file's dict: it may give any other keyword too
   std::shared_ptr<const std::map<std::string, Value>> captured;  // a closure's: its enclosing function's variables
 
   const Value* kw(const std::string& name) const {
@@ -1338,7 +1339,14 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     const auto truth = test(eval(parts[1], state, frame));
     if (truth == true) return eval(parts[0], state, frame);
     if (truth == false) return eval(parts[2], state, frame);
-    return joinValues(eval(parts[0], state, frame), eval(parts[2], state, frame));
+    const Value whenTrue = eval(parts[0], state, frame), whenFalse = eval(parts[2], state, frame);
+    // `sys.argv[1] if len(sys.argv) > 1 else "lit.yaml"`: a setting of the command line, the literal its default.
+    for (const auto& [read, literal, readNode] :
+         {std::tuple(whenTrue, whenFalse, parts[0]), std::tuple(whenFalse, whenTrue, parts[2])})
+      if (read.is(Kind::Unknown) && !read.setting && literal.is(Kind::String) && !literal.setting &&
+          readNode.text().find("sys.argv") != std::string_view::npos)
+        return readSetting(std::string(readNode.text()), readNode, literal);
+    return joinValues(whenTrue, whenFalse);
   }
   if (kind == "list" || kind == "tuple" || kind == "expression_list") {
     Value v = Value::make(Kind::List);
@@ -1904,12 +1912,18 @@ Value Interpreter::evalBinary(const Node& expression, State& state, Frame& frame
   // A tensor and a Python number: the tensor's dtype (a number does not promote it).
   if (!left.is(Kind::Tensor) || !right.is(Kind::Tensor)) {
     Value v = left.is(Kind::Tensor) ? left : right;
-    // `t.item()`, `float(x)`: a number whose value is not known.
+    // `t.item()`, `float(x)`, `math.sqrt(d)`, `width ** -0.5`: a number whose value is not known.
     auto isNumber = [](const Value& value, const Node& node) {
       if (value.is(Kind::Number)) return true;
+      if (value.is(Kind::Tensor)) return false;
+      if (node.is("binary_operator") && node.field("operator").text() == "**")
+        return node.field("right").is("integer") || node.field("right").is("float") ||
+               (node.field("right").is("unary_operator") && (node.field("right").field("argument").is("integer") ||
+                                                             node.field("right").field("argument").is("float")));
       if (!node.is("call")) return false;
       const Node function = node.field("function");
       return (function.is("attribute") && function.field("attribute").text() == "item") ||
+             (function.is("attribute") && function.field("object").text() == "math") ||
              (function.is("identifier") && (function.text() == "float" || function.text() == "int"));
     };
     const bool byNumber = isNumber(left, leftNode) || isNumber(right, rightNode);
@@ -1971,6 +1985,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
           if (!call.kwargs.count(spread.keys[i].text))
             call.kwargs[spread.keys[i].text] =
                 spread.fromConfigFile ? configSetting(spread, spread.keys[i], argument, nullptr) : spread.items[i];
+        if (spread.fromConfigFile) call.spreadConfigFile = spread;
       } else {
         call.args.push_back(eval(argument, state, frame));
         call.argNodes.push_back(argument);
@@ -2719,6 +2734,14 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
     Object& o = state.heap[self.object];
     for (size_t i = 0; i < call.args.size() && i < cls.fields.size(); ++i) o.attributes[cls.fields[i]] = call.args[i];
     for (const auto& [name, value] : call.kwargs) o.attributes[name] = value;
+    // Args(**yaml.safe_load(f)): a field the file may set is a setting of the file, its default the field's.
+    if (call.spreadConfigFile)
+      for (size_t i = call.args.size(); i < cls.fields.size(); ++i)
+        if (const std::string& field = cls.fields[i]; !call.kwargs.count(field)) {
+          const Value byDefault = o.attributes.count(field) ? o.attributes.at(field) : Value::unknown();
+          const Value setting = configSetting(*call.spreadConfigFile, Value::string(field), call.node, &byDefault);
+          state.heap[self.object].attributes[field] = setting;
+        }
     // cls(**vars(parser.parse_args())): any field may be given.
     if (call.spreadsParsedArguments)
       overwriteAttribute(self.object, Value::unknown(), Value::unknown(), call.node, state);
@@ -3539,6 +3562,13 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     }
     return makeObject(std::move(module), state);
   }
+  // torch.tensor(values, dtype=torch.float32), torch.as_tensor(...): the dtype asked for.
+  if (isLibraryName(name, "torch.tensor") || isLibraryName(name, "torch.as_tensor")) {
+    const Value* dtype = call.kw("dtype");
+    if (dtype && dtype->is(Kind::Dtype))
+      return Value::tensor(dtype->dtype, noteAt(at, fmt::format("made {} here", dtype->dtype.toString())));
+    return Value::unknown();
+  }
   // Tensor factories.
   if (name.rfind("torch.", 0) == 0 && factoryKind(last) != FactoryKind::NotFactory) {
     const Value* dtype = call.kw("dtype");
@@ -3818,8 +3848,18 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
     setFrozen(id, wanted ? wanted->truth() == false : false, call.node, state);
     return Value::objectRef(Kind::Object, id);
   }
-  if (method == "cuda" || method == "cpu" || method == "train" || method == "eval" || method == "apply" ||
-      method == "to_empty")
+  // model.eval(), model.train(mode): `self.training` of it and of every submodule.
+  if (method == "train" || method == "eval") {
+    const Value* mode = method == "train" ? call.arg(0, "mode") : nullptr;
+    const std::optional<bool> training = method == "eval" ? std::optional(false) : mode ? mode->truth() : true;
+    std::vector<Value> modules;
+    std::set<ObjectId> seen;
+    collectModules(id, state, modules, seen);
+    for (const Value& module : modules)
+      state.heap.at(module.object).attributes["training"] = training ? Value::boolean(*training) : Value::unknown();
+    return Value::objectRef(Kind::Object, id);
+  }
+  if (method == "cuda" || method == "cpu" || method == "apply" || method == "to_empty")
     return Value::objectRef(Kind::Object, id);
   if (method == "forward" || method == "__call__") return callModule(id, call, state, frame);
   return Value::unknown();

@@ -3258,5 +3258,70 @@ for step in range(1000):
   ASSERT_FALSE(warm[0].notes.empty());
   EXPECT_EQ(warm[0].notes[0].location.line, 11u);
 }
+// A fused path taken only in training (`if self.training`): model.eval()
+// turns it off for the evaluation, which takes the plain layers (set S p13).
+TEST_F(PythonProgram, EvalModeDecidesSelfTraining) {
+  const std::string file = write("train.py", R"(import torch
+import torch.nn as nn
+
+
+class Adapter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(8, 8).to(torch.bfloat16)
+        self.lora_a = nn.Linear(8, 2, bias=False)
+
+    def forward(self, x):
+        if self.training:
+            return self.base(x)
+        return self.base(x) + self.lora_a(x).sum()
+
+
+model = Adapter()
+model.eval()
+with torch.no_grad():
+    model(torch.randn(2, 8, dtype=torch.bfloat16))
+model.train()
+model(torch.randn(2, 8, dtype=torch.bfloat16))
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL101:14");
+}
+// A dataclass filled from a YAML file (`Args(**yaml.safe_load(f))`): every
+// field the file may set is a setting of it, its default the field's; a
+// config path chosen as `sys.argv[1] if len(sys.argv) > 1 else "run.yaml"`
+// is that file by default (set S p02, p12).
+TEST_F(PythonProgram, DataclassFieldsFilledFromAYamlFileAreItsSettings) {
+  const std::string file = write("train.py", R"(import sys
+from dataclasses import dataclass
+
+import torch
+import yaml
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass
+class Args:
+    lr: float = 1e-3
+    precision: str = "bf16"
+
+
+with open(sys.argv[1] if len(sys.argv) > 1 else "run.yaml") as f:
+    args = Args(**yaml.safe_load(f))
+features = torch.tensor([[0.5, 1.0]], dtype=torch.float32)
+scale = features.shape[-1] ** -0.5
+head = torch.nn.Linear(2, 2).to(DTYPES[args.precision])
+optimizer = torch.optim.Adam(head.parameters(), lr=args.lr)
+out = head(features * scale)
+)");
+  write("run.yaml", "lr: 0.001\n");
+  const auto out = findings({file});
+  EXPECT_EQ(ruleLines(out), "DL101:22,DL304:21");
+  for (const Finding& f : out)
+    if (f.rule->id == std::string_view("DL304")) {
+      ASSERT_FALSE(f.notes.empty());
+      EXPECT_EQ(f.notes.back().message, "assuming precision in run.yaml is \"fp16\"");
+    }
+}
 }  // namespace
 }  // namespace dtype_lint::testing
