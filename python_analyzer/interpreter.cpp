@@ -2052,6 +2052,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
             return callFunction(*held.function, Value::objectRef(Kind::Object, held.object), call, state, frame);
           if (held.is(Kind::Name)) return callLibrary(held.text, call, state, frame);
           if (held.is(Kind::Class)) return instantiate(*held.cls, call, state, frame);
+          if (held.is(Kind::Partial)) return callValue(held, call, state, frame);
         }
         if (it->second.cls)
           if (const FunctionInfo* m = findMethod(*it->second.cls, method))
@@ -2140,8 +2141,23 @@ Value Interpreter::callValue(const Value& callee, Call& call, State& state, Fram
     for (const auto& [name, value] : call.kwargs) bound.kwargs[name] = value;
     bound.kwargNodes = call.kwargNodes;
     bound.spread = call.spread;
-    return callValue(callee.items[0], bound, state, frame);
+    if (callee.items.size() < 4) return callValue(callee.items[0], bound, state, frame);
+    // A function wrapped by an autocast region: it runs in the region.
+    AutocastState saved;
+    enterAutocast(callee.items[3], call.node, state, saved);
+    const Value result = callValue(callee.items[0], bound, state, frame);
+    if (state.reached) leaveAutocast(saved, state);
+    return result;
   }
+  // torch.autocast("cuda", dtype=...)(self._forward_loss): the function, run in the region.
+  case Kind::Autocast:
+    if (call.args.size() == 1 &&
+        (call.args[0].is(Kind::Function) || call.args[0].is(Kind::Method) || call.args[0].is(Kind::Partial))) {
+      Value wrapped = Value::make(Kind::Partial);
+      wrapped.items = {call.args[0], Value::make(Kind::List), Value::make(Kind::Dict), callee};
+      return wrapped;
+    }
+    break;
   default: break;
   }
   // Objects handed to code the analysis cannot see may be driven there.

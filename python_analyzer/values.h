@@ -43,7 +43,7 @@ struct Value {
     Method,  // a user function bound to an object
     List,  // list or tuple
     Dict,
-    Partial,  // functools.partial(f, *args, **kwargs): items {f, args (a List), kwargs (a Dict)}
+    Partial,  // functools.partial(f, *args, **kwargs): items {f, args (a List), kwargs (a Dict)[, the autocast region it runs in]}
   } kind = Kind::Unknown;
 
   bool flag = false;  // Bool

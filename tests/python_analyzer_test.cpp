@@ -3323,5 +3323,28 @@ out = head(features * scale)
       EXPECT_EQ(f.notes.back().message, "assuming precision in run.yaml is \"fp16\"");
     }
 }
+// An autocast instance applied to a bound method
+// (`self.forward_loss = torch.autocast(...)(self._forward_loss)`): every call
+// of it runs in the region (set S p20).
+TEST_F(PythonProgram, AMethodWrappedByAnAutocastInstanceRunsInItsRegion) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.gate = torch.nn.Linear(4, 2).cuda()
+        self.forward_loss = torch.autocast(device_type="cuda", dtype=torch.float16)(self._forward_loss)
+
+    def _forward_loss(self, x):
+        return self.gate(x.float()).sum()
+
+    def fit(self):
+        return self.forward_loss(torch.randn(2, 4, device="cuda").half())
+
+
+Trainer().fit()
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL104:10");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
