@@ -1556,7 +1556,9 @@ Value Interpreter::attributeOf(const Value& object, const std::string& attribute
     }
     return Value::unknown();
   }
-  case Kind::String:  // a pathlib.Path's parent, name or stem
+  case Kind::String:  // a pathlib.Path's parent, name or stem; a torch.device's type
+    if (attribute == "type" && (object.text.rfind("cuda", 0) == 0 || object.text.rfind("cpu", 0) == 0))
+      return Value::string(object.text.substr(0, object.text.find(':')));
     return pathFunction("." + attribute, {object}).value_or(Value::unknown());
   case Kind::Dict:  // cfg.SOLVER of an attribute dict (a dict subclass whose __getattr__ reads its items)
     if (object.fromConfigFile) return configSetting(object, Value::string(attribute), expression, nullptr);
@@ -3425,13 +3427,18 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     return region;
   }
   if (isAutocastName(name)) return autocastRegion(name, call);
+  // torch.device("cuda"), torch.device("cuda", 0): the device's name.
+  if (isLibraryName(name, "torch.device") && !call.args.empty() && call.args[0].is(Kind::String)) return call.args[0];
   // Autocast switched by hand: torch.set_autocast_enabled(True),
   // torch.set_autocast_enabled("cuda", True), set_autocast_gpu_dtype(...).
   if (name == "torch.set_autocast_enabled" || name == "torch.set_autocast_cpu_enabled" ||
       name == "torch.set_autocast_gpu_dtype" || name == "torch.set_autocast_cpu_dtype" ||
       name == "torch.set_autocast_dtype") {
-    const bool named = !call.args.empty() && call.args[0].is(Kind::String);
-    const std::string device = named ? call.args[0].text : name.find("cpu") != std::string::npos ? "cpu" : "cuda";
+    // The device first: a name, or one not known here (`self.device_type`), taken as CUDA.
+    const bool named = (!call.args.empty() && call.args[0].is(Kind::String)) || call.args.size() == 2;
+    const std::string device = named && call.args[0].is(Kind::String)  ? call.args[0].text
+                               : name.find("cpu") != std::string::npos ? "cpu"
+                                                                       : "cuda";
     DeviceAutocast& autocast = device == "cpu" ? state.autocast.cpu : state.autocast.cuda;
     const Value* value = call.args.size() > (named ? 1u : 0u) ? &call.args[named ? 1 : 0] : nullptr;
     if (name.find("enabled") != std::string::npos) {

@@ -3346,5 +3346,34 @@ Trainer().fit()
 )");
   EXPECT_EQ(ruleLines(findings({file})), "DL104:10");
 }
+// A precision plugin that switches autocast on for the device it holds
+// (`torch.set_autocast_enabled(self.device_type, True)`, the device from
+// `torch.device("cuda").type`): the forward in its `with` runs under autocast.
+TEST_F(PythonProgram, AutocastSwitchedOnForADeviceHeldByAPluginIsFollowed) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class MixedPrecision:
+    def __init__(self, device):
+        self.device_type = torch.device(device).type
+
+    def __enter__(self):
+        torch.set_autocast_enabled(self.device_type, True)
+        torch.set_autocast_dtype(self.device_type, torch.float16)
+        return self
+
+    def __exit__(self, *exc):
+        torch.set_autocast_enabled(self.device_type, False)
+        torch.clear_autocast_cache()
+        return False
+
+
+head = torch.nn.Linear(4, 2).cuda()
+with MixedPrecision("cuda"):
+    feats = torch.nn.functional.linear(torch.randn(2, 4, device="cuda"), torch.randn(4, 4, device="cuda"))
+    logits = head(feats.float())
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL104:22");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
