@@ -32,6 +32,7 @@ constexpr size_t kMaxBlockDepth = 256;
 constexpr size_t kStepBudget = 20000;  // statements per root, loops' two passes and calls included
 constexpr size_t kItemsIteratedOneByOne = 4;  // a longer known list: its items joined, two passes
 constexpr size_t kModulesIteratedOneByOne = 64;  // model.modules(), when each is known
+constexpr size_t kEntriesIteratedOneByOne = 32;  // a config dict's keys or items(): each setting in turn
 
 std::string unquote(std::string_view text) {
   // 'x', "x", f"x", r'x', """x""": the content between the quotes.
@@ -689,8 +690,13 @@ std::vector<Value> Interpreter::loopPasses(const Value& iterable, const State& s
   if (iterable.is(Kind::List) && iterable.itemsStandForMore && !items.empty() &&
       std::all_of(items.begin(), items.end(), [&](const Value& item) { return isModule(item) == false; }))
     return {elementOf(iterable, state)};
+  // `for k, v in cfg.items()`, `for key in cfg`: a config's entries, by name.
+  const auto isEntry = [](const Value& item) {
+    return item.is(Kind::String) || (item.is(Kind::List) && item.items.size() == 2 && item.items[0].is(Kind::String));
+  };
   if (iterable.is(Kind::List) && !iterable.itemsStandForMore && !items.empty() &&
       (items.size() <= kItemsIteratedOneByOne ||
+       (items.size() <= kEntriesIteratedOneByOne && std::all_of(items.begin(), items.end(), isEntry)) ||
        // model.modules(): each module in turn, up to a longer list.
        (items.size() <= kModulesIteratedOneByOne &&
         std::all_of(items.begin(), items.end(), [&](const Value& item) { return isModule(item) == true; }))))
@@ -3377,8 +3383,22 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
         State probe = state;  // the samples are read, not the program's state changed
         sample = callFunction(*getItem, dataset, indexing, probe, frame);
       }
+    Value batch = collated(sample);
+    // collate_fn=collate, a function of the program's: the batch it makes of the samples.
+    if (const Value* collate = call.kw("collate_fn"); collate && collate->is(Kind::Function)) {
+      Call collating;
+      collating.node = call.node;
+      Value samples = Value::make(Kind::List);
+      samples.items = {sample};
+      samples.itemsStandForMore = true;
+      collating.args = {samples};
+      collating.argNodes = {Node()};
+      collating.captured = collate->captured;
+      State probe = state;
+      batch = callFunction(*collate->function, std::nullopt, collating, probe, frame);
+    }
     Value batches = Value::make(Kind::List);
-    batches.items = {collated(sample)};
+    batches.items = {batch};
     batches.itemsStandForMore = true;
     return batches;
   }

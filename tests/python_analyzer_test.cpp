@@ -3375,5 +3375,56 @@ with MixedPrecision("cuda"):
 )");
   EXPECT_EQ(ruleLines(findings({file})), "DL104:22");
 }
+// DataLoader(..., collate_fn=collate): the batch is what the program's
+// collate function makes of the samples (set S p15).
+TEST_F(PythonProgram, ALoadersBatchIsWhatItsCollateFunctionMakes) {
+  const std::string file = write("train.py", R"(import torch
+from torch.utils.data import DataLoader
+
+
+def make_loader(dataset):
+    def collate(examples):
+        pixels = torch.stack([e[0] for e in examples]).float()
+        return {"pixel_values": pixels}
+
+    return DataLoader(dataset, batch_size=4, collate_fn=collate)
+
+
+encoder = torch.nn.Linear(8, 4).cuda().half()
+for batch in make_loader(range(10)):
+    latents = encoder(batch["pixel_values"].cuda())
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL101:15");
+}
+// A YAML file merged over defaults by a recursive helper that walks its
+// sections (`for k, v in override.items()`): each of its many entries in turn,
+// so the nested setting stays one (set S p24).
+TEST_F(PythonProgram, AConfigMergedEntryByEntryKeepsItsSettings) {
+  const std::string file = write("train.py", R"(import copy
+
+import torch
+import yaml
+
+PARAM_DTYPES = {"fp32": torch.float32, "fp16": torch.float16}
+DEFAULTS = {"optim": {"lr": 3e-4, "eps": 1e-8}}
+
+
+def merge(base, override):
+    out = copy.deepcopy(base)
+    for k, v in override.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+with open("run.yaml") as f:
+    s = merge(DEFAULTS, yaml.safe_load(f))
+model = torch.nn.Linear(4, 4).to(dtype=PARAM_DTYPES[s["student"]["param_dtype"]])
+optimizer = torch.optim.AdamW(model.parameters(), eps=s["optim"]["eps"])
+)");
+  write("run.yaml",
+        "student:\n  param_dtype: fp32\n  width: 512\ndata:\n  train: a.npy\n  valid: b.npy\n  seq_len: 512\n"
+        "optim:\n  lr: 3.0e-4\n  eps: 1.0e-8\nlog:\n  every: 10\n");
+  EXPECT_EQ(ruleLines(findings({file})), "DL304:20");
+}
 }  // namespace
 }  // namespace dtype_lint::testing

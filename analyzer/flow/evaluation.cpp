@@ -404,6 +404,11 @@ TensorFact FunctionAnalysis::evalTensor(const Expr* e) {
           auto fact = it->second.find(field);
           return fact != it->second.end() ? fact->second : TensorFact{};
         }
+  // encoder_->forward(x).embedding: the field of the struct the call returns.
+  if (const auto* member = dyn_cast<MemberExpr>(e); member && isa<CallExpr>(ignoreWrappers(member->getBase())))
+    if (const auto* field = dyn_cast<FieldDecl>(member->getMemberDecl()))
+      if (auto fields = structFieldsOf(ignoreWrappers(member->getBase())))
+        if (auto fact = fields->find(field); fact != fields->end()) return fact->second;
   if (const ValueDecl* d = declOf(e)) {
     if (auto it = state_.tensors.find(d); it != state_.tensors.end()) return it->second;
     // `torch::Tensor attn_map_ = torch::zeros({n, n});` that no code assigns:

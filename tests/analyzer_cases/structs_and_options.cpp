@@ -64,3 +64,36 @@ void evaluate_batch() {
   Batch listed{torch::rand({2, 3, 8, 8}).to(torch::kHalf), batch.labels};
   model->forward(listed.images.to(torch::kFloat));
 }
+
+// A module's forward returning a struct, one field read off the call
+// (`encoder_->forward(x).embedding`), meets a bank kept in Half (set AG p08).
+struct EncoderOutput {
+  torch::Tensor embedding;
+  torch::Tensor logits;
+};
+
+struct BankEncoderImpl : torch::nn::Module {
+  BankEncoderImpl() : proj(register_module("proj", torch::nn::Linear(8, 8))) {}
+  EncoderOutput forward(const torch::Tensor& x) {
+    auto e = proj(x);
+    return {e, e.sum(-1)};
+  }
+  torch::nn::Linear proj;
+};
+TORCH_MODULE(BankEncoder);
+
+class HalfFeatureBank {
+ public:
+  explicit HalfFeatureBank(torch::Dtype dtype) : feats_(torch::zeros({16, 8}, torch::TensorOptions().dtype(dtype))) {}
+  const torch::Tensor& feats() const { return feats_; }
+
+ private:
+  torch::Tensor feats_;
+};
+
+void knn_against_a_half_bank(BankEncoder& encoder) {
+  HalfFeatureBank bank(torch::kHalf);
+  auto emb = encoder->forward(torch::randn({2, 8})).embedding;
+  auto sims = torch::mm(emb, bank.feats().t());  // dtype-lint-expect: DL101 {{'emb': Float}}
+  auto safe = torch::mm(emb, bank.feats().to(torch::kFloat).t());
+}
