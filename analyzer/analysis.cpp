@@ -368,6 +368,7 @@ CachedUnit parse(const tooling::CompilationDatabase& database, const std::string
   const bool finished = recovery.RunSafely([&] { tool.run(&factory); });
   fatalErrorOfThisThread = nullptr;
   if (!finished) {
+    forgetDtypeFlowAfterCrash();  // the next TU on this thread starts clean
     CachedUnit crashed;
     crashed.failure = fatalError.empty() ? "the analysis crashed" : "the analysis stopped: " + fatalError;
     return crashed;

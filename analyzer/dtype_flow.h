@@ -50,5 +50,8 @@ struct AnalysisLimits {
 // Analyzes every function defined in user code of the translation unit.
 DtypeFlowResult analyzeDtypeFlow(clang::ASTContext& context, TorchVersion torch, const ScalerApi& scalerApi,
                                  const AnalysisLimits& limits = {});
+// After a crash an analysis was recovered from (its scopes never unwound):
+// this thread's analysis state starts clean for the next translation unit.
+void forgetDtypeFlowAfterCrash();
 
 }  // namespace dtype_lint::analyzer

@@ -133,8 +133,11 @@ void FunctionAnalysis::noteThrowPoint(const CFGElement& element) {
   const auto stmt = element.getAs<CFGStmt>();
   if (!stmt || !isa<CallExpr, CXXConstructExpr, CXXThrowExpr>(stmt->getStmt())) return;
   const CXXTryStmt* tryStmt = enclosingTry(stmt->getStmt());
-  if (!tryStmt) return;
-  TryRegion& region = tries_[tryStmt];
+  // A try this CFG has no dispatch block for (the template pattern's, where
+  // the parents of an instantiated statement lead): not one of this function's.
+  auto found = tryStmt ? tries_.find(tryStmt) : tries_.end();
+  if (found == tries_.end() || !found->second.dispatch) return;
+  TryRegion& region = found->second;
   FlowState joined = region.thrown;
   joined.join(state_);
   if (joined.sameAs(region.thrown)) return;

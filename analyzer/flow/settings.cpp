@@ -164,6 +164,8 @@ KeyedSettings::KeyedSettings(ASTContext& context) : context_(context), enclosing
 
 KeyedSettings::~KeyedSettings() { liveKeyedSettings = enclosing_; }
 
+void KeyedSettings::forgetAfterCrash() { liveKeyedSettings = nullptr; }
+
 const ValueDecl* KeyedSettings::of(const Expr* read) {
   KeyedSettings* live = liveKeyedSettings;
   const auto key = live ? keyedRead(read) : std::nullopt;

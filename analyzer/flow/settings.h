@@ -41,6 +41,9 @@ class KeyedSettings {
   // The setting `read` stands for; nullptr when it is no keyed read, or no KeyedSettings lives.
   static const clang::ValueDecl* of(const clang::Expr* read);
   static bool isKeyed(const clang::ValueDecl* setting);
+  // After a crash the analysis of a TU was recovered from: its KeyedSettings
+  // were never destroyed, and none lives on this thread.
+  static void forgetAfterCrash();
 
  private:
   clang::ASTContext& context_;

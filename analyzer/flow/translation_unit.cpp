@@ -860,4 +860,6 @@ DtypeFlowResult analyzeDtypeFlow(ASTContext& context, TorchVersion torch, const 
   return flow::TranslationUnitAnalysis(context, torch, scalerApi, limits).run();
 }
 
+void forgetDtypeFlowAfterCrash() { flow::KeyedSettings::forgetAfterCrash(); }
+
 }  // namespace dtype_lint::analyzer

@@ -1,5 +1,6 @@
 // Trainers that drive the scaler from places the analysis cannot see into
 // (a list of std::function hooks) or that leave an iteration early.
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -79,3 +80,55 @@ int main() {
   skip_update_on_overflow(model, optimizer, scaler);
   update_then_skip_logging(model, optimizer, scaler);
 }
+
+// An autocast session whose function template runs the forward inside a
+// try block (`run([&] { ... })`), instantiated for two lambdas: a statement
+// both instantiations share leads to either one's handler, and only this
+// instantiation's is in its CFG (set AI p18 crashed the analysis here, and
+// this file's other findings were lost with it).
+class TrySession {
+ public:
+  explicit TrySession(c10::optional<at::ScalarType> dtype) : dtype_(dtype) {}
+
+  template <typename F>
+  auto run(F&& f) -> decltype(f()) {
+    if (!dtype_) return f();
+    enter();
+    try {
+      auto r = f();
+      exit();
+      return r;
+    } catch (...) {
+      exit();
+      throw;
+    }
+  }
+
+ private:
+  void enter() {
+    at::autocast::set_autocast_gpu_dtype(*dtype_);
+    at::autocast::set_enabled(true);
+  }
+  void exit() {
+    at::autocast::set_enabled(false);
+    at::autocast::clear_cache();
+  }
+  c10::optional<at::ScalarType> dtype_;
+};
+
+class TrySessionTrainer {
+ public:
+  TrySessionTrainer() : amp_(torch::kHalf) {}
+  torch::Tensor discriminate(const torch::Tensor& real) {
+    auto logits = amp_.run([&] { return torch::cat({d_->forward(real), d_->forward(g_->forward(real))}); });
+    return torch::softmax(logits, -1, torch::kFloat);
+  }
+  torch::Tensor generate(const torch::Tensor& z) {
+    auto logits = amp_.run([&] { return d_->forward(g_->forward(z)); });
+    return torch::softmax(logits, -1, torch::kFloat);
+  }
+
+ private:
+  TrySession amp_;
+  torch::nn::Linear g_{8, 8}, d_{8, 8};
+};
