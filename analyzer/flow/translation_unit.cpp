@@ -660,6 +660,11 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
         if (const FunctionDecl* parser = value ? constantParser(value) : nullptr) {
           returned = returnedValues(parser);
           addParameters(parser, parsers);
+        } else if (const auto entries = value ? lookedUpEntries(value) : decltype(lookedUpEntries(value)){};
+                   !entries.empty()) {
+          // `a.precision = modes.at(next())`: any of the table's enumerators.
+          returned.clear();
+          for (const auto& [key, mapped] : entries) returned.push_back(mapped);
         }
         for (const Expr* e : returned) {
           const auto name = e ? namedValue(e) : std::nullopt;

@@ -878,3 +878,27 @@ void trainWithAPrecisionFromATable(int argc, char** argv) {
   if (argc > 1) cfg.precision = parseTablePrecision(argv[1]);
   TablePrecisionTrainer(cfg).step(torch::randn({4, 8}), torch::randn({4, 1}));
 }
+
+// An enum field set straight from a table of enumerators (`a.precision =
+// modes.at(argv[1])`), no parser function between: the table's enumerators
+// are its values (set AI p17).
+enum class StorageMode { kFp32, kAmp, kPureFp16 };
+
+struct StorageArgs {
+  StorageMode precision = StorageMode::kAmp;
+};
+
+StorageArgs storageArgs(int argc, char** argv) {
+  static const std::map<std::string, StorageMode> modes = {
+      {"fp32", StorageMode::kFp32}, {"amp", StorageMode::kAmp}, {"pure_fp16", StorageMode::kPureFp16}};
+  StorageArgs a;
+  if (argc > 1) a.precision = modes.at(argv[1]);
+  return a;
+}
+
+void trainWithAStorageModeFromATable(int argc, char** argv) {
+  const StorageArgs a = storageArgs(argc, argv);
+  torch::nn::Linear model(8, 1);
+  model->to(a.precision == StorageMode::kPureFp16 ? torch::kHalf : torch::kFloat);
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1e-3));  // dtype-lint-expect: DL304
+}
