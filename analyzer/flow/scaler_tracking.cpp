@@ -80,6 +80,36 @@ std::optional<SourceLocation> enclosingBranch(const Stmt* s, const Stmt* body, A
   return std::nullopt;
 }
 
+// Whether `s` runs on at most one iteration of the loop around it: under the
+// then branch of `if (micro + 1 == accum)` on the counter that loop declares,
+// true on one value of it only.
+bool onceInItsLoop(const Stmt* s, const Stmt* body, ASTContext& context) {
+  std::vector<const BinaryOperator*> equalities;
+  for (const Stmt* at = s; at && at != body;) {
+    const DynTypedNodeList parents = context.getParents(*at);
+    const Stmt* parent = parents.empty() ? nullptr : parents[0].get<Stmt>();
+    if (const auto* test = dyn_cast_or_null<IfStmt>(parent); test && test->getThen() == at)
+      if (const auto* equality = dyn_cast<BinaryOperator>(test->getCond()->IgnoreParenImpCasts());
+          equality && equality->getOpcode() == BO_EQ)
+        equalities.push_back(equality);
+    if (const auto* loop = dyn_cast_or_null<ForStmt>(parent)) {
+      const auto* init = dyn_cast_or_null<DeclStmt>(loop->getInit());
+      const auto* counter = init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
+      auto reads = [&](const Expr* side) {
+        return containsStmt(side, [&](const Stmt* e) {
+          const auto* ref = dyn_cast<DeclRefExpr>(e);
+          return ref && ref->getDecl() == counter;
+        });
+      };
+      return counter && std::any_of(equalities.begin(), equalities.end(), [&](const BinaryOperator* equality) {
+               return reads(equality->getLHS()) != reads(equality->getRHS());
+             });
+    }
+    at = parent;
+  }
+  return false;
+}
+
 // `for (auto& o : optimizers_) scaler.step(*o.opt)`: a member of the element
 // a range-for visits, another object on each iteration.
 bool memberOfLoopElement(const Expr* e) {
@@ -178,7 +208,8 @@ void ScalerTracking::transferScalerCall(const CXXMemberCallExpr* call, const std
   case ScalerCall::Unscale:
     if (auto optimizer = optimizerArgument(call, scaler)) {
       refreshOptimizerDtype(*optimizer);
-      protocol().unscale(scaler, *optimizer, at, findings());
+      protocol().unscale(scaler, *optimizer, at, findings(),
+                         onceInItsLoop(call, flow_.function()->getBody(), flow_.astContext()));
     } else if (scaler.id) {
       protocol().unscaleUnidentifiedOptimizer(scaler, at, findings());
     }

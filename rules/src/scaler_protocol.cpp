@@ -238,9 +238,10 @@ void ScalerProtocol::checkParameterDtype(const ObjectRef& scaler, const ObjectRe
 }
 
 void ScalerProtocol::unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-                             std::vector<Finding>& out) {
+                             std::vector<Finding>& out, bool onceInItsLoop) {
   PairFacts& p = pair(scaler.id, optimizer.id);
-  if (p.stages & kUnscaled) {
+  const bool sameUnscaleNextPass = onceInItsLoop && p.unscaledAt && p.unscaledAt->sameStart(at);
+  if ((p.stages & kUnscaled) && !sameUnscaleNextPass) {
     Finding f = makeFinding(RuleId::DL201,
                             fmt::format("gradients of {} unscaled again before {}.update(): they are divided by the "
                                         "scale twice (PyTorch raises 'unscale_() has already been called on this "

@@ -1023,3 +1023,25 @@ class ProbeThenTune {
   torch::optim::SGD head_opt_, backbone_opt_;
   GradScaler scaler_;
 };
+
+// An unscale under `if (micro + 1 == accum)` in the micro-batch loop runs on
+// its last pass only: no second unscale follows it before the step (set AI
+// p06, a clean program). Unscaled on every pass is DL201
+// (unscale_in_accumulation_loop).
+void unscale_on_the_last_micro_batch(int accum) {
+  torch::nn::Linear model(8, 1);
+  torch::optim::SGD opt(model->parameters(), 0.1);
+  GradScaler scaler;
+  for (int step = 0; step < 4; ++step) {
+    opt.zero_grad();
+    for (int micro = 0; micro < accum; ++micro) {
+      scaler.scale(loss_of(model) / accum).backward();
+      if (micro + 1 == accum) {
+        scaler.unscale_(opt);
+        torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+      }
+    }
+    scaler.step(opt);
+    scaler.update();
+  }
+}

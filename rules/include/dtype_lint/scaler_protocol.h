@@ -178,8 +178,11 @@ class ScalerProtocol {
   // comes first: the scaler did no work on it). Nothing for a
   // scaler that may be disabled (`enabled=false` makes it a no-op).
   void scaledUnderBFloat16(const ObjectRef& scaler, const SourceLocation& scaledAt, const SourceLocation& autocastAt);
-  void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
-               std::vector<Finding>& out);
+  // `onceInItsLoop`: a static front end found the unscale on at most one
+  // pass of the loop around it (`if (micro + 1 == accum)`), so the same unscale
+  // met again on the loop's next pass is a path no run takes.
+  void unscale(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at, std::vector<Finding>& out,
+               bool onceInItsLoop = false);
   // An unscale a scaler guards with its own state (step()'s implicit unscale
   // in a C++ port): it happens only where the pair is surely READY.
   void unscaleUnlessDone(const ObjectRef& scaler, const ObjectRef& optimizer, const SourceLocation& at,
