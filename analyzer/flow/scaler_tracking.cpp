@@ -720,15 +720,11 @@ void ScalerTracking::declareOptimizer(const ObjectRef& ref, const Expr* value, c
 
 std::optional<SourceLocation> ScalerTracking::frozenHere(uintptr_t module) {
   if (!module) return std::nullopt;
-  const SourceManager& sm = flow_.astContext().getSourceManager();
-  const clang::SourceRange body = flow_.function()->getSourceRange();
-  for (const auto& [frozen, at] : flow_.state().frozenModules) {
-    if (reinterpret_cast<uintptr_t>(frozen) != module) continue;
-    const unsigned first = sm.getSpellingLineNumber(body.getBegin()), last = sm.getSpellingLineNumber(body.getEnd());
-    if (at.file == std::string(sm.getFilename(sm.getSpellingLoc(body.getBegin()))) && at.line >= first &&
-        at.line <= last)
-      return at;
-  }
+  const ASTContext& context = flow_.astContext();
+  const SourceLocation function =
+      toLocation(flow_.function()->getSourceRange(), context.getSourceManager(), context.getLangOpts());
+  for (const auto& [frozen, at] : flow_.state().frozenModules)
+    if (reinterpret_cast<uintptr_t>(frozen) == module && function.contains(at)) return at;
   return std::nullopt;
 }
 

@@ -28,15 +28,6 @@ LossScalingFact LossScalingFact::joinedWith(const LossScalingFact& other) const 
 
 namespace {
 
-// `at` starts inside `range` (a statement's extent).
-bool within(const SourceLocation& at, const SourceLocation& range) {
-  auto before = [](unsigned line, unsigned column, unsigned otherLine, unsigned otherColumn) {
-    return line < otherLine || (line == otherLine && column <= otherColumn);
-  };
-  return at.file == range.file && before(range.line, range.column, at.line, at.column) &&
-         before(at.line, at.column, range.endLine, range.endColumn);
-}
-
 // The scaler unscaled the gradients (unscale_() or step()).
 void unscaledByScaler(OptimizerFacts& facts) {
   facts.grads = kUnscaledGrads;
@@ -297,7 +288,7 @@ void ScalerProtocol::step(const ObjectRef& scaler, const ObjectRef& optimizer, c
   // A branch chose the backward on the unscaled loss, and this step follows it on every path.
   const std::optional<SourceLocation> branchChosePlain =
       facts && facts->grads == (kScaledGrads | kUnscaledGrads) && facts->branchPlainBackwardAt &&
-              (!enclosingBranch || within(*facts->branchPlainBackwardAt, *enclosingBranch))
+              (!enclosingBranch || enclosingBranch->contains(*facts->branchPlainBackwardAt))
           ? facts->branchPlainBackwardAt
           : std::nullopt;
   // A backward on the unscaled loss right before is this step's cause, even

@@ -27,6 +27,14 @@ struct SourceLocation {
   bool sameStart(const SourceLocation& other) const {
     return file == other.file && line == other.line && column == other.column;
   }
+  // `at` starts inside this extent (a statement's, a function's).
+  bool contains(const SourceLocation& at) const {
+    auto notAfter = [](unsigned l, unsigned c, unsigned otherL, unsigned otherC) {
+      return l < otherL || (l == otherL && c <= otherC);
+    };
+    return at.file == file && notAfter(line, column, at.line, at.column) &&
+           notAfter(at.line, at.column, endLine, endColumn);
+  }
 
   // The file's first line: where a note about the whole file points.
   static SourceLocation startOf(std::string file) {
