@@ -612,14 +612,17 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
   }
   if (target.is("identifier")) {
     state.locals[std::string(target.text())] = named;
-    state.protocolWhereTruthy.erase(std::string(target.text()));
+    for (bool ofNone : {false, true}) state.protocolSplits.erase(State::testKey(ofNone, 0, std::string(target.text())));
   } else if (target.is("attribute")) {
     const Value object = eval(target.field("object"), state, frame);
     if (object.is(Kind::Tensor) && object.parameterOf && target.field("attribute").text() == "requires_grad")
       setFrozen(object.parameterOf, named.truth() == false, target, state);
     if (object.is(Kind::Object))
-      if (auto it = state.heap.find(object.object); it != state.heap.end())
-        it->second.attributes[std::string(target.field("attribute").text())] = named;
+      if (auto it = state.heap.find(object.object); it != state.heap.end()) {
+        const std::string attribute(target.field("attribute").text());
+        it->second.attributes[attribute] = named;
+        for (bool ofNone : {false, true}) state.protocolSplits.erase(State::testKey(ofNone, object.object, attribute));
+      }
     if (object.is(Kind::Dict))  // cfg.MODEL.HALF = True: an attribute dict's item
       if (Value* item = storage(target, state, frame)) storeInto(*item, named);
   } else if (target.is("pattern_list") || target.is("tuple_pattern") || target.is("list_pattern") ||
@@ -641,19 +644,81 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
   }
 }
 
+void Interpreter::takeBranch(const Node& condition, bool holds, State& state, Frame& frame) {
+  if (condition.is("parenthesized_expression")) {
+    for (const Node& child : condition.children()) takeBranch(child, holds, state, frame);
+    return;
+  }
+  if (condition.is("not_operator")) return takeBranch(condition.field("argument"), !holds, state, frame);
+  if (condition.is("boolean_operator")) {
+    // Both sides hold where `a and b` does, neither where `a or b` fails.
+    const std::string_view op = condition.field("operator").text();
+    if ((op == "and") == holds) {
+      takeBranch(condition.field("left"), holds, state, frame);
+      takeBranch(condition.field("right"), holds, state, frame);
+    }
+    return;
+  }
+  Node tested = condition;
+  bool ofNone = false;  // `x is None` / `x is not None`, else `x` tested for truth
+  bool testHolds = holds;  // truthy, or not None
+  if (condition.is("comparison_operator")) {
+    const auto parts = condition.allChildren();
+    if (parts.size() < 3 || parts.back().text() != "None") return;
+    std::string op;
+    for (size_t i = 1; i + 1 < parts.size(); ++i) op += (op.empty() ? "" : " ") + std::string(parts[i].text());
+    if (op != "is" && op != "is not") return;
+    tested = parts.front();
+    ofNone = true;
+    testHolds = (op == "is not") == holds;
+  }
+  // Only names and attribute chains of names: reading them again has no effect.
+  for (Node n = tested; !n.is("identifier"); n = n.field("object"))
+    if (!n.is("attribute")) return;
+  ObjectId holder = 0;
+  Value* stored = nullptr;
+  std::string name;
+  if (tested.is("identifier")) {
+    name = std::string(tested.text());
+    if (auto local = state.locals.find(name); local != state.locals.end()) stored = &local->second;
+  } else {
+    name = std::string(tested.field("attribute").text());
+    const Value object = eval(tested.field("object"), state, frame);
+    if (auto it = object.is(Kind::Object) ? state.heap.find(object.object) : state.heap.end(); it != state.heap.end()) {
+      holder = object.object;
+      if (auto attribute = it->second.attributes.find(name); attribute != it->second.attributes.end())
+        stored = &attribute->second;
+    }
+  }
+  if (!stored) return;
+  if (const ScalerProtocol* protocol = state.protocolWhere(State::testKey(ofNone, holder, name), testHolds))
+    state.protocol = *protocol;
+  if (!stored->is(Kind::Unknown)) return;
+  if (ofNone && !testHolds) {
+    const uint32_t setting = stored->setting;
+    *stored = Value::none();
+    stored->setting = setting;
+  } else if (ofNone) {
+    stored->knownNotNone = true;
+  } else {
+    stored->knownTruth = testHolds;
+    stored->knownNotNone = stored->knownNotNone || testHolds;
+  }
+}
+
 void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
-  const auto truth = test(eval(statement.field("condition"), state, frame));
+  const Node condition = statement.field("condition");
+  const auto truth = test(eval(condition, state, frame));
   std::vector<Node> alternatives;
   for (const Node& child : statement.children())
     if (child.is("elif_clause") || child.is("else_clause")) alternatives.push_back(child);
   if (truth == true) return execBlock(statement.field("consequence"), state, frame);
   State otherwise = state;
+  if (!truth) {
+    takeBranch(condition, true, state, frame);
+    takeBranch(condition, false, otherwise, frame);
+  }
   if (truth != false) {
-    // `if pending:` after paths that left `pending = 0`: only the others.
-    const Node condition = statement.field("condition");
-    if (const ScalerProtocol* truthy =
-            condition.is("identifier") ? state.protocolIfTruthy(std::string(condition.text())) : nullptr)
-      state.protocol = *truthy;
     execBlock(statement.field("consequence"), state, frame);
   } else {
     state.reached = false;
@@ -670,6 +735,10 @@ void Interpreter::execIf(const Node& statement, State& state, Frame& frame) {
     const auto clauseTruth = test(eval(clause.field("condition"), otherwise, frame));
     if (clauseTruth == false) continue;
     State taken = otherwise;
+    if (!clauseTruth) {
+      takeBranch(clause.field("condition"), true, taken, frame);
+      takeBranch(clause.field("condition"), false, otherwise, frame);
+    }
     execBlock(clause.field("consequence"), taken, frame);
     state.join(taken);
     if (clauseTruth == true) return;
@@ -738,7 +807,7 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   frame.continues = savedContinues;
   if (endless) state.reached = false;
   for (const State& b : breaks) state.join(b);
-  state.protocol.leaveLoop();
+  state.leaveLoop();
 }
 
 void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
@@ -1438,7 +1507,7 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
             for (const Node& condition : clause.children()) eval(condition, state, frame);
         eval(body, state, frame);  // for what it does: the first pass's item stands for all
       }
-      state.protocol.leaveLoop();
+      state.leaveLoop();
     }
     for (const auto& [name, old] : shadowed) {
       if (old) state.locals[name] = *old;
@@ -1787,6 +1856,9 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
       return Value::boolean(left.is(Kind::None) != negate);
     if (const Setting* setting = settingOf(left);
         right.is(Kind::None) && left.is(Kind::Unknown) && setting && setting->values.front().is(Kind::None))
+      return Value::boolean(negate);
+    // What an earlier branch on it told: not None, or truthy (None is not).
+    if (right.is(Kind::None) && left.is(Kind::Unknown) && (left.knownNotNone || left.knownTruth == true))
       return Value::boolean(negate);
     // `precision is Precision.BF16`: an enum's members are one object each.
     if (isEnumMember(left) && isEnumMember(right)) {

@@ -104,6 +104,10 @@ class Interpreter {
   void execAssignment(const Node& assignment, State& state, Frame& frame);
   void assign(const Node& target, const Value& value, State& state, Frame& frame);
   void execIf(const Node& statement, State& state, Frame& frame);
+  // On a branch of an `if` whose test was unknown, where `condition` holds or
+  // fails: the protocol of the paths that test set apart at a join, and what
+  // it tells of the name or attribute tested (None or not, truthy or not).
+  void takeBranch(const Node& condition, bool holds, State& state, Frame& frame);
   // The elements a loop's passes bind: a short known list's items one by one, else one element twice.
   std::vector<Value> loopPasses(const Value& iterable, const State& state) const;
   void execLoop(const Node& statement, State& state, Frame& frame);

@@ -1,5 +1,7 @@
 #include "values.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace dtype_lint::python {
@@ -14,6 +16,7 @@ std::optional<bool> Value::truth() const {
   case Kind::Object:
   case Kind::Function:
   case Kind::Class: return true;
+  case Kind::Unknown: return knownTruth;
   case Kind::Dict:  // `yaml.safe_load(f) or {}`: a config file that has keys
     if (fromConfigFile && !keys.empty()) return true;
     return std::nullopt;
@@ -57,7 +60,10 @@ Value joinValues(const Value& a, const Value& b) {
   if (a.setting != b.setting) v.setting = a.setting == 0 ? b.setting : b.setting == 0 ? a.setting : 0;
   v.setByProgram = a.setByProgram || b.setByProgram;
   switch (a.kind) {
-  case Kind::Unknown: return v;
+  case Kind::Unknown:
+    if (a.knownTruth != b.knownTruth) v.knownTruth.reset();
+    v.knownNotNone = a.knownNotNone && b.knownNotNone;
+    return v;
   case Kind::None:
   case Kind::Bool:
   case Kind::Number:
@@ -169,10 +175,38 @@ void joinNames(Map& mine, const Map& theirs) {
 
 }  // namespace
 
-const ScalerProtocol* State::protocolIfTruthy(const std::string& local) const {
-  auto it = protocolWhereTruthy.find(local);
-  return it != protocolWhereTruthy.end() && it->second.joined == protocol ? &it->second.protocol : nullptr;
+const ScalerProtocol* State::protocolWhere(const std::string& key, bool holds) const {
+  auto it = protocolSplits.find(key);
+  if (it == protocolSplits.end() || !(it->second.joined == protocol)) return nullptr;
+  const auto& side = holds ? it->second.whereHolds : it->second.whereFails;
+  return side ? &*side : nullptr;
 }
+
+void State::leaveLoop() {
+  for (auto& [key, split] : protocolSplits) {
+    if (!(split.joined == protocol)) continue;
+    for (auto* side : {&split.whereHolds, &split.whereFails})
+      if (*side) (*side)->leaveLoop();
+    split.joined.leaveLoop();
+  }
+  protocol.leaveLoop();
+}
+
+std::string State::testKey(bool ofNone, ObjectId holder, const std::string& name) {
+  return fmt::format("{}{}.{}", ofNone ? "none:" : "truth:", holder, name);
+}
+
+namespace {
+
+// Whether a value tests truthy, or not None (a known kind, or an earlier branch's word).
+std::optional<bool> verdict(const Value& value, bool ofNone) {
+  if (!ofNone) return value.truth();
+  if (value.is(Value::Kind::None)) return false;
+  if (!value.is(Value::Kind::Unknown) || value.knownNotNone || value.knownTruth == true) return true;
+  return std::nullopt;
+}
+
+}  // namespace
 
 void State::join(const State& other) {
   if (!other.reached) return;
@@ -180,27 +214,43 @@ void State::join(const State& other) {
     *this = other;
     return;
   }
-  // Each side's protocol where the local is truthy: none where it is a falsy
-  // constant, the one set apart at an earlier join, else its own. Kept where
-  // some side sets the local's paths apart.
-  auto truthySide = [](const State& side, const Value& value, const std::string& name) -> const ScalerProtocol* {
-    if (value.truth() == false) return nullptr;
-    const ScalerProtocol* apart = side.protocolIfTruthy(name);
-    return apart ? apart : &side.protocol;
+  // Each side's protocol where a test of a local or attribute holds and where
+  // it fails: none where its value decides the other way, the one set apart
+  // at an earlier join, else its own. Kept where some side sets the paths apart.
+  std::map<std::string, ProtocolSplit> splits;
+  auto splitOn = [&](const std::string& key, const Value& mine, const Value& theirs, bool ofNone) {
+    const std::optional<bool> myVerdict = verdict(mine, ofNone), theirVerdict = verdict(theirs, ofNone);
+    auto setApartBefore = [&](const State& side) {
+      auto earlier = side.protocolSplits.find(key);
+      return earlier != side.protocolSplits.end() && earlier->second.joined == side.protocol;
+    };
+    const bool mineApart = setApartBefore(*this), theirsApart = setApartBefore(other);
+    if (myVerdict == theirVerdict && !mineApart && !theirsApart) return;
+    auto sideWhere = [&](const State& side, std::optional<bool> decided, bool apart, bool holds) {
+      if (decided) return *decided == holds ? &side.protocol : nullptr;
+      return apart ? side.protocolWhere(key, holds) : &side.protocol;
+    };
+    ProtocolSplit split;
+    for (bool holds : {true, false}) {
+      const ScalerProtocol* mineSide = sideWhere(*this, myVerdict, mineApart, holds);
+      const ScalerProtocol* theirSide = sideWhere(other, theirVerdict, theirsApart, holds);
+      if (!mineSide && !theirSide) continue;
+      ScalerProtocol joined = mineSide ? *mineSide : *theirSide;
+      if (mineSide && theirSide) joined.join(*theirSide);
+      (holds ? split.whereHolds : split.whereFails) = std::move(joined);
+    }
+    splits[key] = std::move(split);
   };
-  std::map<std::string, ProtocolWhereTruthy> truthy;
-  for (const auto& [name, mine] : locals) {
-    auto theirs = other.locals.find(name);
-    if (theirs == other.locals.end()) continue;
-    const bool setApart = mine.truth() == false || theirs->second.truth() == false || protocolIfTruthy(name) ||
-                          other.protocolIfTruthy(name);
-    const ScalerProtocol* myTruthy = truthySide(*this, mine, name);
-    const ScalerProtocol* theirTruthy = truthySide(other, theirs->second, name);
-    if (!setApart || (!myTruthy && !theirTruthy)) continue;
-    ScalerProtocol joined = myTruthy ? *myTruthy : *theirTruthy;
-    if (myTruthy && theirTruthy) joined.join(*theirTruthy);
-    truthy[name].protocol = std::move(joined);
-  }
+  auto splitAll = [&](ObjectId holder, const std::map<std::string, Value>& mine,
+                      const std::map<std::string, Value>& theirs) {
+    for (const auto& [name, value] : mine)
+      if (auto it = theirs.find(name); it != theirs.end())
+        for (bool ofNone : {false, true}) splitOn(testKey(ofNone, holder, name), value, it->second, ofNone);
+  };
+  splitAll(0, locals, other.locals);
+  for (const auto& [id, object] : heap)
+    if (auto theirs = other.heap.find(id); theirs != other.heap.end())
+      splitAll(id, object.attributes, theirs->second.attributes);
   joinNames(locals, other.locals);
   for (auto& [id, object] : heap) {
     auto theirs = other.heap.find(id);
@@ -220,8 +270,8 @@ void State::join(const State& other) {
   if (!stepInRegion) stepInRegion = other.stepInRegion;
   autocastCache.join(other.autocastCache);
   protocol.join(other.protocol);
-  for (auto& [name, entry] : truthy) entry.joined = protocol;
-  protocolWhereTruthy = std::move(truthy);
+  for (auto& [key, split] : splits) split.joined = protocol;
+  protocolSplits = std::move(splits);
   bfloat16Loss.join(other.bfloat16Loss);
   manualScaling.join(other.manualScaling);
 }

@@ -43,7 +43,8 @@ struct Value {
     Method,  // a user function bound to an object
     List,  // list or tuple
     Dict,
-    Partial,  // functools.partial(f, *args, **kwargs): items {f, args (a List), kwargs (a Dict)[, the autocast region it runs in]}
+    Partial,  // functools.partial(f, *args, **kwargs): items {f, args (a List), kwargs (a Dict)[, the autocast region
+              // it runs in]}
   } kind = Kind::Unknown;
 
   bool flag = false;  // Bool
@@ -76,6 +77,10 @@ struct Value {
   std::vector<Value> keys;  // Dict
   std::string description;  // how a message names it: "'x'"
   uint32_t setting = 0;  // read from a setting chosen at run time: the Interpreter's settings()[setting - 1]
+  // Unknown: what a branch taken on it tells (`if self.scale is not None:`,
+  // `if self.use_amp:`), so that a later test of it goes the same way.
+  std::optional<bool> knownTruth;
+  bool knownNotNone = false;
 
   static Value unknown() { return {}; }
   static Value none() { return make(Kind::None); }
@@ -197,19 +202,25 @@ struct State {
   ScalerProtocol protocol;
   BFloat16LossSource bfloat16Loss;
   PendingManualScaling manualScaling;  // DL203's backward()s whose gradients may be divided back
-  // A local that some joined paths left a falsy constant (`pending = 0` where
-  // an accumulation loop's last pass stepped): the protocol of the other
-  // paths, which `if pending:` takes, while nothing changed the protocol since
-  // the join (`joined`) or assigned the local.
-  struct ProtocolWhereTruthy {
-    ScalerProtocol protocol;
+  // The protocol of joined paths, set apart by a test a later `if` repeats:
+  // a local or attribute that some paths left falsy or None (`pending = 0`
+  // where an accumulation loop's last pass stepped, `self.scale` None where
+  // the scaler stepped), while nothing changed the protocol since the join
+  // (`joined`) or assigned it. Keyed by testKey().
+  struct ProtocolSplit {
+    std::optional<ScalerProtocol> whereHolds;  // truthy, or not None
+    std::optional<ScalerProtocol> whereFails;  // falsy, or None
     ScalerProtocol joined;
   };
-  std::map<std::string, ProtocolWhereTruthy> protocolWhereTruthy;
+  std::map<std::string, ProtocolSplit> protocolSplits;
 
   void join(const State& other);
-  // The protocol of the paths on which `local` is truthy, where known apart.
-  const ScalerProtocol* protocolIfTruthy(const std::string& local) const;
+  // Leaving a loop: the protocol, and the paths' protocols set apart, alike.
+  void leaveLoop();
+  // The protocol of the paths on which the test `key` holds or fails, where known apart.
+  const ScalerProtocol* protocolWhere(const std::string& key, bool holds) const;
+  // `if x:` tests truth, `if x is None:` None-ness; `holder` is "" for a local, else its object's id.
+  static std::string testKey(bool ofNone, ObjectId holder, const std::string& name);
 };
 
 }  // namespace dtype_lint::python

@@ -3426,5 +3426,49 @@ optimizer = torch.optim.AdamW(model.parameters(), eps=s["optim"]["eps"])
         "optim:\n  lr: 3.0e-4\n  eps: 1.0e-8\nlog:\n  every: 10\n");
   EXPECT_EQ(ruleLines(findings({file})), "DL304:20");
 }
+// A trainer class no run reaches, analyzed from unknown arguments: a later
+// test of the attribute an earlier `if` tested goes the same way, across the
+// loop over callbacks between them (set S p07): the static-scale path and the
+// scaler's path do not mix (no DL204, no DL210).
+// Its twin with the update forgotten on the scaler's path is still reported.
+TEST_F(PythonProgram, ARepeatedTestOfAnAttributeTakesTheSamePaths) {
+  const std::string trainer = R"(import torch
+
+
+class Trainer:
+    def __init__(self, cfg, model, callbacks):
+        self.model = model
+        self.callbacks = list(callbacks)
+        self.static_scale = cfg.scale if cfg.mode == "static" else None
+        self.scaler = torch.cuda.amp.GradScaler()
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def _step(self):
+        if self.static_scale is not None:
+            self.optimizer.step()
+        else:
+            self.scaler.step(self.optimizer)
+        for callback in self.callbacks:
+            callback(self)
+        if self.static_scale is None:
+            self.scaler.update()
+
+    def fit(self, loader):
+        for x in loader:
+            with torch.autocast("cuda"):
+                loss = self.model(x).sum()
+            if self.static_scale is not None:
+                loss.backward()
+            else:
+                self.scaler.scale(loss).backward()
+            self._step()
+)";
+  EXPECT_EQ(ruleLines(findings({write("clean.py", trainer)})), "");
+  std::string forgotten = trainer;
+  forgotten.replace(forgotten.find("is None:\n            self.scaler.update()"),
+                    std::string("is None:\n            self.scaler.update()").size(),
+                    "is not None:\n            self.scaler.update()");
+  EXPECT_EQ(ruleLines(findings({write("buggy.py", forgotten)})), "DL204:16,DL210:20");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
