@@ -40,7 +40,7 @@ struct DtypeFlowResult {
 // Where the analysis stops, so that every translation unit ends in bounded time.
 struct AnalysisLimits {
   int maxBlockVisits = 40;  // per block of one function's analysis in one context
-  int maxCallDepth = 6;  // callees followed below a root
+  int maxCallDepth = 9;  // callees followed below a root
   size_t functionBudget = 4000;  // function analyses per translation unit
   size_t maxRuntimeFlags = 8;  // flags and settings a root is analyzed under the values of
   size_t maxConfigurations = 24;  // runs: every combination of the leading ones, pairs of the rest

@@ -293,8 +293,8 @@ TEST_F(TempDir, ParallelRunsReportInTheSameOrderAsASerialRun) {
 // call chain deeper than the analysis follows.
 TEST_F(TempDir, AnalysisCutShortIsReportedInTheReport) {
   std::string code = "#include <torch/torch.h>\n";
-  code += "torch::Tensor f9(torch::Tensor x) { return x; }\n";
-  for (int i = 8; i >= 0; --i)
+  code += "torch::Tensor f12(torch::Tensor x) { return x; }\n";
+  for (int i = 11; i >= 0; --i)
     code += "torch::Tensor f" + std::to_string(i) + "(torch::Tensor x) { return f" + std::to_string(i + 1) + "(x); }\n";
   code += "int main() { f0(torch::ones({2})); }\n";
   const std::string file = write("deep.cpp", code);
@@ -304,7 +304,7 @@ TEST_F(TempDir, AnalysisCutShortIsReportedInTheReport) {
   ASSERT_FALSE(report.is_discarded()) << json.out;
   ASSERT_TRUE(report.contains("notifications")) << json.out;
   const std::string message = report.at("notifications").at(0).at("message");
-  EXPECT_NE(message.find("deeper than 6"), std::string::npos) << message;
+  EXPECT_NE(message.find("deeper than 9"), std::string::npos) << message;
   const CommandResult sarif = dtypeLint("--format sarif " + file);
   EXPECT_NE(sarif.out.find("toolExecutionNotifications"), std::string::npos) << sarif.out;
   EXPECT_NE(dtypeLint(file).out.find("note: " + message), std::string::npos);

@@ -89,9 +89,9 @@ TEST_F(Reports, SarifHasRuleMetadataRegionsAndRelatedLocations) {
 // and absent when there is nothing to say.
 TEST_F(Reports, ToolNotesAppearInEveryFormat) {
   const std::vector<Note> notes{
-      Note{SourceLocation{file_, 1, 5, 1, 8}, "analysis of 'main' stopped early: calls deeper than 6 levels"}};
+      Note{SourceLocation{file_, 1, 5, 1, 8}, "analysis of 'main' stopped early: calls deeper than 9 levels"}};
   EXPECT_NE(render(ReportFormat::Text, notes)
-                .find("train.cpp:1:5: note: analysis of 'main' stopped early: calls deeper than 6 levels [dtype-lint]"),
+                .find("train.cpp:1:5: note: analysis of 'main' stopped early: calls deeper than 9 levels [dtype-lint]"),
             std::string::npos);
   const auto json = nlohmann::json::parse(render(ReportFormat::Json, notes));
   EXPECT_EQ(json.at("notifications").at(0).at("message"), notes[0].message);

@@ -75,7 +75,8 @@ CallKind effectKind(const CallExpr* call, const CallClassification& c, const Sca
 
 CallKind valueKind(const CallExpr* call, const CallClassification& c, const ScalerApi& api) {
   if (c.module) return CallKind::ModuleCall;
-  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && !(op->getOperator() == OO_Call && c.definition))
+  // A tensor has no operator(): that is a user functor's, a virtual one's too.
+  if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getOperator() != OO_Call)
     return CallKind::TensorOperator;
   if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
     const Expr* object = ignoreWrappers(member->getImplicitObjectArgument());

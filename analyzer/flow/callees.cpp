@@ -101,15 +101,36 @@ const CXXRecordDecl* FunctionAnalysis::objectClass(const Expr* object) {
   return d->getType()->getAsCXXRecordDecl();
 }
 
-const FunctionDecl* FunctionAnalysis::calledDefinition(const CallExpr* call, const FunctionDecl* definition) {
-  const auto* member = dyn_cast<CXXMemberCallExpr>(call);
-  const CXXMethodDecl* method = member ? member->getMethodDecl() : nullptr;
-  if (!method || !method->isVirtual()) return definition;
-  const CXXRecordDecl* dynamic = objectClass(member->getImplicitObjectArgument());
-  const CXXMethodDecl* overrider =
-      dynamic ? method->getCorrespondingMethodInClass(dynamic, /*MayBeBase=*/true) : nullptr;
-  const FunctionDecl* def = overrider ? overrider->getDefinition() : nullptr;
-  return def && isAnalyzable(def) ? def : definition;
+std::vector<const FunctionDecl*> FunctionAnalysis::calledDefinitions(const CallExpr* call,
+                                                                     const FunctionDecl* definition) {
+  std::vector<const FunctionDecl*> none;
+  const Expr* object = nullptr;
+  const CXXMethodDecl* method = nullptr;
+  if (const auto* member = dyn_cast<CXXMemberCallExpr>(call)) {
+    method = member->getMethodDecl();
+    object = member->getImplicitObjectArgument();
+  } else if (const auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getNumArgs() > 0) {
+    // (*loss_fn_)(pred, target): operator() called on the object.
+    method = dyn_cast_or_null<CXXMethodDecl>(op->getDirectCallee());
+    object = op->getArg(0);
+  }
+  if (!method || !method->isVirtual()) return definition ? std::vector{definition} : none;
+  if (const CXXRecordDecl* dynamic = objectClass(object)) {
+    const CXXMethodDecl* overrider = method->getCorrespondingMethodInClass(dynamic, /*MayBeBase=*/true);
+    const FunctionDecl* def = overrider ? overrider->getDefinition() : nullptr;
+    def = def && isAnalyzable(def) ? def : definition;
+    return def ? std::vector{def} : none;
+  }
+  // The object's class is not known (a std::unique_ptr<Loss> a factory
+  // filled): each override the program defines may run, when few do.
+  constexpr size_t kMaxOverrides = 4;
+  std::vector<const FunctionDecl*> candidates;
+  if (definition) candidates.push_back(definition);
+  for (const CXXMethodDecl* overrider : tu_.overridersOf(method))
+    if (isAnalyzable(overrider) && std::find(candidates.begin(), candidates.end(), overrider) == candidates.end())
+      candidates.push_back(overrider);
+  if (candidates.size() > kMaxOverrides) return definition ? std::vector{definition} : none;
+  return candidates;
 }
 
 // `model->moe` of a `Classifier& model` parameter, `b->as<Block>()` of a

@@ -546,11 +546,15 @@ TensorFact FunctionAnalysis::evalCallResult(const CallExpr* call) {
   case CallKind::TorchFunction: return evalTorchFunction(call, c.name);
   case CallKind::UserFunction:
   case CallKind::Other: {
-    // A user function (a virtual one's override where the object's class is known): its result in this context.
-    const FunctionDecl* definition = calledDefinition(call, c.definition);
-    auto calleeCtx = definition ? userCallContext(call, definition) : std::nullopt;
-    const FunctionResult* r = calleeCtx ? tu_.analyze(definition, *calleeCtx) : nullptr;
-    return r ? r->returned : TensorFact{};
+    // A user function (a virtual one's overrides that may run): its result in this context.
+    std::optional<TensorFact> result;
+    for (const FunctionDecl* definition : calledDefinitions(call, c.definition)) {
+      auto calleeCtx = userCallContext(call, definition);
+      const FunctionResult* r = calleeCtx ? tu_.analyze(definition, *calleeCtx) : nullptr;
+      const TensorFact returned = r ? r->returned : TensorFact{};
+      result = result ? joinFacts(*result, returned) : returned;
+    }
+    return result.value_or(TensorFact{});
   }
   default: return {};
   }

@@ -42,8 +42,11 @@ const FunctionResult* FunctionAnalysis::userCallResult(const Expr* e) {
   const auto* call = dyn_cast_or_null<CallExpr>(ignoreWrappers(e));
   const FunctionDecl* callee = call ? call->getDirectCallee() : nullptr;
   const FunctionDecl* def = callee ? callee->getDefinition() : nullptr;
-  def = call ? calledDefinition(call, def && isAnalyzable(def) ? def : nullptr) : nullptr;
-  if (!def) return nullptr;
+  // A builder's result: only where one function is what the call runs.
+  const auto definitions =
+      call ? calledDefinitions(call, def && isAnalyzable(def) ? def : nullptr) : std::vector<const FunctionDecl*>{};
+  if (definitions.size() != 1) return nullptr;
+  def = definitions.front();
   auto c = userCallContext(call, def);
   return c ? tu_.analyze(def, *c) : nullptr;
 }

@@ -167,9 +167,11 @@ class FunctionAnalysis final : public FlowQueries {
 
   // Calls the analysis follows into
   std::optional<CallContext> calleeContext(Inherit inherit, std::optional<Note> calledFrom);
-  // The function a call runs: a virtual method's override in the class of
-  // the object when the call shows it, else `definition`.
-  const clang::FunctionDecl* calledDefinition(const clang::CallExpr* call, const clang::FunctionDecl* definition);
+  // The functions a call may run: a virtual method's override in the class
+  // of the object when the call shows it; where it does not, each override
+  // the program defines (when few do); else `definition`.
+  std::vector<const clang::FunctionDecl*> calledDefinitions(const clang::CallExpr* call,
+                                                            const clang::FunctionDecl* definition);
   const clang::CXXRecordDecl* objectClass(const clang::Expr* object);
   // The destructors that run when an object of `record` goes out of scope, its bases' after its own.
   void runDestructor(const clang::CXXRecordDecl* record);

@@ -569,13 +569,26 @@ void FunctionAnalysis::transferCallEffect(const CallExpr* call, const CallClassi
   case CallKind::AutogradApply: analyzeAutogradApply(call, c.autogradFunction); return;
   case CallKind::TorchFunction: return transferTorchFunction(call, c.name);
   case CallKind::UserFunction:
-  case CallKind::Other:
-    // User functions (a virtual one's override where the object's class is known): follow them.
-    if (const FunctionDecl* definition = calledDefinition(call, c.definition)) {
-      if (auto calleeCtx = userCallContext(call, definition)) transferUserCall(definition, *calleeCtx, call);
+  case CallKind::Other: {
+    // User functions (a virtual one's overrides that may run): follow each, and join where they end.
+    const std::vector<const FunctionDecl*> definitions = calledDefinitions(call, c.definition);
+    if (definitions.empty()) return scalers_.transferUnfollowedCall(call);
+    if (definitions.size() == 1) {
+      if (auto calleeCtx = userCallContext(call, definitions.front()))
+        transferUserCall(definitions.front(), *calleeCtx, call);
       return;
     }
-    return scalers_.transferUnfollowedCall(call);
+    const FlowState before = state_;
+    std::optional<FlowState> after;
+    for (const FunctionDecl* definition : definitions) {
+      state_ = before;
+      if (auto calleeCtx = userCallContext(call, definition)) transferUserCall(definition, *calleeCtx, call);
+      if (after) after->join(state_);
+      else after = state_;
+    }
+    state_ = std::move(*after);
+    return;
+  }
   }
 }
 

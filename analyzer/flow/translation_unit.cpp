@@ -147,6 +147,20 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
     });
     return true;
   }
+  // A user class's override, under each virtual method it overrides, directly or not.
+  bool VisitCXXMethodDecl(CXXMethodDecl* method) {
+    if (!method->isThisDeclarationADefinition() || method->size_overridden_methods() == 0) return true;
+    std::vector<const CXXMethodDecl*> pending(method->begin_overridden_methods(), method->end_overridden_methods());
+    std::set<const CXXMethodDecl*> seen;
+    while (!pending.empty()) {
+      const CXXMethodDecl* overridden = pending.back()->getCanonicalDecl();
+      pending.pop_back();
+      if (!seen.insert(overridden).second) continue;
+      overriders[overridden].push_back(method);
+      pending.insert(pending.end(), overridden->begin_overridden_methods(), overridden->end_overridden_methods());
+    }
+    return true;
+  }
   bool VisitCXXConstructorDecl(CXXConstructorDecl* ctor) {
     for (const CXXCtorInitializer* init : ctor->inits())
       if (init->isWritten() && init->getMember()) {
@@ -218,6 +232,7 @@ class WriteCollector : public RecursiveASTVisitor<WriteCollector> {
   std::set<const ValueDecl*> registered;  // tensors given to or taken from register_parameter/register_buffer
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeInitializers;  // dtype fields by constructor initializers
   std::map<const ValueDecl*, std::vector<const Expr*>> dtypeWrites;  // every value a dtype field is given
+  std::map<const CXXMethodDecl*, std::vector<const CXXMethodDecl*>> overriders;  // see Writes::overriders
   std::map<const ValueDecl*, std::vector<const Expr*>> enumWrites;  // every value an enum field is given
   std::set<const ValueDecl*> assignedOutsideConstructors;
 
@@ -596,6 +611,13 @@ void addParameters(const FunctionDecl* parser, std::set<const ValueDecl*>& into)
 }
 }  // namespace
 
+const std::vector<const CXXMethodDecl*>& TranslationUnitAnalysis::overridersOf(const CXXMethodDecl* method) {
+  static const std::vector<const CXXMethodDecl*> kNone;
+  const auto& overriders = writes().overriders;
+  auto it = overriders.find(method->getCanonicalDecl());
+  return it != overriders.end() ? it->second : kNone;
+}
+
 const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
   if (!writes_) {
     WriteCollector collector(context_);
@@ -606,7 +628,13 @@ const TranslationUnitAnalysis::Writes& TranslationUnitAnalysis::writes() {
                      std::move(collector.callables),
                      std::move(collector.nullUnless),
                      std::move(collector.pointersSetOutsideConstructors),
-                     std::move(collector.registered)};
+                     std::move(collector.registered),
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
+                     std::move(collector.overriders)};
     for (const auto& [field, inits] : collector.dtypeInitializers)
       if (inits.size() == 1 && !collector.assignedOutsideConstructors.count(field))
         writes_->constructorDtypes[field] = inits.front();

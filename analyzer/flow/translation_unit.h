@@ -105,6 +105,8 @@ class TranslationUnitAnalysis {
   const std::set<const clang::ValueDecl*>* choiceParsers(const clang::ValueDecl* d);
   // A condition's value when it is known: a constant, an unwritten config flag.
   std::optional<bool> knownCondition(const clang::Expr* condition);
+  // The overrides of a virtual method that user code defines, below every class that declares it.
+  const std::vector<const clang::CXXMethodDecl*>& overridersOf(const clang::CXXMethodDecl* method);
 
  private:
   clang::CFG* cfgFor(const clang::FunctionDecl* fn);
@@ -125,6 +127,9 @@ class TranslationUnitAnalysis {
     std::map<const clang::ValueDecl*, KeyedDtypes> dtypeChoiceKeys;  // see dtypeChoiceKeys
     std::map<const clang::ValueDecl*, std::set<const clang::ValueDecl*>> choiceParsers;  // see choiceParsers
     std::map<const clang::ValueDecl*, std::vector<std::string>> enumChoices;  // see enumChoices
+    // A virtual method's overrides defined in user code (by its canonical
+    // declaration), in every class below its own.
+    std::map<const clang::CXXMethodDecl*, std::vector<const clang::CXXMethodDecl*>> overriders;
   };
   const Writes& writes();
 
