@@ -3271,6 +3271,20 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     if (call.args.empty() || !call.args[0].is(Kind::String)) return Value::unknown();
     return readSetting("$" + call.args[0].text, at, byDefault);
   }
+  // Which low precision the GPU has (`dtype = "bfloat16" if torch.cuda.is_bf16_supported()
+  // else "float16"`): both, as the machines a script runs on differ.
+  if (name == "torch.cuda.is_bf16_supported") return readSetting(name + "()", at, Value::boolean(true));
+  // A training script runs where its GPU is (the C++ analyzer assumes so too).
+  if (name == "torch.cuda.is_available") return Value::boolean(true);
+  // nanoGPT's configurator, `exec(open("configurator.py").read())` at the top
+  // level: a config file or `--key=value` may override any plain global.
+  if (name == "exec" && frame.topLevel) {
+    for (auto& [global, value] : state.locals)
+      if ((value.is(Kind::Bool) || value.is(Kind::Number) || value.is(Kind::String)) && value.setting == 0 &&
+          global.rfind("_", 0) != 0)
+        value = readSetting("--" + global, at, value);
+    return Value::none();
+  }
   if (name == "getattr" && call.args.size() >= 2 && call.args[1].is(Kind::String)) {
     const Value& object = call.args[0];
     if (object.is(Kind::Name)) {

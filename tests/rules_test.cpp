@@ -221,5 +221,29 @@ TEST(Configurations, AFindingNotesTheValuesItNeeds) {
   EXPECT_EQ(merged[0].notes[0].message, "assuming --flag5 is 1");
 }
 
+// One error raised where each configuration first reaches it (DL202 at
+// `unscale_` with clipping on, at `step` with it off), from one origin: one
+// finding, at the default configuration's place; the same rule from another
+// origin stays apart.
+TEST(Configurations, OneErrorRaisedAtTwoPlacesIsOneFinding) {
+  std::vector<SettingChoices> settings{settingOf(2)};
+  settings[0].spelling = "--grad-clip";
+  const ConfigurationRuns runs = configurationRuns(settings, 24);
+  ASSERT_EQ(runs.size(), 2u);
+  const Note halfHere{SourceLocation{"main.py", 29, 17}, "the parameters of 'model' became Half here"};
+  auto raised = [&](unsigned line, const Note& origin) {
+    Finding f = makeFinding(RuleId::DL202, "unscales Half gradients", SourceLocation{"engine.py", line, 13});
+    f.notes.push_back(origin);
+    return f;
+  };
+  std::vector<std::vector<Finding>> findings{{raised(36, halfHere)}, {raised(38, halfHere)}};
+  std::vector<Finding> merged = mergeConfigurationRuns(settings, runs, findings);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].location.line, 36u);
+  findings[1][0].notes[0].location.line = 31;
+  merged = mergeConfigurationRuns(settings, runs, std::move(findings));
+  EXPECT_EQ(merged.size(), 2u);
+}
+
 }  // namespace
 }  // namespace dtype_lint

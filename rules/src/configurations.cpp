@@ -139,6 +139,14 @@ std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& s
       if (a.runsSeen[run] && b.runsSeen[run]) return false;
     return true;
   };
+  auto fold = [&](Merged& from, Merged& into) {
+    for (size_t i = 0; i < settings.size(); ++i)
+      for (size_t choice = 0; choice < from.choicesSeen[i].size(); ++choice)
+        if (from.choicesSeen[i][choice]) into.choicesSeen[i][choice] = true;
+    for (size_t run = 0; run < runs.size(); ++run)
+      if (from.runsSeen[run]) into.runsSeen[run] = true;
+    from.folded = true;
+  };
   for (Merged& inner : merged)
     for (Merged& outer : merged) {
       if (&inner == &outer || outer.folded || inner.finding.rule != outer.finding.rule || !disjoint(inner, outer))
@@ -148,12 +156,30 @@ std::vector<Finding> mergeConfigurationRuns(const std::vector<SettingChoices>& s
             return note.location.file == place.file && note.location.line == place.line;
           }))
         continue;
-      for (size_t i = 0; i < settings.size(); ++i)
-        for (size_t choice = 0; choice < inner.choicesSeen[i].size(); ++choice)
-          if (inner.choicesSeen[i][choice]) outer.choicesSeen[i][choice] = true;
-      for (size_t run = 0; run < runs.size(); ++run)
-        if (inner.runsSeen[run]) outer.runsSeen[run] = true;
-      inner.folded = true;
+      fold(inner, outer);
+      break;
+    }
+  // One error raised at the first place a configuration reaches: `scaler.unscale_`
+  // of Half gradients when clipping is on, `scaler.step` when it is off. Where
+  // no run made both, the same rule in the same file from the same origin (the
+  // first note: where the parameters became Half) is one bug; the finding of
+  // the earlier run stands.
+  auto firstRun = [](const Merged& m) {
+    return std::find(m.runsSeen.begin(), m.runsSeen.end(), true) - m.runsSeen.begin();
+  };
+  for (Merged& later : merged)
+    for (Merged& earlier : merged) {
+      const Finding& a = later.finding;
+      const Finding& b = earlier.finding;
+      if (&later == &earlier || later.folded || earlier.folded || a.rule != b.rule ||
+          a.rule->severity != Severity::Error || a.location.file != b.location.file || a.notes.empty() ||
+          b.notes.empty() || firstRun(earlier) >= firstRun(later) || !disjoint(later, earlier))
+        continue;
+      const SourceLocation& origin = a.notes.front().location;
+      const SourceLocation& otherOrigin = b.notes.front().location;
+      if (origin.file != otherOrigin.file || origin.line != otherOrigin.line || origin.column != otherOrigin.column)
+        continue;
+      fold(later, earlier);
       break;
     }
   std::vector<Finding> out;
