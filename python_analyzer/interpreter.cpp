@@ -644,6 +644,24 @@ void Interpreter::assign(const Node& target, const Value& value, State& state, F
   }
 }
 
+uint32_t Interpreter::unsetSettingTested(const Node& condition, State& state, Frame& frame) {
+  if (condition.is("parenthesized_expression") || condition.is("boolean_operator") || condition.is("not_operator")) {
+    for (const Node& part : condition.children())
+      if (const uint32_t setting = unsetSettingTested(part, state, frame)) return setting;
+    return 0;
+  }
+  Node tested = condition;
+  if (condition.is("comparison_operator")) {
+    const auto parts = condition.allChildren();
+    if (parts.size() < 3 || parts.back().text() != "None") return 0;
+    tested = parts.front();
+  }
+  if (!tested.is("identifier")) return 0;
+  auto local = state.locals.find(std::string(tested.text()));
+  if (local == state.locals.end() || !local->second.is(Kind::None)) return 0;
+  return local->second.setting;
+}
+
 void Interpreter::takeBranch(const Node& condition, bool holds, State& state, Frame& frame) {
   if (condition.is("parenthesized_expression")) {
     for (const Node& child : condition.children()) takeBranch(child, holds, state, frame);
@@ -1412,8 +1430,14 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     auto parts = expression.children();
     if (parts.size() != 3) return Value::unknown();
     const auto truth = test(eval(parts[1], state, frame));
-    if (truth == true) return eval(parts[0], state, frame);
-    if (truth == false) return eval(parts[2], state, frame);
+    if (truth) {
+      Value taken = eval(parts[*truth ? 0 : 2], state, frame);
+      // `default if raw is None else cast(raw)` of an unset variable: the
+      // default stands for that setting (its other values are the program's).
+      if ((taken.is(Kind::String) || taken.is(Kind::Number) || taken.is(Kind::Bool)) && !taken.setting)
+        taken.setting = unsetSettingTested(parts[1], state, frame);
+      return taken;
+    }
     const Value whenTrue = eval(parts[0], state, frame), whenFalse = eval(parts[2], state, frame);
     // `sys.argv[1] if len(sys.argv) > 1 else "lit.yaml"`: a setting of the command line, the literal its default.
     for (const auto& [read, literal, readNode] :
@@ -3415,6 +3439,14 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     settings.typeName = last;
     for (const auto& [key, value] : call.kwargs) settings.attributes[key] = value;
     return makeObject(std::move(settings), state);
+  }
+  // type(default) of a setting's default: the builtin that parses it (`cast = type(default); cast(raw)`).
+  if (name == "type" && call.args.size() == 1) {
+    const Value& of = call.args[0];
+    if (of.is(Kind::String)) return Value::name("str");
+    if (of.is(Kind::Bool)) return Value::name("bool");
+    if (of.is(Kind::Number)) return Value::name(of.number == std::floor(of.number) ? "int" : "float");
+    return Value::unknown();
   }
   if (name == "type" && call.args.size() == 3 && call.args[2].is(Kind::Dict)) {
     Object settings;

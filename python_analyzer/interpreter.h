@@ -108,6 +108,9 @@ class Interpreter {
   // fails: the protocol of the paths that test set apart at a join, and what
   // it tells of the name or attribute tested (None or not, truthy or not).
   void takeBranch(const Node& condition, bool holds, State& state, Frame& frame);
+  // The setting an `x is None` (or `not x`) in `condition` tests, where x is
+  // a setting left unset (an environment variable not exported); 0 if none.
+  uint32_t unsetSettingTested(const Node& condition, State& state, Frame& frame);
   // The elements a loop's passes bind: a short known list's items one by one, else one element twice.
   std::vector<Value> loopPasses(const Value& iterable, const State& state) const;
   void execLoop(const Node& statement, State& state, Frame& frame);

@@ -3501,5 +3501,44 @@ for it in range(10):
   EXPECT_TRUE(std::any_of(out[0].notes.begin(), out[0].notes.end(),
                           [](const Note& n) { return n.message == "assuming --dtype is \"bfloat16\""; }));
 }
+// A config filled from the environment field by field through a helper
+// (`default if raw is None else cast(raw)`, cast = type(default)): the
+// default stands for the variable, whose other values are the keys the
+// program looks the field up in (set Y p18).
+TEST_F(PythonProgram, AFieldFilledFromTheEnvironmentByAHelperIsASetting) {
+  const std::string file = write("train.py", R"(import os
+from dataclasses import dataclass
+
+import torch
+
+PRECISIONS = {'float32': torch.float32, 'float16': torch.float16, 'bfloat16': torch.bfloat16}
+
+
+def _env(name, default, cast=str):
+    raw = os.environ.get(name)
+    return default if raw is None or raw == '' else cast(raw)
+
+
+@dataclass
+class Config:
+    lr: float = 1e-3
+    precision: str = 'float32'
+
+
+def from_env():
+    cfg = Config()
+    for name, default in vars(Config()).items():
+        setattr(cfg, name, _env('RL_' + name.upper(), default, type(default)))
+    return cfg
+
+
+cfg = from_env()
+net = torch.nn.Linear(4, 4).to('cuda', PRECISIONS[cfg.precision])
+opt = torch.optim.Adam(net.parameters(), eps=1e-5)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL304:29");
+  EXPECT_EQ(out[0].notes.back().message, "assuming $RL_PRECISION is \"float16\"");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
