@@ -1386,13 +1386,23 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     return children.empty() ? Value::unknown() : eval(children.front(), state, frame);
   }
   if (kind == "string") {
-    bool interpolated = false;
-    for (const Node& part : expression.children())
-      if (part.is("interpolation")) {
-        interpolated = true;
-        if (const Node inner = part.field("expression")) eval(inner, state, frame);
-      }
-    if (interpolated || expression.children().size() > 3) return Value::unknown();
+    // f"SR_{name}": the text, where each interpolation is a known string or number.
+    bool interpolated = false, known = true;
+    std::string text;
+    for (const Node& part : expression.children()) {
+      if (part.is("string_content")) text += part.text();
+      if (part.is("escape_sequence")) known = false;
+      if (!part.is("interpolation")) continue;
+      interpolated = true;
+      const Node inner = part.field("expression");
+      const Value v = inner ? eval(inner, state, frame) : Value::unknown();
+      if (part.field("format_specifier") || part.field("type_conversion")) known = false;
+      else if (v.is(Kind::String)) text += v.text;
+      else if (v.is(Kind::Number) && v.number == std::floor(v.number)) text += fmt::format("{}", v.number);
+      else known = false;
+    }
+    if (interpolated) return known ? Value::string(text) : Value::unknown();
+    if (expression.children().size() > 3) return Value::unknown();
     return Value::string(unquote(expression.text()));
   }
   if (kind == "integer" || kind == "float") {

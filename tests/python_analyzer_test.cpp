@@ -3540,5 +3540,29 @@ opt = torch.optim.Adam(net.parameters(), eps=1e-5)
   ASSERT_EQ(ruleLines(out), "DL304:29");
   EXPECT_EQ(out[0].notes.back().message, "assuming $RL_PRECISION is \"float16\"");
 }
+// An environment variable named by an f-string (`f"SR_{name}"`), and an
+// fp16 EMA updated in place from Float weights (set Y p11).
+TEST_F(PythonProgram, AnFStringNamesTheVariableItReads) {
+  const std::string file = write("train.py", R"(import os
+import torch
+
+_EMA_DTYPE = {"fp32": torch.float32, "fp16": torch.float16}
+
+
+def _env(name, default, cast=str):
+    return cast(os.environ.get(f"SR_{name}", default))
+
+
+ema_dtype = _env("EMA_DTYPE", "fp16")
+model = torch.nn.Linear(4, 4).cuda()
+ema = torch.nn.Linear(4, 4).cuda().to(_EMA_DTYPE[ema_dtype])
+with torch.no_grad():
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(0.99).add_(p.detach(), alpha=0.01)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL102:16");
+  EXPECT_EQ(out[0].notes.back().message, "assuming $SR_EMA_DTYPE is \"fp16\"");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
