@@ -2859,7 +2859,9 @@ Value Interpreter::instantiate(const ClassInfo& cls, Call& call, State& state, F
   Value self = makeObject(std::move(object), state);
   const FunctionInfo* init = findMethod(cls, "__init__");
   if (init) {
+    constructing_.push_back({cls.name, call.node.location()});
     callFunction(*init, self, call, state, frame);
+    constructing_.pop_back();
   } else if (cls.isDataclass || !cls.fields.empty()) {
     Object& o = state.heap[self.object];
     for (size_t i = 0; i < call.args.size() && i < cls.fields.size(); ++i) o.attributes[cls.fields[i]] = call.args[i];
@@ -3623,7 +3625,16 @@ Value Interpreter::callLibrary(const std::string& name, Call& call, State& state
     scaler.enabled = on;
     const bool declared = on != false;
     Value v = makeObject(std::move(scaler), state);
-    if (declared) state.protocol.declareScaler(ObjectRef{v.object, ""}, on != true, false, at.location());
+    // Made by a wrapper (timm's NativeScaler: `self._scaler = GradScaler()`): the program's scaler is made where it is.
+    SourceLocation madeAt = at.location();
+    for (auto wrapper = constructing_.rbegin(); wrapper != constructing_.rend(); ++wrapper) {
+      std::string name = wrapper->first;
+      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+      if (name.find("scaler") == std::string::npos) continue;
+      madeAt = wrapper->second;
+      break;
+    }
+    if (declared) state.protocol.declareScaler(ObjectRef{v.object, ""}, on != true, false, madeAt);
     return v;
   }
   if (name.rfind("torch.optim.", 0) == 0 && name.find("lr_scheduler") == std::string::npos && !last.empty() &&

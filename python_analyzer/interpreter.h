@@ -238,6 +238,8 @@ class Interpreter {
   std::vector<const FunctionInfo*> callStack_;
   std::set<std::pair<const ModuleFile*, std::string>> globalStores_;  // module globals stored into by a function
   size_t injections_ = 0;  // modules injected into models so far (injectModule)
+  // The classes whose __init__ runs, innermost last, and where each was instantiated.
+  std::vector<std::pair<std::string, SourceLocation>> constructing_;
   std::vector<Finding> findings_;
   uint32_t moduleCalls_ = 0;  // Frame::ModuleEntry's numbers
   std::set<size_t> placedAtCall_;  // findings_'s indices moved to a helper's call, or kept where they are

@@ -3564,5 +3564,31 @@ with torch.no_grad():
   ASSERT_EQ(ruleLines(out), "DL102:16");
   EXPECT_EQ(out[0].notes.back().message, "assuming $SR_EMA_DTYPE is \"fp16\"");
 }
+// timm's NativeScaler wraps the GradScaler: DL209 is where the program
+// makes its scaler, the wrapper (set Y p14).
+TEST_F(PythonProgram, AScalerMadeByAWrapperIsReportedWhereTheWrapperIsMade) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class NativeScaler:
+    def __init__(self):
+        self._scaler = torch.amp.GradScaler("cuda")
+
+    def __call__(self, loss, optimizer):
+        self._scaler.scale(loss).backward()
+        self._scaler.step(optimizer)
+        self._scaler.update()
+
+
+model = torch.nn.Linear(4, 4).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loss_scaler = NativeScaler()
+for _ in range(3):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = model(torch.randn(2, 4, device="cuda")).sum()
+    loss_scaler(loss, optimizer)
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL209:16");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
