@@ -2178,6 +2178,15 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
     if ((method == "append" || method == "extend") && call.args.size() == 1 &&
         growList(objectNode, &object, method, call.args[0], state, frame))
       return Value::none();
+    // self._saved.pop(): a stack of states a hook pushed, its last item.
+    if (method == "pop" && call.args.empty() && object.is(Kind::List) && !object.itemsStandForMore &&
+        !object.items.empty() && (objectNode.is("identifier") || objectNode.is("attribute"))) {
+      Value shorter = object;
+      const Value last = shorter.items.back();
+      shorter.items.pop_back();
+      assign(objectNode, shorter, state, frame);
+      return last;
+    }
     // f.read() of an open file: its text, for json.loads.
     if (object.is(Kind::File) && method == "read" && call.args.empty()) return object;
     if (object.is(Kind::Parameters) || object.is(Kind::List) || object.is(Kind::Dict) || object.is(Kind::String)) {
@@ -4043,6 +4052,11 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
   }
   if (method == "cuda" || method == "cpu" || method == "apply" || method == "to_empty")
     return Value::objectRef(Kind::Object, id);
+  if ((method == "register_forward_pre_hook" || method == "register_forward_hook") && !call.args.empty()) {
+    Object& module = state.heap.at(id);
+    (method == "register_forward_hook" ? module.postHooks : module.preHooks).push_back(call.args[0]);
+    return Value::unknown();
+  }
   if (method == "forward" || method == "__call__") return callModule(id, call, state, frame);
   return Value::unknown();
 }
@@ -4057,7 +4071,21 @@ Value Interpreter::callModule(ObjectId id, Call& call, State& state, Frame& fram
   if (!injected.empty() && state.autocast.cuda.enabled == Tristate::Off && state.autocast.cpu.enabled == Tristate::Off)
     if (const DtypeSet own = parametersOf(id, state); own.single()) activations = own;
   state.heap.at(id).injected = injected;
+  // Its hooks (autocast switched on for its forward only): before and after it, with its inputs.
+  const std::vector<Value> preHooks = state.heap.at(id).preHooks, postHooks = state.heap.at(id).postHooks;
+  Value inputs = Value::make(Kind::List);
+  inputs.items = call.args;
+  auto runHook = [&](const Value& hook, std::vector<Value> args) {
+    Call hookCall;
+    hookCall.node = call.node;
+    hookCall.args = std::move(args);
+    return callValue(hook, hookCall, state, frame);
+  };
+  for (const Value& hook : preHooks) runHook(hook, {Value::objectRef(Kind::Object, id), inputs});
   Value result = callModuleItself(id, call, state, frame);
+  for (const Value& hook : postHooks)
+    if (Value replaced = runHook(hook, {Value::objectRef(Kind::Object, id), inputs, result}); replaced.is(Kind::Tensor))
+      result = replaced;
   for (ObjectId module : injected) {
     Call inside;
     inside.node = call.node;

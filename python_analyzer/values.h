@@ -173,6 +173,8 @@ struct Object {
   // name, LoRALinear(child)) over named_modules()): part of its tree, its
   // forward run when the model's is.
   std::vector<ObjectId> injected;
+  // register_forward_pre_hook / register_forward_hook: run around each call of the module.
+  std::vector<Value> preHooks, postHooks;
   ObjectId submoduleOf = 0;  // a named_modules()/children() element: some submodule of this model
   ObjectId module = 0;  // Optimizer: the module whose parameters it updates
   std::optional<double> epsilon;  // Optimizer: its eps, where known

@@ -3590,5 +3590,41 @@ for _ in range(3):
 )");
   EXPECT_EQ(ruleLines(findings({file})), "DL209:16");
 }
+// Autocast switched on for one module's forward by hooks the program
+// registers (register_forward_pre_hook / register_forward_hook), the previous
+// state kept on a stack: the post-hook's restore leaves the cache uncleared
+// (set Y p23).
+TEST_F(PythonProgram, ForwardHooksRunAroundTheModulesCall) {
+  const std::string file = write("train.py", R"(import torch
+
+
+class AutocastHooks:
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self._saved = []
+
+    def _pre(self, module, args):
+        self._saved.append(torch.is_autocast_enabled("cuda"))
+        torch.set_autocast_enabled("cuda", True)
+        torch.set_autocast_dtype("cuda", self.dtype)
+
+    def _post(self, module, args, output):
+        enabled = self._saved.pop()
+        torch.set_autocast_enabled("cuda", enabled)
+        return output
+
+
+model = torch.nn.Linear(4, 4).cuda()
+hooks = AutocastHooks(torch.float16)
+model.register_forward_pre_hook(hooks._pre)
+model.register_forward_hook(hooks._post)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    loss = model(torch.randn(2, 4, device="cuda")).float().sum()
+    loss.backward()
+    optimizer.step()
+)");
+  EXPECT_EQ(ruleLines(findings({file})), "DL107:16");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
