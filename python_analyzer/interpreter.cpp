@@ -1532,7 +1532,11 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
         for (const Node& condition : clause.children()) eval(condition, state, frame);
       }
     }
-    Value item = kind == "dictionary_comprehension" ? Value::unknown() : eval(body, state, frame);
+    // {n: p.detach().clone().to(dtype) for n, p in model.named_parameters()}: its
+    // values alike, under keys not known (one Unknown key stands for them).
+    Value item = Value::unknown();
+    if (kind != "dictionary_comprehension") item = eval(body, state, frame);
+    else if (body.is("pair")) item = eval(body.field("value"), state, frame);
     if (passes.size() > 1) {
       for (size_t pass = 1; pass < passes.size() && state.reached; ++pass) {
         assign(loopTarget, passes[pass], state, frame);
@@ -1548,6 +1552,12 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
       else state.locals.erase(name);
     }
     if (filtered) return *filtered;
+    if (kind == "dictionary_comprehension" && !item.is(Kind::Unknown)) {
+      Value dict = Value::make(Kind::Dict);
+      dict.keys = {Value::unknown()};
+      dict.items = {item};
+      return dict;
+    }
     Value list = Value::make(Kind::List);
     list.items = {item};
     list.itemsStandForMore = true;
@@ -2201,7 +2211,7 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
         settingUsed(call.args[0], object.keys, /*lookup=*/true);
         dtypeChosenBy(call.args[0], object);
         for (size_t i = 0; i < object.keys.size(); ++i)
-          if (object.keys[i].sameConstant(call.args[0])) return object.items[i];
+          if (object.keys[i].sameConstant(call.args[0]) || object.keys[i].is(Kind::Unknown)) return object.items[i];
         return call.args.size() > 1 ? call.args[1] : Value::none();
       }
       // precision.endswith("-mixed"): a setting's value tested by its suffix.

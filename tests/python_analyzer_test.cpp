@@ -3626,5 +3626,27 @@ for _ in range(3):
 )");
   EXPECT_EQ(ruleLines(findings({file})), "DL107:16");
 }
+// A dict comprehension over named_parameters(): its values alike under
+// keys not known, so an EMA shadow kept in a lower dtype is followed.
+TEST_F(PythonProgram, ADictComprehensionsValuesAreFollowed) {
+  const std::string file = write("train.py", R"(import argparse
+import torch
+
+EMA_DTYPES = {'float32': torch.float32, 'bfloat16': torch.bfloat16}
+ap = argparse.ArgumentParser()
+ap.add_argument('--ema-dtype', choices=sorted(EMA_DTYPES), default='float32')
+args = ap.parse_args()
+model = torch.nn.Linear(4, 4).cuda()
+dtype = EMA_DTYPES[args.ema_dtype]
+shadow = {n: p.detach().clone().to(dtype) for n, p in model.named_parameters() if p.requires_grad}
+with torch.no_grad():
+    for n, p in model.named_parameters():
+        if n in shadow:
+            shadow[n].mul_(0.99).add_(p.detach(), alpha=0.01)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL102:14");
+  EXPECT_EQ(out[0].notes.back().message, "assuming --ema-dtype is \"bfloat16\"");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
