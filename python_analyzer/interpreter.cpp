@@ -813,19 +813,22 @@ void Interpreter::execLoop(const Node& statement, State& state, Frame& frame) {
   // `while True:` leaves by break only; `while not done:` with done False at first is left when done turns.
   const Node condition = isFor ? Node() : statement.field("condition");
   const bool endless = condition && (condition.is("true") || (condition.is("integer") && condition.text() != "0"));
+  ++loopLevel_;
   for (const Value& element : passes) {
     if (!state.reached) break;
+    state.changeProtocols([&](ScalerProtocol& p) { p.beginPass(loopLevel_); });
     if (isFor) assign(statement.field("left"), element, state, frame);
     execBlock(statement.field("body"), state, frame);
     for (const State& c : continues) state.join(c);
     continues.clear();
     if (!isFor && !endless) eval(statement.field("condition"), state, frame);
   }
+  --loopLevel_;
   frame.breaks = savedBreaks;
   frame.continues = savedContinues;
   if (endless) state.reached = false;
   for (const State& b : breaks) state.join(b);
-  state.leaveLoop();
+  state.changeProtocols([](ScalerProtocol& p) { p.leaveLoop(); });
 }
 
 void Interpreter::execWith(const Node& statement, State& state, Frame& frame) {
@@ -1534,18 +1537,26 @@ Value Interpreter::evalExpression(const Node& expression, State& state, Frame& f
     }
     // {n: p.detach().clone().to(dtype) for n, p in model.named_parameters()}: its
     // values alike, under keys not known (one Unknown key stands for them).
+    // A body run once per pass is a loop's: each pass an iteration of its own.
+    const auto beginPass = [&] { state.changeProtocols([&](ScalerProtocol& p) { p.beginPass(loopLevel_); }); };
+    if (passes.size() > 1) {
+      ++loopLevel_;
+      beginPass();
+    }
     Value item = Value::unknown();
     if (kind != "dictionary_comprehension") item = eval(body, state, frame);
     else if (body.is("pair")) item = eval(body.field("value"), state, frame);
     if (passes.size() > 1) {
       for (size_t pass = 1; pass < passes.size() && state.reached; ++pass) {
+        beginPass();
         assign(loopTarget, passes[pass], state, frame);
         for (const Node& clause : clauses)
           if (clause.is("if_clause"))
             for (const Node& condition : clause.children()) eval(condition, state, frame);
         eval(body, state, frame);  // for what it does: the first pass's item stands for all
       }
-      state.leaveLoop();
+      state.changeProtocols([](ScalerProtocol& p) { p.leaveLoop(); });
+      --loopLevel_;
     }
     for (const auto& [name, old] : shadowed) {
       if (old) state.locals[name] = *old;
@@ -3876,7 +3887,7 @@ Value Interpreter::callObjectMethod(ObjectId id, const std::string& method, Call
       return Value::unknown();
     }
     if (method == "update") {
-      state.protocol.update(scaler, at, findings_);
+      state.protocol.update(scaler, at, findings_, loopLevel_ ? std::optional(loopLevel_) : std::nullopt);
       return Value::none();
     }
     return Value::unknown();

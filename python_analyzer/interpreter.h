@@ -238,6 +238,8 @@ class Interpreter {
   std::vector<const FunctionInfo*> callStack_;
   std::set<std::pair<const ModuleFile*, std::string>> globalStores_;  // module globals stored into by a function
   size_t injections_ = 0;  // modules injected into models so far (injectModule)
+  // The loops around the statement run, across calls: a pass of each starts an iteration (DL210's).
+  size_t loopLevel_ = 0;
   // The classes whose __init__ runs, innermost last, and where each was instantiated.
   std::vector<std::pair<std::string, SourceLocation>> constructing_;
   std::vector<Finding> findings_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace dtype_lint::python {
 
@@ -182,14 +183,14 @@ const ScalerProtocol* State::protocolWhere(const std::string& key, bool holds) c
   return side ? &*side : nullptr;
 }
 
-void State::leaveLoop() {
+void State::changeProtocols(const std::function<void(ScalerProtocol&)>& change) {
   for (auto& [key, split] : protocolSplits) {
     if (!(split.joined == protocol)) continue;
     for (auto* side : {&split.whereHolds, &split.whereFails})
-      if (*side) (*side)->leaveLoop();
-    split.joined.leaveLoop();
+      if (*side) change(**side);
+    change(split.joined);
   }
-  protocol.leaveLoop();
+  change(protocol);
 }
 
 std::string State::testKey(bool ofNone, ObjectId holder, const std::string& name) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -217,8 +218,9 @@ struct State {
   std::map<std::string, ProtocolSplit> protocolSplits;
 
   void join(const State& other);
-  // Leaving a loop: the protocol, and the paths' protocols set apart, alike.
-  void leaveLoop();
+  // A change that does not depend on the path (leaving a loop, a loop's next
+  // pass): to the protocol, and alike to the paths' protocols set apart.
+  void changeProtocols(const std::function<void(ScalerProtocol&)>& change);
   // The protocol of the paths on which the test `key` holds or fails, where known apart.
   const ScalerProtocol* protocolWhere(const std::string& key, bool holds) const;
   // `if x:` tests truth, `if x is None:` None-ness; `holder` is "" for a local, else its object's id.

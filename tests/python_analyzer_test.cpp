@@ -3648,5 +3648,45 @@ with torch.no_grad():
   ASSERT_EQ(ruleLines(out), "DL102:14");
   EXPECT_EQ(out[0].notes.back().message, "assuming --ema-dtype is \"bfloat16\"");
 }
+// A GAN's d_step() and g_step() each end in update(), both called in one
+// iteration: the second is DL210 (RULES.md: a second update() in one
+// iteration), though a step() came between. One update() per pass of the
+// loop is none (set Y p17).
+TEST_F(PythonProgram, ASecondUpdateInOneIterationIsReported) {
+  const std::string gan = R"(import torch
+
+G = torch.nn.Linear(4, 4).cuda()
+D = torch.nn.Linear(4, 1).cuda()
+opt_g = torch.optim.Adam(G.parameters())
+opt_d = torch.optim.Adam(D.parameters())
+scaler = torch.amp.GradScaler("cuda")
+
+
+def d_step(real):
+    with torch.autocast("cuda"):
+        d_loss = D(real).float().mean() - D(G(real).detach()).float().mean()
+    scaler.scale(d_loss).backward()
+    scaler.step(opt_d)
+    scaler.update()
+
+
+def g_step(real):
+    with torch.autocast("cuda"):
+        g_loss = -D(G(real)).float().mean()
+    scaler.scale(g_loss).backward()
+    scaler.step(opt_g)
+    scaler.update()
+
+
+for real in [torch.randn(2, 4, device="cuda")] * 10:
+    d_step(real)
+    g_step(real)
+)";
+  EXPECT_EQ(ruleLines(findings({write("gan.py", gan)})), "DL210:23");
+  std::string once = gan;
+  once.replace(once.find("    scaler.step(opt_d)\n    scaler.update()"),
+               std::string("    scaler.step(opt_d)\n    scaler.update()").size(), "    scaler.step(opt_d)");
+  EXPECT_EQ(ruleLines(findings({write("once.py", once)})), "");
+}
 }  // namespace
 }  // namespace dtype_lint::testing

@@ -384,7 +384,16 @@ void ScalerProtocol::stepSeenByParameterUpdate(const ObjectRef& scaler, const Ob
   markStepped(scaler);
 }
 
-void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out) {
+void ScalerProtocol::beginPass(size_t level) {
+  for (auto& [id, facts] : scalers_)
+    if (facts.updatedInPassOf && *facts.updatedInPassOf >= level) {
+      facts.updatedInPassOf.reset();
+      facts.passUpdateAt.reset();
+    }
+}
+
+void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out,
+                            std::optional<size_t> passLevel) {
   // An unknown scaler may have stepped: nothing to report about it. An
   // unscale_() records inf checks as step() does: update() after one, with
   // the optimizer stepped directly (DL208), raises nothing. One path without
@@ -412,6 +421,20 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
                             at);
     addNote(f, facts.lastUpdateAt, "last update() here");
     out.push_back(std::move(f));
+  } else if (passLevel && facts.updatedInPassOf == passLevel && facts.passUpdateAt) {
+    // A GAN's d_step() and g_step() each ending in update(), called in one iteration.
+    Finding f = makeFinding(RuleId::DL210,
+                            fmt::format("{}.update() a second time in one iteration: the scale is updated once per "
+                                        "optimizer instead of once per iteration, and one optimizer's inf backs it "
+                                        "off again; step every optimizer, then update() once",
+                                        scaler.name),
+                            at);
+    addNote(f, facts.passUpdateAt, "first update() of this iteration here");
+    out.push_back(std::move(f));
+  }
+  if (passLevel) {
+    facts.updatedInPassOf = passLevel;
+    facts.passUpdateAt = at;
   }
   // unscale_(), then the optimizer's own step(), then update(): the step
   // used gradients an inf/NaN may be in, which update() now finds.
@@ -617,6 +640,11 @@ void ScalerProtocol::join(const ScalerProtocol& other) {
     it->second.mayHaveCheckedUnidentified |= theirs.mayHaveCheckedUnidentified;
     it->second.mayBeDisabled |= theirs.mayBeDisabled;
     it->second.disabled &= theirs.disabled;
+    // Updated on every path of this pass only where both paths updated.
+    if (it->second.updatedInPassOf != theirs.updatedInPassOf) {
+      it->second.updatedInPassOf.reset();
+      it->second.passUpdateAt.reset();
+    }
   }
   for (const auto& [id, theirs] : other.optimizers_) {
     auto [it, inserted] = optimizers_.try_emplace(id, theirs);
@@ -691,9 +719,10 @@ bool ScalerProtocol::operator==(const ScalerProtocol& other) const { return key(
 std::string ScalerProtocol::key() const {
   std::string k;
   for (const auto& [id, s] : scalers_)
-    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
+    k += fmt::format("s{:x}:{}{}{}{}{}{}{}{}{}{}{}{};", id, s.mayHaveNoInfCheck, s.mayHaveInfCheck, s.mayHaveNoBackward,
                      s.mayHaveStaleStep, s.lastUpdateReported, s.mayHaveBackward, s.backwardBeforeLastUpdate,
-                     s.lastUpdateAt.has_value(), s.mayHaveCheckedUnidentified, s.mayBeDisabled, s.disabled);
+                     s.lastUpdateAt.has_value(), s.mayHaveCheckedUnidentified, s.mayBeDisabled, s.disabled,
+                     s.updatedInPassOf ? int(*s.updatedInPassOf) : -1);
   for (const auto& [id, o] : optimizers_)
     k += fmt::format("o{:x}:{}{}{}{};", id, int(o.grads), o.parameterDtype.toString(), o.steppedByScalerAt.has_value(),
                      o.frozenAt.has_value());

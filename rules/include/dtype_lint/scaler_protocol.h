@@ -137,6 +137,10 @@ struct ScalerFacts {
   // Made with `enabled` false on every path here: its calls do nothing (step() is the optimizer's).
   bool disabled = false;
   std::optional<SourceLocation> madeAt;  // its construction: where DL209's fix goes
+  // An update() on every path of this pass of the loop at this level
+  // (ScalerProtocol::beginPass), and where: a second one is the iteration's second.
+  std::optional<size_t> updatedInPassOf;
+  std::optional<SourceLocation> passUpdateAt;
 
   void recordInfCheck() {
     mayHaveNoInfCheck = false;
@@ -205,7 +209,12 @@ class ScalerProtocol {
                             std::vector<Finding>& out, const std::optional<SourceLocation>& frozenAt = std::nullopt);
   // The optimizer was built from parameters all frozen (requires_grad_(false)) at `at`.
   void parametersFrozen(const ObjectRef& optimizer, const SourceLocation& at);
-  void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out);
+  // passLevel: how many loops enclose the update() (the front end's count, across calls), where known.
+  void update(const ObjectRef& scaler, const SourceLocation& at, std::vector<Finding>& out,
+              std::optional<size_t> passLevel = std::nullopt);
+  // A pass of the loop `level` loops deep starts: the updates of earlier passes, of it and of loops inside it, are
+  // other iterations'.
+  void beginPass(size_t level);
   // update() seen by a front end that cannot see step() but sees the inf
   // checks (the raw ATen AMP ops at runtime): DL210 when no unscale recorded
   // one since the last update; every optimizer of the scaler starts over.
