@@ -1958,6 +1958,7 @@ Value Interpreter::evalComparison(const Node& expression, State& state, Frame& f
       const auto& candidates = right.is(Kind::Dict) ? right.keys : right.items;
       bool found = false;
       for (const Value& c : candidates) {
+        if (c.is(Kind::None)) continue;  // `torch_dtype in ["auto", None]`: None is no string
         if (!c.is(Kind::String) && !c.is(Kind::Number)) return Value::unknown();
         found = found || c.sameConstant(left);
       }
@@ -2121,6 +2122,11 @@ Value Interpreter::evalCall(const Node& callNode, State& state, Frame& frame) {
             call.kwargs[spread.keys[i].text] =
                 spread.fromConfigFile ? configSetting(spread, spread.keys[i], argument, nullptr) : spread.items[i];
         if (spread.fromConfigFile) call.spreadConfigFile = spread;
+        // **vars(ns) of a namespace whose arguments were added where the analysis does not see them all
+        // (a loop over dataclasses.fields(), HfArgumentParser): any other keyword may be given too.
+        if (argument.is("dictionary_splat") && !argument.children().empty() &&
+            argument.children().front().text().find("vars(") != std::string_view::npos)
+          call.spreadsParsedArguments = true;
       } else {
         call.args.push_back(eval(argument, state, frame));
         call.argNodes.push_back(argument);
@@ -2744,8 +2750,31 @@ void Interpreter::overwriteAttribute(ObjectId id, const Value& name, const Value
     const bool constant =
         current.is(Kind::Bool) || current.is(Kind::Number) || current.is(Kind::String) || current.is(Kind::None);
     if (constant && current.setting == 0)
-      object.attributes[field] = readSetting(fmt::format("{}.{}", object.typeName, field), at, current);
+      object.attributes[field] = readSetting(fmt::format("{}.{}", object.typeName, field), at, current,
+                                             fieldChoices(*object.cls, field, state));
   }
+}
+
+// `field(default="auto", metadata={"choices": ["auto", "float16"]})`: the
+// values an HfArgumentParser-style parser accepts for a dataclass's field.
+std::vector<Value> Interpreter::fieldChoices(const ClassInfo& cls, const std::string& field, State& state) {
+  for (const ClassInfo* c = &cls; c; c = analyzedBase(*c)) {
+    auto it = c->attributes.find(field);
+    if (it == c->attributes.end()) continue;
+    const Node definition = it->second;
+    if (!definition.is("call") || !definition.field("function").text().ends_with("field")) return {};
+    for (const Node& argument : definition.field("arguments").children()) {
+      if (!argument.is("keyword_argument") || argument.field("name").text() != "metadata") continue;
+      Frame classFrame;
+      classFrame.module = c->module;
+      const Value metadata = eval(argument.field("value"), state, classFrame);
+      for (size_t i = 0; metadata.is(Kind::Dict) && i < metadata.keys.size(); ++i)
+        if (metadata.keys[i].is(Kind::String) && metadata.keys[i].text == "choices" && metadata.items[i].is(Kind::List))
+          return metadata.items[i].items;
+    }
+    return {};
+  }
+  return {};
 }
 
 // cfg["optim"] of a configparser: the section it read, or an empty one of its file.

@@ -178,6 +178,7 @@ class Interpreter {
                 Frame& frame);
   std::optional<Value> filteredDict(const Node& comprehension, State& state, Frame& frame);
   std::optional<Value> mappedDict(const Node& comprehension, State& state, Frame& frame);
+  std::vector<Value> fieldChoices(const ClassInfo& cls, const std::string& field, State& state);
   void overwriteAttribute(ObjectId id, const Value& name, const Value& value, const Node& at, State& state);
   Value someSubmodule(ObjectId modelId, State& state);
   void collectModules(ObjectId id, const State& state, std::vector<Value>& out, std::set<ObjectId>& seen) const;

@@ -3688,5 +3688,47 @@ for real in [torch.randn(2, 4, device="cuda")] * 10:
                std::string("    scaler.step(opt_d)\n    scaler.update()").size(), "    scaler.step(opt_d)");
   EXPECT_EQ(ruleLines(findings({write("once.py", once)})), "");
 }
+// HfArgumentParser's idiom: arguments added by a loop over each dataclass's
+// fields (choices in their metadata), the namespace spread back into the
+// dataclasses, and `torch_dtype in ["auto", None]` (set Z p01).
+TEST_F(PythonProgram, DataclassesFilledFromAFieldsLoopParserAreSettings) {
+  const std::string file = write("train.py", R"(import argparse
+import dataclasses
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass
+class ModelArguments:
+    torch_dtype: str = field(default="auto", metadata={"choices": ["auto", "float16", "float32"]})
+
+
+@dataclass
+class TrainingArguments:
+    adam_epsilon: float = 1e-8
+
+
+def parse_args_into_dataclasses(argv=None):
+    parser = argparse.ArgumentParser()
+    for group in (ModelArguments, TrainingArguments):
+        for f in dataclasses.fields(group):
+            parser.add_argument(f"--{f.name}", default=f.default, **dict(f.metadata))
+    ns = parser.parse_args(argv)
+    out = []
+    for g in (ModelArguments, TrainingArguments):
+        out.append(g(**{k: v for k, v in vars(ns).items()}))
+    return tuple(out)
+
+
+model_args, training_args = parse_args_into_dataclasses()
+torch_dtype = model_args.torch_dtype if model_args.torch_dtype in ["auto", None] else getattr(torch, model_args.torch_dtype)
+model = torch.nn.Linear(4, 4).to(dtype=None if torch_dtype == "auto" else torch_dtype)
+opt = torch.optim.AdamW(model.parameters(), eps=training_args.adam_epsilon)
+)");
+  const auto out = findings({file});
+  ASSERT_EQ(ruleLines(out), "DL304:33");
+  EXPECT_EQ(out[0].notes.back().message, "assuming ModelArguments.torch_dtype is \"float16\"");
+}
 }  // namespace
 }  // namespace dtype_lint::testing
