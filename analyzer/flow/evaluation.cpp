@@ -146,6 +146,8 @@ std::optional<TensorFact> FunctionAnalysis::evalDtypeCall(const CallExpr* call, 
       if (name == "dtype" && call->getNumArgs() == 1) return evalDtypeArgument(call->getArg(0));
       // opts.dtype(): the options' dtype (some dtype, when they set none the analysis sees).
       if (name == "dtype") return evalDtypeArgument(object).value_or(TensorFact{});
+      // opts.device(), opts.layout(): a getter's value carries no dtype (torch::empty(shape, opts.device()) is Float).
+      if (!isTensorOptionsType(call->getType())) return std::nullopt;
       return evalDtypeArgument(object);
     }
     if (name == "value" || name == "toScalarType") return evalDtypeArgument(object);

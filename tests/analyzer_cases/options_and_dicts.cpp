@@ -69,6 +69,19 @@ void configured_layer(const torch::Device& device) {
   layer(torch::randn({4, 8}, setup.param_options));
 }
 
+// A workspace made with only the device of a BFloat16 weight's options is
+// Float (opts.device() carries no dtype); the caches made with the options are
+// BFloat16 (set AJ p09).
+void decode_step(torch::nn::Linear qkv) {
+  qkv->to(torch::kBFloat16);
+  auto opts = qkv->weight.options();
+  auto cache = torch::zeros({2, 4, 4}, opts);
+  auto scores_ws = torch::empty({2, 4, 4}, opts.device());
+  auto q = torch::randn({2, 4, 4}, opts);
+  torch::bmm_out(scores_ws, q, cache.transpose(1, 2));  // dtype-lint-expect: DL102
+  torch::bmm_out(cache, q, q);
+}
+
 int main() {
   LeanTrainer trainer(LeanConfig{});
   trainer.loss_of(torch::randn({2, 8})).to(torch::kFloat).backward();
@@ -77,4 +90,5 @@ int main() {
   update_ema(model, ema, 0.99);
   update_ema_cast(model, ema, 0.99);
   configured_layer(torch::kCPU);
+  decode_step(torch::nn::Linear(4, 4));
 }
