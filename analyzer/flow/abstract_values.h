@@ -239,6 +239,9 @@ struct FunctionResult {
   std::map<unsigned, TensorFact> convertedModuleArgs;
   std::optional<FlowState> enclosingAtExit;  // a lambda's: its enclosing function's variables at exit
   bool exitReached = false;
+  // No path returns, though the analysis followed them all: it throws (a
+  // config parser refusing `--half-disc` without `--amp`) or exits.
+  bool neverReturns = false;
   ProcessState exit;
 };
 

@@ -173,6 +173,11 @@ void FunctionAnalysis::transferUserCall(const FunctionDecl* callee, const CallCo
                                         const CallExpr* call) {
   const FunctionResult* r = tu_.analyze(callee, calleeCtx);
   if (!r) return;
+  // A call that never returns ends the path (a handler around it has the state before it).
+  if (r->neverReturns) {
+    state_.reached = false;
+    return;
+  }
   applyCalleeExit(*r);
   if (!call || !r->exitReached) return;
   // The modules it converted through a reference: the caller's are.

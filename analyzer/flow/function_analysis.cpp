@@ -475,6 +475,7 @@ FunctionResult FunctionAnalysis::run() {
 
   const FlowState& exit = out[cfg_.getExit().getBlockID()];
   result_.exitReached = exit.reached;
+  result_.neverReturns = !exit.reached && !stoppedEarly;
   result_.exit = exit.reached ? exit.process : ctx_.process;
   // The optimizers and scalers that were this function's locals end with it.
   containsStmt(fn_->getBody(), [&](const Stmt* s) {
