@@ -401,36 +401,31 @@ void ScalerProtocol::update(const ObjectRef& scaler, const SourceLocation& at, s
   // micro-batch raises on the first one that does not.
   ScalerFacts& facts = scalerFacts(scaler);
   const bool noInfCheckReported = facts.mayHaveNoInfCheck;
-  if (facts.mayHaveNoInfCheck) {
-    Finding f = makeFinding(
-        RuleId::DL210,
-        fmt::format("{}.update() with no step() since {}: PyTorch raises 'No inf checks were recorded prior to "
-                    "update.'",
-                    scaler.name, facts.lastUpdateAt ? "the last update()" : "the scaler was created"),
-        at);
-    addNote(f, facts.lastUpdateAt, "last update() here");
+  auto report = [&](std::string message, const std::optional<SourceLocation>& earlier, std::string note) {
+    Finding f = makeFinding(RuleId::DL210, std::move(message), at);
+    addNote(f, earlier, std::move(note));
     out.push_back(std::move(f));
+  };
+  if (facts.mayHaveNoInfCheck) {
+    report(fmt::format("{}.update() with no step() since {}: PyTorch raises 'No inf checks were recorded prior to "
+                       "update.'",
+                       scaler.name, facts.lastUpdateAt ? "the last update()" : "the scaler was created"),
+           facts.lastUpdateAt, "last update() here");
   } else if (facts.lastUpdateAt && facts.mayHaveStaleStep && facts.backwardBeforeLastUpdate &&
              !facts.lastUpdateReported) {
     // `for (opt : optimizers) { scaler.step(opt); scaler.update(); }`
-    Finding f = makeFinding(RuleId::DL210,
-                            fmt::format("{}.update() a second time in one iteration: no backward() since the last "
-                                        "update(), so the step() between unscaled gradients the old scale multiplied; "
-                                        "step every optimizer, then update() once",
-                                        scaler.name),
-                            at);
-    addNote(f, facts.lastUpdateAt, "last update() here");
-    out.push_back(std::move(f));
+    report(fmt::format("{}.update() a second time in one iteration: no backward() since the last update(), so the "
+                       "step() between unscaled gradients the old scale multiplied; step every optimizer, then "
+                       "update() once",
+                       scaler.name),
+           facts.lastUpdateAt, "last update() here");
   } else if (passLevel && facts.updatedInPassOf == passLevel && facts.passUpdateAt) {
     // A GAN's d_step() and g_step() each ending in update(), called in one iteration.
-    Finding f = makeFinding(RuleId::DL210,
-                            fmt::format("{}.update() a second time in one iteration: the scale is updated once per "
-                                        "optimizer instead of once per iteration, and one optimizer's inf backs it "
-                                        "off again; step every optimizer, then update() once",
-                                        scaler.name),
-                            at);
-    addNote(f, facts.passUpdateAt, "first update() of this iteration here");
-    out.push_back(std::move(f));
+    report(fmt::format("{}.update() a second time in one iteration: the scale is updated once per optimizer instead "
+                       "of once per iteration, and one optimizer's inf backs it off again; step every optimizer, "
+                       "then update() once",
+                       scaler.name),
+           facts.passUpdateAt, "first update() of this iteration here");
   }
   if (passLevel) {
     facts.updatedInPassOf = passLevel;
